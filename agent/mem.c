@@ -1,0 +1,48 @@
+/*
+ * Anonymous mappings for the agent's tables.  The target's allocator is never
+ * used: the agent runs inside it.
+ */
+#include <sys/mman.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mem.h"
+
+static uint64_t	mapped;
+
+static size_t
+round_page(size_t len)
+{
+	return (len + 4095) & ~(size_t)4095;
+}
+
+void *
+ht_mem_map(size_t len)
+{
+	void	*p;
+
+	if (len == 0)
+		return NULL;
+	p = mmap(NULL, round_page(len), PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	__atomic_add_fetch(&mapped, round_page(len), __ATOMIC_RELAXED);
+	return p;
+}
+
+void
+ht_mem_unmap(void *p, size_t len)
+{
+	if (p == NULL || len == 0)
+		return;
+	if (munmap(p, round_page(len)) == 0)
+		__atomic_sub_fetch(&mapped, round_page(len), __ATOMIC_RELAXED);
+}
+
+uint64_t
+ht_mem_overhead(void)
+{
+	return __atomic_load_n(&mapped, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,19 @@
+/*
+ * The agent's memory: everything it keeps comes from anonymous mmap, never
+ * from the target's allocator, and is counted as the agent's overhead.
+ */
+#ifndef HT_MEM_H
+#define HT_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Map len bytes (rounded up to pages) of zeroed memory.  NULL on failure.
+ * Async-signal-safe; takes no lock. */
+void		*ht_mem_map(size_t len);
+/* Unmap what ht_mem_map returned, with the same len. */
+void		 ht_mem_unmap(void *p, size_t len);
+/* Bytes currently mapped through ht_mem_map. */
+uint64_t	 ht_mem_overhead(void);
+
+#endif

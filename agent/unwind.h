@@ -1,0 +1,53 @@
+/*
+ * Stack capture inside a malloc hook: no malloc, no locks of the allocator or
+ * the loader, correct through code built without frame pointers.
+ *
+ * The unwinder reads each module's .eh_frame through .eh_frame_hdr (binary
+ * search table), interprets the CFA program of the FDE up to the pc, and
+ * reduces it to a compact rule (CFA = rsp or rbp + offset; return address and
+ * rbp saved at CFA + offset, or rbp unchanged).  Rules are cached per pc in a
+ * fixed-size table keyed on (pc, ht_modules_generation), so a warm walk is a
+ * few loads per frame.  Frames whose CFI it cannot express (DWARF expressions,
+ * CFA in another register, signal frames) end the walk: a short stack, never
+ * a wrong read.  Each step must move the stack pointer up, and the return
+ * address must lie in a known module's text, or the walk ends.
+ *
+ * Called with ht_agent_lock held (it uses ht_modules_find and its cache).
+ */
+#ifndef HT_UNWIND_H
+#define HT_UNWIND_H
+
+#include <stdint.h>
+
+struct ht_regs {
+	uintptr_t	pc;
+	uintptr_t	sp;
+	uintptr_t	bp;
+};
+
+/* Capture the registers at this point of the calling function. */
+#define HT_REGS_CAPTURE(r) do {						\
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" \
+	    : "=r"((r)->pc), "=r"((r)->sp), "=r"((r)->bp));		\
+} while (0)
+
+/* Walk from r (the frame of the function that captured it), storing up to
+ * max pcs: pcs[0] = r->pc, then each caller's return address.  Returns the
+ * number stored (>= 1).  With ht_agent_lock held. */
+int	ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max);
+
+/* Drop every cached rule (also done implicitly when ht_modules_generation
+ * changes).  With ht_agent_lock held. */
+void	ht_unwind_flush(void);
+
+/* Statistics for tests and benchmarks. */
+struct ht_unwind_stats {
+	uint64_t	walks;
+	uint64_t	frames;
+	uint64_t	cache_hits;
+	uint64_t	cache_misses;
+	uint64_t	stops_no_cfi;	/* ended on a frame without usable CFI */
+};
+void	ht_unwind_get_stats(struct ht_unwind_stats *);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * The sampling math (DESIGN.md section 3), libc only and without libm so that
+ * the agent can use it inside malloc.
+ *
+ * Every allocated byte is sampled with probability 1/rate.  A thread keeps a
+ * countdown drawn from Exp(mean rate) and subtracts size + 1 per allocation;
+ * when it goes below zero the allocation is sampled.  By memorylessness an
+ * allocation of s bytes is then sampled with probability
+ * p = 1 - exp(-(s + 1) / rate), and its sample stands for s / p bytes and
+ * 1 / p objects, with Horvitz-Thompson variance (1 - p) / p^2 * y^2 for a
+ * quantity y.  Rate 1 is special: every allocation is sampled with p = 1, so
+ * counts are exact.
+ */
+#ifndef HT_SAMPLING_H
+#define HT_SAMPLING_H
+
+#include <stdint.h>
+
+/* A small, fast PRNG (xorshift64* or similar); never returns a zero state. */
+struct ht_rng {
+	uint64_t	s;
+};
+
+void		ht_rng_seed(struct ht_rng *, uint64_t seed);
+uint64_t	ht_rng_next(struct ht_rng *);
+/* Uniform in the open interval (0, 1). */
+double		ht_rng_uniform(struct ht_rng *);
+
+/* Natural log of x > 0 and exp(x), accurate to a few ulp over the ranges we
+ * use (|x| < 700); no libm. */
+double	ht_log(double x);
+double	ht_exp(double x);
+/* 1 - exp(-x) for x >= 0, accurate also for tiny x. */
+double	ht_one_minus_exp_neg(double x);
+/* Square root of x >= 0. */
+double	ht_sqrt(double x);
+
+/* Draw the next countdown in bytes for the given rate: round(Exp(mean rate)),
+ * at least 0.  Rate 1 returns 0, so that every allocation is sampled. */
+int64_t	ht_sample_countdown(struct ht_rng *, uint64_t rate);
+
+/* The weight of a sampled allocation of size bytes at rate. */
+struct ht_sample_weight {
+	double	bytes;		/* s / p */
+	double	objects;	/* 1 / p */
+	double	var_bytes;	/* (1 - p) / p^2 * s^2 */
+	double	var_objects;	/* (1 - p) / p^2 */
+};
+void	ht_sample_weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *);
+
+/* A 95% interval for an estimate est whose variance estimate is var:
+ * est -/+ 1.96 sqrt(var), the low end clamped at 0.  With var 0 (rate 1)
+ * the interval is [est, est]. */
+void	ht_sample_interval(double est, double var, double *lo, double *hi);
+
+#endif

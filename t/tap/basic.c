@@ -1,0 +1,171 @@
+/* The TAP producer behind t/tap/basic.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic.h"
+
+static int	planned = -1;
+static int	ran;
+static int	failed;
+static int	lazy;
+
+static void
+finish(void)
+{
+	if (planned < 0)
+		return;
+	if (lazy)
+		printf("1..%d\n", ran);
+	else if (ran != planned) {
+		printf("# planned %d tests but ran %d\n", planned, ran);
+		fflush(stdout);
+		_exit(255);
+	}
+	fflush(stdout);
+	if (failed)
+		_exit(failed > 254 ? 254 : failed);
+}
+
+void
+plan(int n)
+{
+	planned = n;
+	if (n == 0)
+		lazy = 1;
+	else
+		printf("1..%d\n", n);
+	fflush(stdout);
+	atexit(finish);
+}
+
+static int
+vreport(int cond, const char *fmt, va_list ap)
+{
+	ran++;
+	if (!cond)
+		failed++;
+	printf("%sok %d - ", cond ? "" : "not ", ran);
+	vprintf(fmt, ap);
+	printf("\n");
+	fflush(stdout);
+	return cond;
+}
+
+int
+ok(int cond, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vreport(cond, fmt, ap);
+	va_end(ap);
+	return cond;
+}
+
+int
+is_int(long long want, long long got, const char *fmt, ...)
+{
+	va_list	ap;
+	int	cond = want == got;
+
+	va_start(ap, fmt);
+	vreport(cond, fmt, ap);
+	va_end(ap);
+	if (!cond)
+		diag("wanted: %lld\n     got: %lld", want, got);
+	return cond;
+}
+
+int
+is_uint(unsigned long long want, unsigned long long got, const char *fmt, ...)
+{
+	va_list	ap;
+	int	cond = want == got;
+
+	va_start(ap, fmt);
+	vreport(cond, fmt, ap);
+	va_end(ap);
+	if (!cond)
+		diag("wanted: %llu\n     got: %llu", want, got);
+	return cond;
+}
+
+int
+is_string(const char *want, const char *got, const char *fmt, ...)
+{
+	va_list	ap;
+	int	cond;
+
+	if (want == NULL || got == NULL)
+		cond = want == got;
+	else
+		cond = strcmp(want, got) == 0;
+	va_start(ap, fmt);
+	vreport(cond, fmt, ap);
+	va_end(ap);
+	if (!cond)
+		diag("wanted: %s\n     got: %s", want ? want : "(null)",
+		    got ? got : "(null)");
+	return cond;
+}
+
+void
+diag(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fflush(stdout);
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+void
+skip(const char *fmt, ...)
+{
+	va_list	ap;
+
+	ran++;
+	printf("ok %d # skip ", ran);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+void
+skip_all(const char *fmt, ...)
+{
+	va_list	ap;
+
+	printf("1..0 # skip ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	planned = -1;
+	exit(0);
+}
+
+void
+bail(const char *fmt, ...)
+{
+	va_list	ap;
+
+	fflush(stdout);
+	printf("Bail out! ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	_exit(255);
+}

@@ -1,0 +1,85 @@
+# TAP helpers for heaptool's shell tests.  Source it:  . "$(dirname "$0")/tap/libtap.sh"
+#
+# Sets HT_BUILDDIR (where heaptool, the agent and the fixtures are built) and
+# HT_SRCDIR, both absolute.  make check sets them; under prove they default to
+# the directory above t/.  HEAPTOOL is the binary under test.  Every test gets
+# a private $HT_TMP, removed at exit, and runs with LC_ALL=C.
+
+export LC_ALL=C
+: "${HT_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${HT_BUILDDIR:=$HT_SRCDIR}"
+HEAPTOOL="$HT_BUILDDIR/heaptool"
+TARGETS="$HT_BUILDDIR/t/target"
+HT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/heaptool-test.XXXXXX")
+trap 'rm -rf "$HT_TMP"' EXIT
+
+_tap_count=0
+_tap_failed=0
+_tap_planned=
+
+plan() {
+	_tap_planned=$1
+	echo "1..$1"
+}
+
+skip_all() {
+	echo "1..0 # skip $*"
+	exit 0
+}
+
+bail() {
+	echo "Bail out! $*"
+	exit 255
+}
+
+diag() {
+	printf '%s\n' "$@" | sed 's/^/# /'
+}
+
+ok() {
+	# ok CONDITION-STATUS DESCRIPTION: pass when the status is 0.
+	_tap_count=$((_tap_count + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $_tap_count - $2"
+	else
+		echo "not ok $_tap_count - $2"
+		_tap_failed=$((_tap_failed + 1))
+	fi
+}
+
+check() {
+	# check DESCRIPTION COMMAND...: pass when COMMAND succeeds.
+	_d=$1
+	shift
+	"$@" >"$HT_TMP/check.out" 2>&1
+	_s=$?
+	ok $_s "$_d"
+	[ $_s -eq 0 ] || diag "command: $*" "$(head -c 4000 "$HT_TMP/check.out")"
+	return $_s
+}
+
+is() {
+	# is WANT GOT DESCRIPTION
+	if [ "$1" = "$2" ]; then
+		ok 0 "$3"
+	else
+		ok 1 "$3"
+		diag "wanted: $1" "   got: $2"
+	fi
+}
+
+skip() {
+	_tap_count=$((_tap_count + 1))
+	echo "ok $_tap_count # skip $*"
+}
+
+done_testing() {
+	if [ -z "$_tap_planned" ]; then
+		echo "1..$_tap_count"
+	elif [ "$_tap_planned" -ne "$_tap_count" ]; then
+		echo "# planned $_tap_planned but ran $_tap_count"
+		exit 255
+	fi
+	[ $_tap_failed -eq 0 ] || exit 1
+	exit 0
+}
