@@ -41,6 +41,21 @@ ht_mem_unmap(void *p, size_t len)
 		__atomic_sub_fetch(&mapped, round_page(len), __ATOMIC_RELAXED);
 }
 
+void *
+ht_mem_remap(void *p, size_t oldlen, size_t newlen)
+{
+	void	*q;
+
+	if (p == NULL)
+		return ht_mem_map(newlen);
+	q = mremap(p, round_page(oldlen), round_page(newlen), MREMAP_MAYMOVE);
+	if (q == MAP_FAILED)
+		return NULL;
+	__atomic_add_fetch(&mapped, round_page(newlen), __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&mapped, round_page(oldlen), __ATOMIC_RELAXED);
+	return q;
+}
+
 uint64_t
 ht_mem_overhead(void)
 {

@@ -13,6 +13,9 @@
 void		*ht_mem_map(size_t len);
 /* Unmap what ht_mem_map returned, with the same len. */
 void		 ht_mem_unmap(void *p, size_t len);
+/* Grow or shrink a mapping (contents kept, may move).  NULL on failure, the
+ * old mapping then left intact. */
+void		*ht_mem_remap(void *p, size_t oldlen, size_t newlen);
 /* Bytes currently mapped through ht_mem_map. */
 uint64_t	 ht_mem_overhead(void);
 

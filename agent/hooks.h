@@ -1,0 +1,58 @@
+/*
+ * The allocator entry points the agent hooks, and its table for got.c.
+ * Each hook calls the original its caller's module was bound to, then charges
+ * the allocation to the sampler's countdown (sampler.h).  Frees check the
+ * live-sample filter and otherwise pass straight through.
+ */
+#ifndef HT_HOOKS_H
+#define HT_HOOKS_H
+
+#include <stddef.h>
+
+#include "got.h"
+
+enum ht_hook_index {
+	HT_H_MALLOC,
+	HT_H_CALLOC,
+	HT_H_REALLOC,
+	HT_H_REALLOCARRAY,
+	HT_H_FREE,
+	HT_H_POSIX_MEMALIGN,
+	HT_H_ALIGNED_ALLOC,
+	HT_H_MEMALIGN,
+	HT_H_VALLOC,
+	HT_H_PVALLOC,
+	HT_H_FREE_SIZED,
+	HT_H_FREE_ALIGNED_SIZED,
+	HT_H_NEW,		/* operator new(size_t) */
+	HT_H_NEW_ARRAY,
+	HT_H_NEW_NOTHROW,
+	HT_H_NEW_ARRAY_NOTHROW,
+	HT_H_NEW_ALIGN,
+	HT_H_NEW_ARRAY_ALIGN,
+	HT_H_NEW_ALIGN_NOTHROW,
+	HT_H_NEW_ARRAY_ALIGN_NOTHROW,
+	HT_H_DELETE,		/* operator delete(void *) */
+	HT_H_DELETE_ARRAY,
+	HT_H_DELETE_SIZED,
+	HT_H_DELETE_ARRAY_SIZED,
+	HT_H_DELETE_ALIGN,
+	HT_H_DELETE_ARRAY_ALIGN,
+	HT_H_DELETE_SIZED_ALIGN,
+	HT_H_DELETE_ARRAY_SIZED_ALIGN,
+	HT_H_DELETE_NOTHROW,
+	HT_H_DELETE_ARRAY_NOTHROW,
+	HT_H_DELETE_ALIGN_NOTHROW,
+	HT_H_DELETE_ARRAY_ALIGN_NOTHROW,
+	HT_H_DLOPEN,
+	HT_H_DLCLOSE,
+	HT_NHOOKS
+};
+
+extern struct ht_hook_def	ht_hooks[HT_NHOOKS];
+
+/* Implemented by agent.c: the module list may have changed (after dlopen);
+ * rescan, patch new modules.  Not with ht_agent_lock held. */
+void	ht_agent_modules_changed(void);
+
+#endif

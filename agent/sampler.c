@@ -1,0 +1,327 @@
+/*
+ * The slow paths of sampling: starting a thread over after a session change,
+ * taking a sample (stack, site, live entry, statistics, peak) and accounting
+ * a free.  All table work happens under ht_agent_lock, taken only with the
+ * thread's guard set, so a hook re-entered on the same thread (a signal
+ * handler that allocates) passes through instead of deadlocking.
+ */
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lock.h"
+#include "modules.h"
+#include "sampler.h"
+#include "unwind.h"
+
+__thread struct ht_tls	ht_tls __attribute__((tls_model("initial-exec")));
+uint64_t		ht_sampler_seed;
+int			ht_sampler_dlclose_busy;
+
+static uint64_t		thread_seq;
+
+static void
+seed_thread(struct ht_tls *t)
+{
+	uint64_t	n = __atomic_add_fetch(&thread_seq, 1, __ATOMIC_RELAXED);
+	uint64_t	s;
+
+	if (ht_sampler_seed != 0)
+		s = ht_sampler_seed + n * 0x9e3779b97f4a7c15ull;
+	else
+		s = ht_now_ns() ^ ((uint64_t)(uintptr_t)t << 16) ^
+		    (n * 0x9e3779b97f4a7c15ull);
+	ht_rng_seed(&t->rng, s);
+}
+
+/* Peak bookkeeping (DESIGN.md §3): before a site's in-use changes, it saves
+ * its value if it has not done so since the latest peak. */
+static void
+site_touch(struct ht_site *s)
+{
+	if (s->peak_gen != ht_session.peak_gen) {
+		s->peak_gen = ht_session.peak_gen;
+		s->peak_bytes = s->st.inuse_bytes;
+		s->peak_objects = s->st.inuse_objects;
+	}
+}
+
+static void
+stats_add(struct ht_stats *st, const struct ht_live *e)
+{
+	st->inuse_bytes += e->bytes;
+	st->inuse_objects += e->objects;
+	st->inuse_var += e->var;
+	st->alloc_bytes += e->bytes;
+	st->alloc_objects += e->objects;
+	st->alloc_var += e->var;
+	st->samples++;
+	st->live_samples++;
+}
+
+static void
+stats_sub(struct ht_stats *st, const struct ht_live *e)
+{
+	st->inuse_bytes -= e->bytes;
+	st->inuse_objects -= e->objects;
+	st->inuse_var -= e->var;
+	st->live_samples--;
+}
+
+/* With the lock held: undo a live sample's contribution to in-use. */
+static void
+account_free(const struct ht_live *e)
+{
+	struct ht_site		*s = ht_sites_get(e->site);
+	struct ht_thread	*th = ht_threads_get(e->thread);
+
+	if (s != NULL) {
+		site_touch(s);
+		stats_sub(&s->st, e);
+	}
+	if (th != NULL)
+		stats_sub(&th->st, e);
+	ht_session.inuse_bytes -= e->bytes;
+}
+
+static uint32_t
+thread_index(struct ht_tls *t)
+{
+	char	name[16] = "";
+	int64_t	i;
+
+	if (t->thread_epoch == ht_session.epoch)
+		return t->thread_idx;
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+	i = ht_threads_add((uint32_t)syscall(SYS_gettid), name);
+	if (i < 0)
+		return UINT32_MAX;
+	t->thread_idx = (uint32_t)i;
+	t->thread_epoch = ht_session.epoch;
+	return t->thread_idx;
+}
+
+static int
+in_agent(uintptr_t pc)
+{
+	const struct ht_module	*m = ht_modules_find(pc);
+
+	return m != NULL && (m->flags & HT_MOD_AGENT);
+}
+
+/* With the lock held: record a sample of p (size bytes). */
+static void
+record(struct ht_tls *t, void *p, size_t size, uintptr_t caller)
+{
+	uintptr_t		 pcs[HT_MAX_FRAMES + 16];
+	struct ht_regs		 regs;
+	struct ht_sample_weight	 w;
+	struct ht_live		 e, old;
+	struct ht_site		*s;
+	struct ht_thread	*th;
+	int			 n = 0, i = 0, r;
+	int64_t			 site;
+
+	if (!ht_sampler_dlclose_busy) {
+		HT_REGS_CAPTURE(&regs);
+		n = ht_unwind(&regs, pcs, HT_MAX_FRAMES + 16);
+		while (i < n && in_agent(pcs[i]))
+			i++;
+	} else
+		ht_session.truncated++;
+	if (i >= n) {
+		/* No frame outside the agent: keep at least the caller. */
+		pcs[0] = caller;
+		n = 1;
+		i = 0;
+	}
+	if (n - i > HT_MAX_FRAMES)
+		n = i + HT_MAX_FRAMES;
+	site = ht_sites_intern(&pcs[i], (uint32_t)(n - i));
+	if (site < 0) {
+		ht_session.dropped++;
+		return;
+	}
+	ht_sample_weigh(size, ht_session.rate, &w);
+	e.ptr = (uintptr_t)p;
+	e.site = (uint32_t)site;
+	e.thread = thread_index(t);
+	e.bytes = w.bytes;
+	e.objects = w.objects;
+	e.var = w.var_bytes;
+	r = ht_live_insert(&e, &old);
+	if (r < 0) {
+		ht_session.dropped++;
+		return;
+	}
+	if (r == 1) {
+		/* The address came back from the allocator, so its old block
+		 * was freed without us seeing it: account that free now. */
+		ht_session.lost_frees++;
+		account_free(&old);
+	}
+	s = ht_sites_get((size_t)site);
+	site_touch(s);
+	stats_add(&s->st, &e);
+	th = ht_threads_get(e.thread);
+	if (th != NULL)
+		stats_add(&th->st, &e);
+	ht_session.samples++;
+	ht_session.inuse_bytes += e.bytes;
+	if (ht_session.inuse_bytes > ht_session.peak_bytes) {
+		ht_session.peak_bytes = ht_session.inuse_bytes;
+		ht_session.peak_ns = ht_now_ns();
+		ht_session.peak_gen++;
+	}
+}
+
+static void
+drain_pending(struct ht_tls *t)
+{
+	struct ht_live	e;
+
+	while (t->npending > 0) {
+		t->guard = 1;
+		ht_lock_acquire(&ht_agent_lock);
+		while (t->npending > 0) {
+			uintptr_t	p = t->pending[--t->npending];
+
+			if (ht_session.state == HT_STATE_RUNNING &&
+			    ht_live_remove(p, &e))
+				account_free(&e);
+		}
+		ht_lock_release(&ht_agent_lock);
+		t->guard = 0;
+	}
+}
+
+void
+ht_sampler_alloc(void *p, size_t size, uintptr_t caller)
+{
+	struct ht_tls	*t = &ht_tls;
+	int		 saved_errno;
+	unsigned	 gen;
+
+	if (t->guard)
+		return;	/* re-entered: the countdown stays due */
+	saved_errno = errno;
+	t->guard = 1;
+	ht_lock_acquire(&ht_agent_lock);
+	gen = ht_session_gen;
+	if (t->gen != gen || t->rng.s == 0) {
+		/* The session changed since this thread last looked: start
+		 * over at the current rate, nothing carried. */
+		if (t->rng.s == 0)
+			seed_thread(t);
+		t->gen = gen;
+		if (ht_session.state != HT_STATE_RUNNING ||
+		    ht_session.pid != getpid()) {
+			t->countdown = INT64_MAX;
+			goto out;
+		}
+		t->rate = ht_session.rate;
+		t->countdown = ht_sample_countdown(&t->rng, t->rate) -
+		    ((int64_t)size + 1);
+		if (t->countdown >= 0)
+			goto out;
+	}
+	if (p != NULL)
+		record(t, p, size, caller);
+	t->countdown = ht_sample_countdown(&t->rng, t->rate);
+out:
+	ht_lock_release(&ht_agent_lock);
+	t->guard = 0;
+	if (t->npending > 0)
+		drain_pending(t);
+	errno = saved_errno;
+}
+
+void
+ht_sampler_free(void *p)
+{
+	struct ht_tls	*t = &ht_tls;
+	struct ht_live	 e;
+
+	if (p == NULL ||
+	    __atomic_load_n(&ht_session.state, __ATOMIC_RELAXED) !=
+	    HT_STATE_RUNNING)
+		return;
+	if (t->guard) {
+		/* A signal handler freeing while this thread is inside the
+		 * agent: the lock may be ours.  Account it on the way out. */
+		if (t->npending < HT_PENDING_FREES)
+			t->pending[t->npending++] = (uintptr_t)p;
+		else
+			__atomic_add_fetch(&ht_session.lost_frees, 1,
+			    __ATOMIC_RELAXED);
+		return;
+	}
+	t->guard = 1;
+	ht_lock_acquire(&ht_agent_lock);
+	if (ht_session.state == HT_STATE_RUNNING &&
+	    ht_live_remove((uintptr_t)p, &e))
+		account_free(&e);
+	ht_lock_release(&ht_agent_lock);
+	t->guard = 0;
+	if (t->npending > 0)
+		drain_pending(t);
+}
+
+int
+ht_sampler_take(void *p, struct ht_live *e)
+{
+	struct ht_tls	*t = &ht_tls;
+	int		 found = 0;
+
+	if (p == NULL || t->guard ||
+	    __atomic_load_n(&ht_session.state, __ATOMIC_RELAXED) !=
+	    HT_STATE_RUNNING)
+		return 0;
+	t->guard = 1;
+	ht_lock_acquire(&ht_agent_lock);
+	if (ht_session.state == HT_STATE_RUNNING &&
+	    ht_live_remove((uintptr_t)p, e)) {
+		account_free(e);
+		found = 1;
+	}
+	ht_lock_release(&ht_agent_lock);
+	t->guard = 0;
+	return found;
+}
+
+void
+ht_sampler_restore(const struct ht_live *e)
+{
+	struct ht_tls	*t = &ht_tls;
+	struct ht_live	 old;
+	struct ht_site	*s;
+	struct ht_thread *th;
+
+	if (t->guard)
+		return;
+	t->guard = 1;
+	ht_lock_acquire(&ht_agent_lock);
+	s = ht_sites_get(e->site);
+	if (ht_session.state == HT_STATE_RUNNING && s != NULL &&
+	    ht_live_insert(e, &old) == 0) {
+		site_touch(s);
+		s->st.inuse_bytes += e->bytes;
+		s->st.inuse_objects += e->objects;
+		s->st.inuse_var += e->var;
+		s->st.live_samples++;
+		th = ht_threads_get(e->thread);
+		if (th != NULL) {
+			th->st.inuse_bytes += e->bytes;
+			th->st.inuse_objects += e->objects;
+			th->st.inuse_var += e->var;
+			th->st.live_samples++;
+		}
+		ht_session.inuse_bytes += e->bytes;
+	}
+	ht_lock_release(&ht_agent_lock);
+	t->guard = 0;
+}

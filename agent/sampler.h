@@ -1,0 +1,78 @@
+/*
+ * Byte sampling inside the allocation hooks (DESIGN.md §3).
+ *
+ * The fast path, ht_sample_due(), is inlined into every hook: a thread-local
+ * subtract, a load of the session generation, one branch.  No lock, no atomic
+ * read-modify-write, no system call, no call.  Everything else (starting
+ * over after a start/stop, drawing countdowns, capturing the stack, updating
+ * the tables) is the slow path, behind the branch.
+ *
+ * The thread state uses initial-exec TLS: no __tls_get_addr (which may
+ * allocate) on any path, including in an agent loaded by dlopen, where it
+ * fits glibc's static TLS surplus because it is small.
+ */
+#ifndef HT_SAMPLER_H
+#define HT_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sampling.h"
+#include "session.h"
+#include "tables.h"
+
+#define HT_PENDING_FREES	8
+
+struct ht_tls {
+	int64_t		countdown;	/* bytes until the next sample */
+	unsigned	gen;		/* ht_session_gen this thread set up under */
+	unsigned	guard;		/* inside the agent's slow path */
+	uint64_t	rate;		/* the rate of the countdown */
+	struct ht_rng	rng;
+	uint64_t	thread_epoch;	/* epoch in which thread_idx is valid */
+	uint32_t	thread_idx;
+	uint32_t	npending;
+	uintptr_t	pending[HT_PENDING_FREES];	/* frees seen under guard */
+};
+
+extern __thread struct ht_tls	ht_tls
+    __attribute__((tls_model("initial-exec")));
+
+/* Fast path: charge an allocation of size bytes; nonzero when the slow path
+ * must run (a sample is due, or the session changed since this thread last
+ * looked). */
+static inline int
+ht_sample_due(size_t size)
+{
+	struct ht_tls	*t = &ht_tls;
+
+	t->countdown -= (int64_t)size + 1;
+	return __builtin_expect(t->countdown < 0, 0) |
+	    __builtin_expect(t->gen !=
+	    __atomic_load_n(&ht_session_gen, __ATOMIC_RELAXED), 0);
+}
+
+/* Slow path after ht_sample_due() said so: p is what the allocator returned
+ * for size bytes (NULL: failed, never sampled), caller the hook's return
+ * address (a fallback stack when unwinding is impossible). */
+void	ht_sampler_alloc(void *p, size_t size, uintptr_t caller);
+
+/* A free (or the old block of a realloc) of p, which ht_live_maybe() could
+ * not rule out: subtract its sample if it has one.  Call before the block is
+ * given back to the allocator, so another thread cannot receive the address
+ * and sample it first. */
+void	ht_sampler_free(void *p);
+
+/* For realloc: remove p's sample into *e (returns 1), or return 0.  If the
+ * reallocation then fails and p stays valid, ht_sampler_restore(e) puts the
+ * sample back as it was. */
+int	ht_sampler_take(void *p, struct ht_live *e);
+void	ht_sampler_restore(const struct ht_live *e);
+
+/* Seed for the per-thread generators (0: from the clock and the thread). */
+extern uint64_t	ht_sampler_seed;
+/* Nonzero while a dlclose is running: stacks are cut to the caller, since the
+ * unwinder must not read the CFI of a module that may be going away. */
+extern int	ht_sampler_dlclose_busy;
+
+#endif

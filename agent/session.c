@@ -1,0 +1,120 @@
+/* Session state and the module history of the profile. */
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mem.h"
+#include "session.h"
+#include "tables.h"
+
+struct ht_session	ht_session;
+unsigned		ht_session_gen;
+
+struct module_seen {
+	uint64_t	bias;
+	uint64_t	start;
+	uint64_t	end;
+	uint32_t	build_id_len;
+	uint8_t		build_id[HT_PROFILE_MAX_BUILD_ID];
+	char		path[512];
+};
+
+static struct module_seen	*history;
+static size_t			 nhistory;
+
+uint64_t
+ht_now_ns(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+bump_gen(void)
+{
+	__atomic_store_n(&ht_session_gen, ht_session_gen + 1,
+	    __ATOMIC_RELEASE);
+}
+
+void
+ht_session_start(uint64_t rate)
+{
+	ht_tables_reset();
+	ht_session.epoch++;
+	ht_session.rate = rate == 0 ? 1 : rate;
+	ht_session.state = HT_STATE_RUNNING;
+	ht_session.pid = getpid();
+	ht_session.start_ns = ht_now_ns();
+	ht_session.end_ns = 0;
+	ht_session.inuse_bytes = 0;
+	ht_session.peak_bytes = 0;
+	ht_session.peak_ns = ht_session.start_ns;
+	ht_session.peak_gen = 1;
+	ht_session.samples = 0;
+	ht_session.dropped = 0;
+	ht_session.lost_frees = 0;
+	ht_session.truncated = 0;
+	nhistory = 0;
+	ht_session_note_modules(ht_modules_current());
+	bump_gen();
+}
+
+void
+ht_session_stop(void)
+{
+	if (ht_session.state != HT_STATE_RUNNING)
+		return;
+	ht_session.state = HT_STATE_STOPPED;
+	ht_session.end_ns = ht_now_ns();
+	bump_gen();
+}
+
+void
+ht_session_note_modules(const struct ht_modset *set)
+{
+	size_t	i, j;
+
+	if (history == NULL) {
+		history = ht_mem_map(HT_MAX_MODULE_HISTORY * sizeof(*history));
+		if (history == NULL)
+			return;
+	}
+	for (i = 0; i < set->n; i++) {
+		const struct ht_module	*m = &set->mods[i];
+
+		for (j = 0; j < nhistory; j++)
+			if (history[j].start == m->start &&
+			    history[j].bias == m->bias &&
+			    strcmp(history[j].path, m->path) == 0)
+				break;
+		if (j < nhistory || nhistory == HT_MAX_MODULE_HISTORY)
+			continue;
+		history[j].bias = m->bias;
+		history[j].start = m->start;
+		history[j].end = m->end;
+		history[j].build_id_len = m->build_id_len;
+		memcpy(history[j].build_id, m->build_id, m->build_id_len);
+		memcpy(history[j].path, m->path, sizeof(history[j].path));
+		nhistory++;
+	}
+}
+
+size_t
+ht_session_module_count(void)
+{
+	return nhistory;
+}
+
+void
+ht_session_module_get(size_t i, struct ht_module_rec *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->bias = history[i].bias;
+	rec->start = history[i].start;
+	rec->end = history[i].end;
+	rec->build_id_len = history[i].build_id_len;
+	memcpy(rec->build_id, history[i].build_id, history[i].build_id_len);
+	memcpy(rec->path, history[i].path, sizeof(history[i].path));
+}
