@@ -1,0 +1,54 @@
+/*
+ * A tiny streaming JSON writer for heaptool's machine-readable output.
+ *
+ * The caller opens and closes objects and arrays in order; the writer puts
+ * the commas, the indentation and the quotes.  Inside an object every value
+ * takes a key; inside an array (or at the top) the key must be NULL.
+ * Strings are written as valid JSON whatever their bytes: quotes,
+ * backslashes and control characters are escaped, well-formed UTF-8 passes
+ * through, and any byte that is not part of well-formed UTF-8 is written as
+ * \u00XX (its Latin-1 reading), so that a path in a legacy encoding still
+ * yields a parseable document.  Non-finite doubles are written as null.
+ *
+ * The writer is a plain value (no allocation); nesting deeper than
+ * HT_JSON_MAX_DEPTH is a programming error and is ignored.
+ */
+#ifndef HT_JSON_H
+#define HT_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define HT_JSON_MAX_DEPTH	32
+
+struct ht_json {
+	FILE	*fp;
+	int	 pretty;	/* indent two spaces per level */
+	int	 depth;
+	/* Per level: nothing written yet at this level (no comma needed). */
+	unsigned char	empty[HT_JSON_MAX_DEPTH];
+};
+
+void	ht_json_init(struct ht_json *, FILE *, int pretty);
+
+void	ht_json_object_begin(struct ht_json *, const char *key);
+void	ht_json_object_end(struct ht_json *);
+void	ht_json_array_begin(struct ht_json *, const char *key);
+void	ht_json_array_end(struct ht_json *);
+
+/* A NULL string is written as null. */
+void	ht_json_string(struct ht_json *, const char *key, const char *);
+void	ht_json_stringn(struct ht_json *, const char *key, const char *,
+	    size_t);
+void	ht_json_uint(struct ht_json *, const char *key, uint64_t);
+void	ht_json_int(struct ht_json *, const char *key, int64_t);
+void	ht_json_double(struct ht_json *, const char *key, double);
+void	ht_json_bool(struct ht_json *, const char *key, int);
+void	ht_json_null(struct ht_json *, const char *key);
+
+/* Ends the document with a newline.  Returns 0, or -1 if the stream has
+ * an error (errno as left by stdio). */
+int	ht_json_finish(struct ht_json *);
+
+#endif

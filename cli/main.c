@@ -1,0 +1,127 @@
+/*
+ * heaptool: dispatch to the subcommands, and the help and version output.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+"usage: heaptool COMMAND [OPTION...]\n"
+"\n"
+"Commands:\n"
+"  run [--rate SIZE] [-o FILE] -- CMD [ARG...]\n"
+"        run CMD with the heap profiler loaded from its start; when it\n"
+"        exits, save the profile to FILE and print a summary\n"
+"  report [--detail] [--json] [--top N] [--bytes] [-o OUT] FILE\n"
+"        print a saved profile: totals, or every allocation site with\n"
+"        --detail, as text or JSON\n"
+"  help [COMMAND]\n"
+"        show this help, or the help of COMMAND\n"
+"\n"
+"Options:\n"
+"  -h, --help     show this help\n"
+"  -V, --version  show the version\n"
+"\n"
+"Each command takes --help.  See man heaptool for the details.\n";
+
+void
+ht_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("heaptool: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int
+ht_usage(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("heaptool: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return HT_EXIT_USAGE;
+}
+
+static int
+print_usage(void)
+{
+	fputs(usage_text, stdout);
+	/* A help text that did not reach its reader is a failure (e.g. a
+	 * full disk behind a redirection). */
+	if (fflush(stdout) != 0 || ferror(stdout))
+		return HT_EXIT_FAIL;
+	return HT_EXIT_OK;
+}
+
+struct command {
+	const char	*name;
+	int		(*fn)(int, char **);
+};
+
+static const struct command commands[] = {
+	{ "run", ht_cmd_run },
+	{ "report", ht_cmd_report },
+};
+
+static const struct command *
+find_command(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct command *cmd;
+	char *help_argv[3];
+
+	if (argc < 2)
+		return ht_usage("no command given; run 'heaptool --help' "
+		    "for the list");
+
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+		return print_usage();
+	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+		printf("heaptool %s\n", PACKAGE_VERSION);
+		if (fflush(stdout) != 0 || ferror(stdout))
+			return HT_EXIT_FAIL;
+		return HT_EXIT_OK;
+	}
+	if (strcmp(argv[1], "help") == 0) {
+		if (argc == 2)
+			return print_usage();
+		if ((cmd = find_command(argv[2])) == NULL)
+			return ht_usage("help %s: unknown command; run "
+			    "'heaptool --help' for the list", argv[2]);
+		help_argv[0] = argv[2];
+		help_argv[1] = "--help";
+		help_argv[2] = NULL;
+		return cmd->fn(2, help_argv);
+	}
+	if (argv[1][0] == '-')
+		return ht_usage("%s: unknown option; run 'heaptool --help'",
+		    argv[1]);
+	if ((cmd = find_command(argv[1])) == NULL)
+		return ht_usage("%s: unknown command; run 'heaptool --help' "
+		    "for the list", argv[1]);
+	return cmd->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,412 @@
+/*
+ * heaptool run: start a command with the agent preloaded.
+ *
+ * The agent reads its instructions from the environment in its
+ * constructor (the contract between this file and agent/agent.c):
+ *   LD_PRELOAD        the agent's absolute path, before any existing entries
+ *   HEAPTOOL_PID      the pid the agent may profile: the command's own pid,
+ *                     so that its children (same environment, other pid)
+ *                     run unprofiled
+ *   HEAPTOOL_RATE     the sampling rate in bytes, decimal
+ *   HEAPTOOL_OUTPUT   the absolute path of the profile, written atomically
+ *                     by the agent when the process exits
+ * HEAPTOOL_SEED, when set by the user (tests fix it), passes through.
+ *
+ * The parent waits as system(3) does, ignoring SIGINT and SIGQUIT (the
+ * terminal sends them to the command too; the command decides), then
+ * reads the profile and prints the summary on stderr.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "profile.h"
+#include "report.h"
+#include "size.h"
+#include "symbolize.h"
+
+#define AGENT_NAME	"libheaptool-agent.so"
+#define DEFAULT_RATE	524288
+
+static const char run_usage[] =
+"usage: heaptool run [--rate SIZE] [-o FILE] [--] CMD [ARG...]\n"
+"\n"
+"Run CMD with the heap profiler loaded from its start.  When CMD exits,\n"
+"its profile is saved to FILE and a summary is printed on stderr.\n"
+"Children of CMD are not profiled.\n"
+"\n"
+"  -r, --rate SIZE    sample about one allocation per SIZE bytes\n"
+"                     (default 512KiB; 1 records every allocation)\n"
+"  -o, --output FILE  save the profile to FILE\n"
+"                     (default heaptool.PID.heap in this directory)\n"
+"  -h, --help         show this help\n"
+"\n"
+"The exit status is CMD's, or 128+N if a signal N killed it.\n"
+"See man heaptool for the details.\n";
+
+static const struct option run_options[] = {
+	{ "rate", required_argument, NULL, 'r' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int
+exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    access(path, R_OK) == 0;
+}
+
+/*
+ * Find the agent: $HEAPTOOL_AGENT, else next to this executable (the build
+ * tree builds both at its top), else the installed copy.  Returns 0 and the
+ * absolute path in buf, or -1 after printing why.
+ */
+static int
+find_agent(char *buf, size_t len)
+{
+	char self[PATH_MAX], *slash;
+	const char *env;
+	ssize_t n;
+
+	if ((env = getenv("HEAPTOOL_AGENT")) != NULL && env[0] != '\0') {
+		if (realpath(env, self) == NULL || !exists(self)) {
+			ht_warn("HEAPTOOL_AGENT=%s: %s; set it to the path of "
+			    AGENT_NAME " or unset it", env,
+			    realpath(env, self) == NULL ? strerror(errno) :
+			    "not a readable file");
+			return -1;
+		}
+		if ((size_t)snprintf(buf, len, "%s", self) >= len)
+			goto toolong;
+		return 0;
+	}
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			*slash = '\0';
+			if ((size_t)snprintf(buf, len, "%s/" AGENT_NAME,
+			    self) >= len)
+				goto toolong;
+			if (exists(buf))
+				return 0;
+		}
+	}
+	if ((size_t)snprintf(buf, len, "%s/" AGENT_NAME, HT_AGENTDIR) >= len)
+		goto toolong;
+	if (buf[0] == '/' && exists(buf))
+		return 0;
+	ht_warn("agent " AGENT_NAME ": not found next to heaptool nor in %s; "
+	    "run make install, or set HEAPTOOL_AGENT to its path",
+	    HT_AGENTDIR);
+	return -1;
+
+toolong:
+	ht_warn("agent " AGENT_NAME ": path too long; set HEAPTOOL_AGENT to "
+	    "a shorter path");
+	return -1;
+}
+
+/* Make path absolute against the current directory. */
+static int
+absolute(const char *path, char *buf, size_t len)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/') {
+		if ((size_t)snprintf(buf, len, "%s", path) >= len)
+			goto toolong;
+		return 0;
+	}
+	if (getcwd(cwd, sizeof(cwd)) == NULL) {
+		ht_warn("current directory: %s; run heaptool from a directory "
+		    "that exists, or give -o an absolute path",
+		    strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(buf, len, "%s%s%s", cwd,
+	    strcmp(cwd, "/") == 0 ? "" : "/", path) >= len)
+		goto toolong;
+	return 0;
+
+toolong:
+	ht_warn("-o %s: path too long; choose a shorter path", path);
+	return -1;
+}
+
+/* The agent writes the profile next to its final name and renames it:
+ * the directory must be writable, and a clear error now beats a missing
+ * profile after a long run. */
+static int
+check_output_dir(const char *path)
+{
+	char dir[PATH_MAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		return 0;
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (access(dir, W_OK | X_OK) != 0) {
+		ht_warn("-o %s: directory %s: %s; choose a writable place for "
+		    "the profile", path, dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The default profile path: dir (ending in '/') + "heaptool.PID.heap". */
+static int
+default_output(const char *dir, pid_t pid, char *buf, size_t len)
+{
+	char name[64];
+	size_t dl = strlen(dir), nl;
+
+	nl = (size_t)snprintf(name, sizeof(name), "heaptool.%ld.heap",
+	    (long)pid);
+	if (dl + nl >= len)
+		return -1;
+	memcpy(buf, dir, dl);
+	memcpy(buf + dl, name, nl + 1);
+	return 0;
+}
+
+/* In the child: set up the agent's environment and exec.  Only returns
+ * on failure, with errno set. */
+static void
+exec_child(char **cmd, const char *agent, uint64_t rate, const char *output)
+{
+	char num[32], *preload;
+	const char *old;
+
+	old = getenv("LD_PRELOAD");
+	if (old != NULL && old[0] != '\0') {
+		if (asprintf(&preload, "%s:%s", agent, old) == -1)
+			return;
+	} else if ((preload = strdup(agent)) == NULL)
+		return;
+	if (setenv("LD_PRELOAD", preload, 1) != 0)
+		return;
+	snprintf(num, sizeof(num), "%ld", (long)getpid());
+	if (setenv("HEAPTOOL_PID", num, 1) != 0)
+		return;
+	snprintf(num, sizeof(num), "%" PRIu64, rate);
+	if (setenv("HEAPTOOL_RATE", num, 1) != 0 ||
+	    setenv("HEAPTOOL_OUTPUT", output, 1) != 0)
+		return;
+	execvp(cmd[0], cmd);
+}
+
+static void
+no_profile(const char *path, int status)
+{
+	if (WIFSIGNALED(status))
+		ht_warn("no profile written to %s: the command was killed by "
+		    "signal %d (%s) before the agent could save it", path,
+		    WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else
+		ht_warn("no profile written to %s: the command ended without "
+		    "running its exit handlers (e.g. _exit), or the agent "
+		    "was not loaded", path);
+}
+
+/* Read the profile of pid at path and print its summary on stderr. */
+static void
+summarize(const char *path, pid_t pid, int status)
+{
+	struct ht_report_opts opts;
+	struct ht_profile *prof;
+	struct ht_sym *sym;
+	struct stat st;
+	char err[256];
+
+	if (stat(path, &st) != 0 && errno == ENOENT) {
+		no_profile(path, status);
+		return;
+	}
+	if ((prof = ht_profile_read_file(path, err, sizeof(err))) == NULL) {
+		ht_warn("%s: %s; the profile could not be read", path, err);
+		return;
+	}
+	if (prof->meta.pid != (uint64_t)pid) {
+		/* A file from an earlier run, left where -o points. */
+		ht_warn("%s: holds a profile of pid %" PRIu64 ", not of this "
+		    "run (pid %ld)", path, prof->meta.pid, (long)pid);
+		no_profile(path, status);
+		goto out_free;
+	}
+	if ((sym = ht_sym_new(prof->modules, prof->nmodules, NULL)) == NULL) {
+		ht_warn("%s: %s", path, strerror(errno));
+		goto out_free;
+	}
+	memset(&opts, 0, sizeof(opts));
+	opts.format = HT_REPORT_TEXT;
+	if (ht_report_write(stderr, prof, sym, &opts) != 0)
+		ht_warn("summary: %s", strerror(errno));
+	ht_warn("profile written to %s", path);
+	ht_sym_free(sym);
+out_free:
+	ht_profile_free(prof);
+}
+
+int
+ht_cmd_run(int argc, char **argv)
+{
+	char agent[PATH_MAX], output[PATH_MAX], dir[PATH_MAX];
+	struct sigaction ign, old_int, old_quit;
+	const char *outopt = NULL;
+	uint64_t rate = DEFAULT_RATE;
+	int c, status, fds[2], child_errno;
+	ssize_t n;
+	pid_t pid;
+
+	optind = 0;
+	opterr = 0;
+	/* "+": options end at CMD, whose own options are its own. */
+	while ((c = getopt_long(argc, argv, "+:r:o:h", run_options,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			if (ht_size_parse(optarg, &rate) != 0)
+				return ht_usage("--rate %s: not a size; "
+				    HT_SIZE_HINT, optarg);
+			if (rate == 0)
+				return ht_usage("--rate %s: must be at least "
+				    "1; use 1 to record every allocation",
+				    optarg);
+			break;
+		case 'o':
+			if (optarg[0] == '\0')
+				return ht_usage("-o: empty file name; give "
+				    "the profile's path");
+			outopt = optarg;
+			break;
+		case 'h':
+			fputs(run_usage, stdout);
+			return fflush(stdout) == 0 ? HT_EXIT_OK : HT_EXIT_FAIL;
+		case ':':
+			return ht_usage("run: %s needs a value; see 'heaptool "
+			    "run --help'", argv[optind - 1]);
+		default:
+			return ht_usage("run: %s: unknown option; see "
+			    "'heaptool run --help'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return ht_usage("run: no command given; usage: heaptool run "
+		    "[--rate SIZE] [-o FILE] -- CMD [ARG...]");
+
+	if (find_agent(agent, sizeof(agent)) != 0)
+		return HT_EXIT_FAIL;
+	if (strpbrk(agent, ": ") != NULL) {
+		/* LD_PRELOAD splits on both. */
+		ht_warn("agent %s: path contains ':' or ' ', which LD_PRELOAD "
+		    "cannot carry; install heaptool elsewhere", agent);
+		return HT_EXIT_FAIL;
+	}
+	if (outopt != NULL) {
+		if (absolute(outopt, output, sizeof(output)) != 0 ||
+		    check_output_dir(output) != 0)
+			return HT_EXIT_FAIL;
+	} else {
+		/* The name takes the child's pid, known after the fork;
+		 * check the directory and the length now. */
+		if (absolute(".", dir, sizeof(dir)) != 0 ||
+		    check_output_dir(dir) != 0)
+			return HT_EXIT_FAIL;
+		dir[strlen(dir) - 1] = '\0';	/* "/cwd/." to "/cwd/" */
+		if (default_output(dir, INT_MAX, output,
+		    sizeof(output)) != 0) {
+			ht_warn("current directory: path too long; give -o "
+			    "a shorter path");
+			return HT_EXIT_FAIL;
+		}
+	}
+
+	/* The child reports a failed exec through a close-on-exec pipe:
+	 * EOF means the exec succeeded. */
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		ht_warn("run: pipe: %s", strerror(errno));
+		return HT_EXIT_FAIL;
+	}
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+
+	fflush(NULL);
+	if ((pid = fork()) == -1) {
+		ht_warn("run: fork: %s; the system is short of processes or "
+		    "memory", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		status = HT_EXIT_FAIL;
+		goto out_signals;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		close(fds[0]);
+		if (outopt == NULL && default_output(dir, getpid(), output,
+		    sizeof(output)) != 0)
+			errno = ENAMETOOLONG;
+		else
+			exec_child(argv + optind, agent, rate, output);
+		child_errno = errno;
+		n = write(fds[1], &child_errno, sizeof(child_errno));
+		(void)n;
+		_exit(child_errno == ENOENT ? 127 : 126);
+	}
+
+	close(fds[1]);
+	do
+		n = read(fds[0], &child_errno, sizeof(child_errno));
+	while (n == -1 && errno == EINTR);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) == -1) {
+		if (errno != EINTR) {
+			ht_warn("run: waitpid: %s", strerror(errno));
+			status = HT_EXIT_FAIL;
+			goto out_signals;
+		}
+	}
+	if (n == (ssize_t)sizeof(child_errno)) {
+		ht_warn("%s: %s; check the command's name and PATH",
+		    argv[optind], strerror(child_errno));
+		status = child_errno == ENOENT ? 127 : 126;
+		goto out_signals;
+	}
+
+	if (outopt == NULL)
+		(void)default_output(dir, pid, output, sizeof(output));
+	summarize(output, pid, status);
+	if (WIFEXITED(status))
+		status = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		status = 128 + WTERMSIG(status);
+	else
+		status = HT_EXIT_FAIL;
+
+out_signals:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	return status;
+}

@@ -1,0 +1,586 @@
+/*
+ * The symbolizer (see symbolize.h), over libdwfl.
+ *
+ * Each module gets its own Dwfl, reported once on first use with
+ * dwfl_report_elf at the recorded load bias.  One Dwfl per module keeps a
+ * module whose recorded range overlaps another's (a profile is input we do
+ * not trust) from failing the others, and lets a module be opened lazily
+ * without re-reporting the rest.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbolize.h"
+
+enum mod_state {
+	MOD_UNOPENED,
+	MOD_OK,
+	MOD_FAILED,
+};
+
+struct mod {
+	struct ht_module_rec	 rec;
+	const char		*name;	/* basename, inside rec.path */
+	enum mod_state		 state;
+	int			 flags;	/* HT_SYM_* when failed */
+	char			*problem; /* why it failed, or NULL */
+	Dwfl			*dwfl;
+	Dwfl_Module		*dm;
+	/* Add to a recorded address to get the address Dwfl uses: zero
+	 * unless libdwfl placed the file at another bias (ET_EXEC). */
+	uint64_t		 adj;
+};
+
+struct cache_ent {
+	uint64_t		 addr;
+	struct ht_sym_frame	*frames;	/* NULL: empty slot */
+	int			 n;
+};
+
+struct ht_sym {
+	struct mod		*mods;	/* sorted by rec.start */
+	size_t			 nmods;
+	char			*root;
+	struct cache_ent	*cache;
+	size_t			 cache_cap;	/* a power of two */
+	size_t			 cache_used;
+};
+
+/*
+ * Offline use: libdwfl never looks at a live process; the files come from
+ * the module map.  The standard debuginfo search finds .gnu_debuglink
+ * files and /usr/lib/debug/.build-id.
+ */
+static char *debuginfo_path;
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static int
+mod_cmp(const void *a, const void *b)
+{
+	const struct mod *x = a, *y = b;
+
+	if (x->rec.start != y->rec.start)
+		return x->rec.start < y->rec.start ? -1 : 1;
+	return 0;
+}
+
+struct ht_sym *
+ht_sym_new(const struct ht_module_rec *recs, size_t n,
+    const struct ht_sym_opts *opts)
+{
+	struct ht_sym *sym;
+	const char *slash;
+	size_t i;
+
+	/*
+	 * libdwfl asks debuginfod for missing debug information whenever
+	 * DEBUGINFOD_URLS is set, which many systems set for every login.
+	 * A report must not stall on the network or send the build-ids of a
+	 * user's binaries to a server without being asked.
+	 */
+	if (opts == NULL || !opts->debuginfod)
+		unsetenv("DEBUGINFOD_URLS");
+	elf_version(EV_CURRENT);
+
+	if ((sym = calloc(1, sizeof(*sym))) == NULL)
+		return NULL;
+	if (n > 0 && (sym->mods = calloc(n, sizeof(*sym->mods))) == NULL)
+		goto out_free;
+	if (opts != NULL && opts->root != NULL && opts->root[0] != '\0' &&
+	    (sym->root = strdup(opts->root)) == NULL)
+		goto out_free;
+	for (i = 0; i < n; i++) {
+		sym->mods[i].rec = recs[i];
+		/* The reader leaves paths NUL-terminated, but a copy made
+		 * by someone else might not be. */
+		sym->mods[i].rec.path[sizeof(recs[i].path) - 1] = '\0';
+		if (sym->mods[i].rec.build_id_len > HT_PROFILE_MAX_BUILD_ID)
+			sym->mods[i].rec.build_id_len = HT_PROFILE_MAX_BUILD_ID;
+	}
+	sym->nmods = n;
+	if (n > 1)
+		qsort(sym->mods, n, sizeof(*sym->mods), mod_cmp);
+	/* Names point into the records: only once they stopped moving. */
+	for (i = 0; i < n; i++) {
+		slash = strrchr(sym->mods[i].rec.path, '/');
+		sym->mods[i].name = slash != NULL ? slash + 1 :
+		    sym->mods[i].rec.path;
+		if (sym->mods[i].name[0] == '\0')
+			sym->mods[i].name = "[unknown]";
+	}
+	return sym;
+
+out_free:
+	free(sym->mods);
+	free(sym);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void
+ht_sym_free(struct ht_sym *sym)
+{
+	size_t i;
+	int k;
+
+	if (sym == NULL)
+		return;
+	for (i = 0; i < sym->cache_cap; i++) {
+		if (sym->cache[i].frames == NULL)
+			continue;
+		for (k = 0; k < sym->cache[i].n; k++) {
+			free((char *)sym->cache[i].frames[k].function);
+			free((char *)sym->cache[i].frames[k].file);
+		}
+		free(sym->cache[i].frames);
+	}
+	free(sym->cache);
+	for (i = 0; i < sym->nmods; i++) {
+		if (sym->mods[i].dwfl != NULL)
+			dwfl_end(sym->mods[i].dwfl);
+		free(sym->mods[i].problem);
+	}
+	free(sym->mods);
+	free(sym->root);
+	free(sym);
+}
+
+static struct mod *
+find_mod(struct ht_sym *sym, uint64_t addr)
+{
+	size_t lo = 0, hi = sym->nmods, mid;
+
+	/* The last module starting at or below addr, then back over any
+	 * that overlap it. */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (sym->mods[mid].rec.start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo > 0) {
+		lo--;
+		if (addr < sym->mods[lo].rec.end)
+			return &sym->mods[lo];
+	}
+	return NULL;
+}
+
+const char *
+ht_sym_module_name(struct ht_sym *sym, uint64_t addr)
+{
+	struct mod *m;
+
+	/* A return address may sit just past a module's last byte (a call
+	 * to a function that does not return): look up the call. */
+	if ((m = find_mod(sym, addr > 0 ? addr - 1 : addr)) == NULL)
+		return NULL;
+	return m->name;
+}
+
+static void
+mod_fail(struct mod *m, int flags, const char *fmt, const char *arg)
+{
+	char buf[512];
+
+	m->state = MOD_FAILED;
+	m->flags = flags;
+	snprintf(buf, sizeof(buf), fmt, arg);
+	m->problem = strdup(buf);
+}
+
+static void
+mod_open(struct ht_sym *sym, struct mod *m)
+{
+	char path[sizeof(m->rec.path) + 256];
+	const void *id;
+	ssize_t idlen;
+	Dwarf_Addr bias;
+	Elf *elf;
+	int fd;
+
+	if (m->rec.path[0] != '/') {
+		/* [vdso], anonymous code: no file to read. */
+		m->state = MOD_FAILED;
+		m->flags = HT_SYM_NO_FILE;
+		return;
+	}
+	if ((size_t)snprintf(path, sizeof(path), "%s%s",
+	    sym->root != NULL ? sym->root : "", m->rec.path) >= sizeof(path)) {
+		mod_fail(m, HT_SYM_NO_FILE, "%s", "path too long");
+		return;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		mod_fail(m, HT_SYM_NO_FILE, "cannot open: %s",
+		    strerror(errno));
+		return;
+	}
+	if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL ||
+	    elf_kind(elf) != ELF_K_ELF) {
+		mod_fail(m, HT_SYM_NO_FILE, "%s", "not an ELF file");
+		goto out_close;
+	}
+	if (m->rec.build_id_len > 0) {
+		idlen = dwelf_elf_gnu_build_id(elf, &id);
+		if (idlen != (ssize_t)m->rec.build_id_len ||
+		    memcmp(id, m->rec.build_id, idlen) != 0) {
+			mod_fail(m, HT_SYM_BUILD_ID_MISMATCH, "%s",
+			    "build-id differs from the profile's (the file "
+			    "changed since the profile was taken)");
+			goto out_close;
+		}
+	}
+	elf_end(elf);
+	elf = NULL;
+
+	if ((m->dwfl = dwfl_begin(&dwfl_callbacks)) == NULL) {
+		mod_fail(m, HT_SYM_NO_FILE, "libdwfl: %s", dwfl_errmsg(-1));
+		goto out_close;
+	}
+	dwfl_report_begin(m->dwfl);
+	/* ET_DYN: placed at base + p_vaddr, i.e. at the recorded bias;
+	 * ET_EXEC: placed where its headers say (bias 0), base ignored. */
+	m->dm = dwfl_report_elf(m->dwfl, m->name, path, fd, m->rec.bias,
+	    true);
+	if (m->dm == NULL) {
+		mod_fail(m, HT_SYM_NO_FILE, "libdwfl: %s", dwfl_errmsg(-1));
+		dwfl_report_end(m->dwfl, NULL, NULL);
+		goto out_close;
+	}
+	fd = -1;	/* consumed by libdwfl */
+	if (dwfl_report_end(m->dwfl, NULL, NULL) != 0) {
+		mod_fail(m, HT_SYM_NO_FILE, "libdwfl: %s", dwfl_errmsg(-1));
+		return;
+	}
+	if (dwfl_module_getelf(m->dm, &bias) == NULL) {
+		mod_fail(m, HT_SYM_NO_FILE, "libdwfl: %s", dwfl_errmsg(-1));
+		return;
+	}
+	m->adj = bias - m->rec.bias;
+	m->state = MOD_OK;
+	return;
+
+out_close:
+	if (elf != NULL)
+		elf_end(elf);
+	if (fd != -1)
+		close(fd);
+}
+
+static char *(*cxa_demangle)(const char *, char *, size_t *, int *);
+
+/*
+ * Returns a malloc'd copy of name, demangled if it is a C++ name and
+ * libstdc++ is there to do it; NULL only for a NULL name or no memory.
+ */
+static char *
+name_dup(const char *name)
+{
+	static int tried;
+	void *h;
+	char *d;
+	int status;
+
+	if (name == NULL)
+		return NULL;
+	if (strncmp(name, "_Z", 2) == 0) {
+		if (!tried) {
+			tried = 1;
+			/* Loading libstdc++ only here keeps the C tool free
+			 * of a C++ link dependency. */
+			if ((h = dlopen("libstdc++.so.6",
+			    RTLD_LAZY | RTLD_LOCAL)) != NULL)
+				*(void **)&cxa_demangle =
+				    dlsym(h, "__cxa_demangle");
+		}
+		if (cxa_demangle != NULL &&
+		    (d = cxa_demangle(name, NULL, NULL, &status)) != NULL) {
+			if (status == 0)
+				return d;
+			free(d);
+		}
+	}
+	return strdup(name);
+}
+
+/* The name of a subprogram or inlined instance, following abstract
+ * origins and specifications; the linkage name first (it says which C++
+ * overload). */
+static const char *
+die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
+	    &attr));
+	if (name == NULL)
+		name = dwarf_formstring(dwarf_attr_integrate(die,
+		    DW_AT_MIPS_linkage_name, &attr));
+	if (name == NULL)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name,
+		    &attr));
+	return name;
+}
+
+static int
+is_function_scope(Dwarf_Die *die)
+{
+	switch (dwarf_tag(die)) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_entry_point:
+		return 1;
+	}
+	return 0;
+}
+
+/* The call site of an inlined instance: its DW_AT_call_file and
+ * DW_AT_call_line, the file an index into its CU's file table. */
+static void
+call_site(Dwarf_Die *die, const char **file, int *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word idx, ln;
+	Dwarf_Files *files;
+	Dwarf_Die cu;
+	size_t nfiles;
+
+	*file = NULL;
+	*line = 0;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &ln) == 0)
+		*line = ln > (Dwarf_Word)0x7fffffff ? 0 : (int)ln;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr),
+	    &idx) != 0)
+		return;
+	if (dwarf_diecu(die, &cu, NULL, NULL) == NULL ||
+	    dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || idx >= nfiles)
+		return;
+	*file = dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* A growing frame list for one address. */
+struct frames {
+	struct ht_sym_frame	*v;
+	int			 n;
+	int			 cap;
+	int			 nomem;
+};
+
+static struct ht_sym_frame *
+frame_add(struct frames *fs, const struct ht_sym_frame *proto,
+    const char *function, const char *file, int line)
+{
+	struct ht_sym_frame *f, *nv;
+	int cap;
+
+	if (fs->n == fs->cap) {
+		cap = fs->cap == 0 ? 4 : fs->cap * 2;
+		if ((nv = reallocarray(fs->v, cap, sizeof(*nv))) == NULL) {
+			fs->nomem = 1;
+			return NULL;
+		}
+		fs->v = nv;
+		fs->cap = cap;
+	}
+	f = &fs->v[fs->n];
+	*f = *proto;
+	f->function = name_dup(function);
+	f->file = file != NULL ? strdup(file) : NULL;
+	f->line = file != NULL || line > 0 ? line : 0;
+	if ((function != NULL && f->function == NULL) ||
+	    (file != NULL && f->file == NULL)) {
+		free((char *)f->function);
+		free((char *)f->file);
+		fs->nomem = 1;
+		return NULL;
+	}
+	fs->n++;
+	return f;
+}
+
+/*
+ * Symbolize pc (already the address inside the call) in an opened module:
+ * the DWARF scopes give the inline chain; without DWARF, the ELF symbol
+ * table gives the function alone.
+ */
+static void
+resolve(struct mod *m, uint64_t pc, const struct ht_sym_frame *proto,
+    struct frames *fs)
+{
+	Dwarf_Die *cudie, *scopes = NULL, *chain = NULL;
+	Dwarf_Addr dwbias;
+	Dwfl_Line *ln;
+	const char *file = NULL, *fn;
+	int line = 0, nscopes, nchain, i;
+	struct ht_sym_frame *last = NULL;
+	GElf_Off off;
+	GElf_Sym elfsym;
+
+	if ((ln = dwfl_module_getsrc(m->dm, pc)) != NULL)
+		file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
+
+	cudie = dwfl_module_addrdie(m->dm, pc, &dwbias);
+	if (cudie != NULL &&
+	    (nscopes = dwarf_getscopes(cudie, pc - dwbias, &scopes)) > 0) {
+		/*
+		 * dwarf_getscopes follows an inlined instance into its
+		 * abstract definition's scopes (what a debugger wants for
+		 * variables); the physical nesting, which is the inline
+		 * call chain, comes from the innermost DIE's parents.
+		 */
+		nchain = dwarf_getscopes_die(&scopes[0], &chain);
+		for (i = 0; i < nchain; i++) {
+			if (!is_function_scope(&chain[i]))
+				continue;
+			last = frame_add(fs, proto,
+			    die_function_name(&chain[i]), file, line);
+			if (last == NULL)
+				goto out;
+			last->inlined = 1;
+			if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
+				break;
+			/* The next frame out is at this instance's call. */
+			call_site(&chain[i], &file, &line);
+		}
+		if (last != NULL) {
+			last->inlined = 0;
+			/* DWARF without a name (rare): the symbol table. */
+			if (last->function == NULL && fs->n == 1 &&
+			    (fn = dwfl_module_addrinfo(m->dm, pc, &off,
+			    &elfsym, NULL, NULL, NULL)) != NULL)
+				last->function = name_dup(fn);
+			goto out;
+		}
+	}
+	fn = dwfl_module_addrinfo(m->dm, pc, &off, &elfsym, NULL, NULL, NULL);
+	(void)frame_add(fs, proto, fn, file, line);
+out:
+	free(chain);
+	free(scopes);
+}
+
+static uint64_t
+hash_addr(uint64_t a)
+{
+	a ^= a >> 33;
+	a *= 0xff51afd7ed558ccdULL;
+	a ^= a >> 33;
+	return a;
+}
+
+static struct cache_ent *
+cache_slot(struct ht_sym *sym, uint64_t addr)
+{
+	size_t i, mask = sym->cache_cap - 1;
+
+	for (i = hash_addr(addr) & mask; ; i = (i + 1) & mask)
+		if (sym->cache[i].frames == NULL || sym->cache[i].addr == addr)
+			return &sym->cache[i];
+}
+
+static int
+cache_grow(struct ht_sym *sym)
+{
+	struct cache_ent *old = sym->cache, *e;
+	size_t oldcap = sym->cache_cap, i;
+
+	sym->cache_cap = oldcap == 0 ? 256 : oldcap * 2;
+	if ((sym->cache = calloc(sym->cache_cap, sizeof(*e))) == NULL) {
+		sym->cache = old;
+		sym->cache_cap = oldcap;
+		return -1;
+	}
+	for (i = 0; i < oldcap; i++)
+		if (old[i].frames != NULL)
+			*cache_slot(sym, old[i].addr) = old[i];
+	free(old);
+	return 0;
+}
+
+int
+ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
+    const struct ht_sym_frame **out)
+{
+	struct ht_sym_frame proto;
+	struct cache_ent *e;
+	struct frames fs;
+	struct mod *m;
+	uint64_t pc;
+
+	if (sym->cache_used + 1 > sym->cache_cap / 2 && cache_grow(sym) != 0)
+		return -1;
+	e = cache_slot(sym, addr);
+	if (e->frames != NULL) {
+		*out = e->frames;
+		return e->n;
+	}
+
+	memset(&proto, 0, sizeof(proto));
+	memset(&fs, 0, sizeof(fs));
+	proto.address = addr;
+	pc = addr > 0 ? addr - 1 : 0;
+	if ((m = find_mod(sym, pc)) != NULL) {
+		proto.module = m->name;
+		proto.offset = addr - m->rec.bias;
+		if (m->state == MOD_UNOPENED)
+			mod_open(sym, m);
+		if (m->state == MOD_OK)
+			resolve(m, pc + m->adj, &proto, &fs);
+		else
+			proto.flags = m->flags;
+	} else
+		proto.offset = addr;
+	if (fs.n == 0 && !fs.nomem)
+		(void)frame_add(&fs, &proto, NULL, NULL, 0);
+	if (fs.nomem) {
+		while (fs.n > 0) {
+			fs.n--;
+			free((char *)fs.v[fs.n].function);
+			free((char *)fs.v[fs.n].file);
+		}
+		free(fs.v);
+		errno = ENOMEM;
+		return -1;
+	}
+	e->addr = addr;
+	e->frames = fs.v;
+	e->n = fs.n;
+	sym->cache_used++;
+	*out = e->frames;
+	return e->n;
+}
+
+size_t
+ht_sym_problems(struct ht_sym *sym,
+    void (*fn)(void *, const char *, const char *), void *arg)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < sym->nmods; i++) {
+		if (sym->mods[i].problem == NULL)
+			continue;
+		if (fn != NULL)
+			fn(arg, sym->mods[i].rec.path, sym->mods[i].problem);
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,94 @@
+/*
+ * The symbolizer: raw addresses from a profile to function, file:line and
+ * the chain of inlined calls, with libdw (libdwfl).
+ *
+ * It is built from the profile's module map (path, load bias, address range,
+ * build-id).  Each module's file is opened on the first lookup that lands in
+ * it, under an optional root prefix (a live target's files are read through
+ * /proc/PID/root so that containers work; a saved profile uses the paths as
+ * recorded).  A file whose build-id differs from the recorded one is not
+ * used: its frames show as module+offset and carry HT_SYM_BUILD_ID_MISMATCH.
+ * Debug information is found the standard way (the file itself,
+ * .gnu_debuglink, /usr/lib/debug/.build-id); debuginfod is never contacted
+ * unless the options ask for it.
+ *
+ * Addresses are return addresses: the lookup uses address - 1, which lies
+ * inside the call instruction, so that a call at the end of a function or
+ * of an inlined block is attributed to the right line.
+ *
+ * C++ names are demangled when libstdc++ can be loaded at run time (its
+ * __cxa_demangle, found with dlopen: heaptool does not link libstdc++);
+ * otherwise they stay mangled.
+ */
+#ifndef HT_SYMBOLIZE_H
+#define HT_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+struct ht_sym;
+
+/* Frame flags. */
+/* The file differs from the profile's (build-id). */
+#define HT_SYM_BUILD_ID_MISMATCH	0x1
+/* The module's file is unreadable, missing, or there is none ([vdso]). */
+#define HT_SYM_NO_FILE			0x2
+
+/*
+ * One frame of a symbolized address.  An address inside inlined code yields
+ * several frames, innermost first; all but the last (the real function that
+ * holds the code) have inlined set.  Strings are owned by the symbolizer and
+ * live until ht_sym_free; any of module, function and file may be NULL when
+ * unknown (line is then 0).
+ */
+struct ht_sym_frame {
+	uint64_t	 address;	/* the address as recorded */
+	const char	*module;	/* basename of the module's path */
+	uint64_t	 offset;	/* address - bias: the ELF address */
+	const char	*function;
+	const char	*file;
+	int		 line;
+	int		 inlined;
+	int		 flags;		/* HT_SYM_* */
+};
+
+/* root: a prefix for module paths (e.g. /proc/PID/root), or NULL;
+ * debuginfod: allow downloads of missing debug information. */
+struct ht_sym_opts {
+	const char	*root;
+	int		 debuginfod;
+};
+
+/*
+ * Create a symbolizer for n module records (copied).  opts may be NULL.
+ * Returns NULL only when out of memory (errno ENOMEM).
+ */
+struct ht_sym	*ht_sym_new(const struct ht_module_rec *, size_t n,
+		    const struct ht_sym_opts *);
+void		 ht_sym_free(struct ht_sym *);
+
+/*
+ * Symbolize the return address addr.  Stores a pointer to an array of
+ * frames (owned by the symbolizer, cached per address) in *frames and
+ * returns their number, at least 1.  Returns -1 only when out of memory.
+ */
+int		 ht_sym_lookup(struct ht_sym *, uint64_t addr,
+		    const struct ht_sym_frame **frames);
+
+/*
+ * The basename of the module that maps addr, or NULL.  Needs no debug
+ * information and opens no file.
+ */
+const char	*ht_sym_module_name(struct ht_sym *, uint64_t addr);
+
+/*
+ * Problems met while opening module files (build-id mismatch, file
+ * missing), one per module that some lookup needed, for the report to
+ * mention once.  Calls fn(arg, module_path, why) for each; returns how many.
+ */
+size_t		 ht_sym_problems(struct ht_sym *,
+		    void (*fn)(void *, const char *, const char *), void *arg);
+
+#endif
