@@ -7,10 +7,12 @@
  * reduces it to a compact rule (CFA = rsp or rbp + offset; return address and
  * rbp saved at CFA + offset, or rbp unchanged).  Rules are cached per pc in a
  * fixed-size table keyed on (pc, ht_modules_generation), so a warm walk is a
- * few loads per frame.  Frames whose CFI it cannot express (DWARF expressions,
- * CFA in another register, signal frames) end the walk: a short stack, never
- * a wrong read.  Each step must move the stack pointer up, and the return
- * address must lie in a known module's text, or the walk ends.
+ * few loads per frame.  Signal frames (glibc's __restore_rt, CIE augmentation
+ * "S") are followed into the interrupted code.  Frames whose CFI it cannot
+ * express (general DWARF expressions, CFA in another register) end the walk:
+ * a short stack, never a wrong read.  Each step must move the stack pointer up
+ * by at most 64 MiB (except through a signal frame), and the return address
+ * must lie in a known module's text, or the walk ends.
  *
  * Called with ht_agent_lock held (it uses ht_modules_find and its cache).
  */
@@ -33,7 +35,10 @@ struct ht_regs {
 
 /* Walk from r (the frame of the function that captured it), storing up to
  * max pcs: pcs[0] = r->pc, then each caller's return address.  Returns the
- * number stored (>= 1).  With ht_agent_lock held. */
+ * number stored (>= 1; 0 if max < 1).  With ht_agent_lock held.
+ * Every pcs[i], i > 0, is to be symbolized at pcs[i] - 1: a return address
+ * points past its call.  Through a signal frame the walk continues into the
+ * interrupted code, whose exact pc is stored + 1 to keep that rule. */
 int	ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max);
 
 /* Drop every cached rule (also done implicitly when ht_modules_generation
@@ -46,7 +51,12 @@ struct ht_unwind_stats {
 	uint64_t	frames;
 	uint64_t	cache_hits;
 	uint64_t	cache_misses;
-	uint64_t	stops_no_cfi;	/* ended on a frame without usable CFI */
+	/* How walks ended (each walk counts in exactly one): */
+	uint64_t	stops_no_cfi;	/* a frame without usable CFI */
+	uint64_t	stops_outermost; /* RA undefined (or 0): complete */
+	uint64_t	stops_bad_frame; /* pc outside any module's text, or
+					  * a frame failing a stack check */
+	uint64_t	stops_max;	/* max pcs stored */
 };
 void	ht_unwind_get_stats(struct ht_unwind_stats *);
 

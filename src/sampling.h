@@ -35,8 +35,11 @@ double	ht_one_minus_exp_neg(double x);
 /* Square root of x >= 0. */
 double	ht_sqrt(double x);
 
-/* Draw the next countdown in bytes for the given rate: round(Exp(mean rate)),
- * at least 0.  Rate 1 returns 0, so that every allocation is sampled. */
+/* Draw the next countdown in bytes for the given rate: floor(Exp(mean rate)),
+ * a geometric variable, so that the countdown is memoryless and an allocation
+ * of s bytes is sampled with exactly p = 1 - exp(-(s + 1) / rate); its mean
+ * is about rate - 1/2.  Rate 1 (or 0) returns 0, so that every allocation is
+ * sampled. */
 int64_t	ht_sample_countdown(struct ht_rng *, uint64_t rate);
 
 /* The weight of a sampled allocation of size bytes at rate. */

@@ -1,0 +1,21 @@
+/*
+ * Layout constants of the profile format shared by its writer (profile.c,
+ * linked into the agent) and its reader (profile-read.c, CLI only).  See
+ * man/heaptool-format.5.
+ */
+#ifndef HT_PROFILE_LAYOUT_H
+#define HT_PROFILE_LAYOUT_H
+
+/* Fixed parts of the version 1 payloads, strings and frames excluded. */
+#define META_FIXED	128
+#define MODULE_FIXED	24
+#define THREAD_FIXED	44
+#define SITE_FIXED	84
+#define HEADER_SIZE	16
+
+/* The reader's bounds: a profile file, and the modules of one process
+ * (each decoded MODULE costs 4 KiB whatever its encoded size). */
+#define MAX_FILE	(1ULL << 30)
+#define MAX_MODULES	65536
+
+#endif

@@ -1,0 +1,219 @@
+/*
+ * The heaptool profile format's writer, which runs inside the target: no
+ * allocation, no stdio, streaming through a caller's buffer.  Every integer
+ * is encoded byte by byte, little-endian, so that the bytes never depend on
+ * the host or on struct padding.  The reader is in profile-read.c (the agent
+ * must not link it: it allocates).  The layout is documented in
+ * man/heaptool-format.5; keep the three in step.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "profile.h"
+#include "profile-layout.h"
+
+/* ---- writer */
+
+void
+ht_pw_init(struct ht_pwriter *w, uint8_t *buf, size_t cap,
+    int (*flush)(void *, const void *, size_t), void *ctx)
+{
+	w->buf = buf;
+	w->cap = buf != NULL ? cap : 0;
+	w->len = 0;
+	w->flush = flush;
+	w->ctx = ctx;
+	w->failed = 0;
+}
+
+/*
+ * Append n bytes, flushing whenever the buffer is full, so that a record may
+ * be larger than the buffer.  Without a flush callback a full buffer is the
+ * failure.
+ */
+static void
+put(struct ht_pwriter *w, const void *src, size_t n)
+{
+	const uint8_t	*p = src;
+	size_t		 k;
+
+	while (n > 0 && !w->failed) {
+		if (w->len == w->cap) {
+			if (w->flush == NULL || w->cap == 0 ||
+			    w->flush(w->ctx, w->buf, w->len) != 0) {
+				w->failed = 1;
+				return;
+			}
+			w->len = 0;
+		}
+		k = w->cap - w->len;
+		if (k > n)
+			k = n;
+		memcpy(w->buf + w->len, p, k);
+		w->len += k;
+		p += k;
+		n -= k;
+	}
+}
+
+static void
+put_u16(struct ht_pwriter *w, uint16_t v)
+{
+	uint8_t	b[2];
+
+	b[0] = (uint8_t)v;
+	b[1] = (uint8_t)(v >> 8);
+	put(w, b, sizeof(b));
+}
+
+static void
+put_u32(struct ht_pwriter *w, uint32_t v)
+{
+	uint8_t	b[4];
+	int	i;
+
+	for (i = 0; i < 4; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	put(w, b, sizeof(b));
+}
+
+static void
+put_u64(struct ht_pwriter *w, uint64_t v)
+{
+	uint8_t	b[8];
+	int	i;
+
+	for (i = 0; i < 8; i++)
+		b[i] = (uint8_t)(v >> (8 * i));
+	put(w, b, sizeof(b));
+}
+
+static void
+put_f64(struct ht_pwriter *w, double d)
+{
+	uint64_t	v;
+
+	memcpy(&v, &d, sizeof(v));
+	put_u64(w, v);
+}
+
+/* Length of a string field: up to its NUL, never past the field, and short
+ * enough to leave room for the NUL the reader adds. */
+static size_t
+field_len(const char *s, size_t size)
+{
+	return strnlen(s, size - 1);
+}
+
+static void
+put_str(struct ht_pwriter *w, const char *s, size_t n)
+{
+	put_u16(w, (uint16_t)n);
+	put(w, s, n);
+}
+
+static void
+put_rec(struct ht_pwriter *w, uint32_t type, size_t len)
+{
+	put_u32(w, type);
+	put_u32(w, (uint32_t)len);
+}
+
+void
+ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
+{
+	size_t	cl = field_len(m->command, sizeof(m->command));
+
+	put(w, HT_PROFILE_MAGIC, 8);
+	put_u32(w, HT_PROFILE_VERSION);
+	put_u32(w, 0);
+
+	put_rec(w, HT_REC_META, META_FIXED + 2 + cl);
+	put_u64(w, m->pid);
+	put_u64(w, m->epoch);
+	put_u64(w, m->rate);
+	put_u32(w, m->state);
+	put_u32(w, m->flags);
+	put_u64(w, m->start_ns);
+	put_u64(w, m->end_ns);
+	put_u64(w, m->peak_inuse_bytes);
+	put_u64(w, m->peak_ns);
+	put_u64(w, m->overhead_bytes);
+	put_u64(w, m->dropped_samples);
+	put_u64(w, m->samples);
+	put_u64(w, m->live_samples);
+	put_u64(w, m->heap_inuse_bytes);
+	put_u64(w, m->heap_free_bytes);
+	put_u64(w, m->heap_mmap_bytes);
+	put_u64(w, m->rss_bytes);
+	put_str(w, m->command, cl);
+}
+
+void
+ht_pw_module(struct ht_pwriter *w, const struct ht_module_rec *mod)
+{
+	size_t	bl = mod->build_id_len, pl;
+
+	if (bl > HT_PROFILE_MAX_BUILD_ID)
+		bl = HT_PROFILE_MAX_BUILD_ID;
+	pl = field_len(mod->path, sizeof(mod->path));
+	put_rec(w, HT_REC_MODULE, MODULE_FIXED + 2 + bl + 2 + pl);
+	put_u64(w, mod->bias);
+	put_u64(w, mod->start);
+	put_u64(w, mod->end);
+	put_u16(w, (uint16_t)bl);
+	put(w, mod->build_id, bl);
+	put_str(w, mod->path, pl);
+}
+
+void
+ht_pw_thread(struct ht_pwriter *w, const struct ht_thread_rec *t)
+{
+	size_t	nl = field_len(t->name, sizeof(t->name));
+
+	put_rec(w, HT_REC_THREAD, THREAD_FIXED + 2 + nl);
+	put_u32(w, t->tid);
+	put_u64(w, t->inuse_bytes);
+	put_u64(w, t->inuse_objects);
+	put_u64(w, t->alloc_bytes);
+	put_u64(w, t->alloc_objects);
+	put_u64(w, t->samples);
+	put_str(w, t->name, nl);
+}
+
+void
+ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
+{
+	uint32_t	n = s->nframes, i;
+
+	if (n > HT_PROFILE_MAX_FRAMES)
+		n = HT_PROFILE_MAX_FRAMES;
+	put_rec(w, HT_REC_SITE, SITE_FIXED + 8 * (size_t)n);
+	put_u64(w, s->inuse_bytes);
+	put_u64(w, s->inuse_objects);
+	put_u64(w, s->alloc_bytes);
+	put_u64(w, s->alloc_objects);
+	put_u64(w, s->samples);
+	put_u64(w, s->live_samples);
+	put_f64(w, s->inuse_var);
+	put_f64(w, s->alloc_var);
+	put_u64(w, s->peak_inuse_bytes);
+	put_u64(w, s->peak_inuse_objects);
+	put_u32(w, n);
+	for (i = 0; i < n; i++)
+		put_u64(w, s->frames[i]);
+}
+
+int
+ht_pw_finish(struct ht_pwriter *w)
+{
+	put_rec(w, HT_REC_END, 0);
+	if (!w->failed && w->flush != NULL && w->len > 0) {
+		if (w->flush(w->ctx, w->buf, w->len) != 0)
+			w->failed = 1;
+		else
+			w->len = 0;
+	}
+	return w->failed ? -1 : 0;
+}
+

@@ -1,0 +1,995 @@
+/*
+ * Tests for src/profile.c: the writer and the reader round trip every field;
+ * the byte layout matches man/heaptool-format.5 (encodings built here by hand
+ * decode, and the writer's bytes are checked at known offsets); every
+ * rejection has its reason; and a fixed-seed mutation loop feeds 100000
+ * corrupted encodings to the reader, which must answer each with a profile
+ * or an error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "basic.h"
+#include "profile.h"
+
+#define NMUTATE	100000
+
+/* ---- a byte builder for hand-made encodings, independent of the writer */
+
+struct bb {
+	uint8_t	b[1 << 16];
+	size_t	n;
+};
+
+static void
+bb_put(struct bb *b, const void *p, size_t n)
+{
+	if (b->n + n > sizeof(b->b))
+		bail("test builder overflow");
+	memcpy(b->b + b->n, p, n);
+	b->n += n;
+}
+
+static void
+bb_le(struct bb *b, uint64_t v, int n)
+{
+	int	i;
+
+	if (b->n + (size_t)n > sizeof(b->b))
+		bail("test builder overflow");
+	for (i = 0; i < n; i++)
+		b->b[b->n + (size_t)i] = (uint8_t)(v >> (8 * i));
+	b->n += (size_t)n;
+}
+
+static void
+bb_str(struct bb *b, const char *s, size_t n)
+{
+	bb_le(b, n, 2);
+	bb_put(b, s, n);
+}
+
+static void
+bb_header(struct bb *b, uint32_t version)
+{
+	b->n = 0;
+	bb_put(b, "HEAPPROF", 8);
+	bb_le(b, version, 4);
+	bb_le(b, 0, 4);
+}
+
+static void
+bb_rec(struct bb *b, uint32_t type, uint32_t len)
+{
+	bb_le(b, type, 4);
+	bb_le(b, len, 4);
+}
+
+/* A META record: pid 100 + i for the i-th u64 field, state 1, flags 0. */
+static void
+bb_meta(struct bb *b, const char *cmd, size_t cmdlen)
+{
+	int	i;
+
+	bb_rec(b, HT_REC_META, (uint32_t)(128 + 2 + cmdlen));
+	for (i = 0; i < 3; i++)
+		bb_le(b, 100 + i, 8);
+	bb_le(b, 1, 4);
+	bb_le(b, 0, 4);
+	for (i = 3; i < 15; i++)
+		bb_le(b, 100 + i, 8);
+	bb_str(b, cmd, cmdlen);
+}
+
+static void
+bb_thread(struct bb *b, uint32_t tid, const char *name, size_t extra)
+{
+	size_t	i;
+	int	k;
+
+	bb_rec(b, HT_REC_THREAD, (uint32_t)(44 + 2 + strlen(name) + extra));
+	bb_le(b, tid, 4);
+	for (k = 0; k < 5; k++)
+		bb_le(b, tid * 10 + k, 8);
+	bb_str(b, name, strlen(name));
+	for (i = 0; i < extra; i++)
+		bb_le(b, 0xee, 1);
+}
+
+static void
+bb_site(struct bb *b, uint32_t nframes)
+{
+	uint32_t	i;
+
+	bb_rec(b, HT_REC_SITE, 84 + 8 * nframes);
+	for (i = 0; i < 10; i++)
+		bb_le(b, i, 8);
+	bb_le(b, nframes, 4);
+	for (i = 0; i < nframes; i++)
+		bb_le(b, 0x400000 + i, 8);
+}
+
+static void
+bb_module(struct bb *b, uint32_t bidlen, const char *path)
+{
+	uint32_t	i;
+
+	bb_rec(b, HT_REC_MODULE, (uint32_t)(24 + 2 + bidlen + 2 +
+	    strlen(path)));
+	bb_le(b, 0x1000, 8);
+	bb_le(b, 0x7f0000000000, 8);
+	bb_le(b, 0x7f0000100000, 8);
+	bb_le(b, bidlen, 2);
+	for (i = 0; i < bidlen; i++)
+		bb_le(b, i, 1);
+	bb_str(b, path, strlen(path));
+}
+
+static void
+bb_end(struct bb *b)
+{
+	bb_rec(b, HT_REC_END, 0);
+}
+
+/* ---- the sample profile */
+
+static struct ht_meta		meta;
+static struct ht_module_rec	mods[3];
+static struct ht_thread_rec	thr[2];
+static struct ht_site_rec	sites[4];
+
+static void
+fill(void)
+{
+	int	i;
+
+	memset(&meta, 0, sizeof(meta));
+	meta.pid = 4242;
+	meta.epoch = 3;
+	meta.rate = 524288;
+	meta.state = HT_STATE_RUNNING;
+	meta.flags = HT_META_AT_EXIT;
+	meta.start_ns = 1700000000123456789ULL;
+	meta.end_ns = 1700000012623456789ULL;
+	meta.peak_inuse_bytes = 0x123456789abcULL;
+	meta.peak_ns = 1700000005000000000ULL;
+	meta.overhead_bytes = 8 << 20;
+	meta.dropped_samples = 17;
+	meta.samples = 99999;
+	meta.live_samples = 1234;
+	meta.heap_inuse_bytes = 1ULL << 33;
+	meta.heap_free_bytes = 77777;
+	meta.heap_mmap_bytes = 1ULL << 30;
+	meta.rss_bytes = UINT64_MAX;
+	strcpy(meta.command, "redis-server");
+
+	memset(mods, 0, sizeof(mods));
+	mods[0].bias = 0x555555554000ULL;
+	mods[0].start = 0x555555554000ULL;
+	mods[0].end = 0x555555600000ULL;
+	mods[0].build_id_len = 20;
+	for (i = 0; i < 20; i++)
+		mods[0].build_id[i] = (uint8_t)(0xa0 + i);
+	strcpy(mods[0].path, "/usr/bin/redis-server");
+	mods[1].bias = 0x7ffff7dd0000ULL;
+	mods[1].start = 0x7ffff7dd0000ULL;
+	mods[1].end = 0x7ffff7fa0000ULL;
+	mods[1].build_id_len = 0;
+	strcpy(mods[1].path, "[vdso]");
+	/* The longest path the field holds, build-id of the most bytes. */
+	mods[2].bias = 1;
+	mods[2].start = 2;
+	mods[2].end = 3;
+	mods[2].build_id_len = HT_PROFILE_MAX_BUILD_ID;
+	for (i = 0; i < HT_PROFILE_MAX_BUILD_ID; i++)
+		mods[2].build_id[i] = (uint8_t)(255 - i);
+	mods[2].path[0] = '/';
+	memset(mods[2].path + 1, 'p', sizeof(mods[2].path) - 2);
+
+	memset(thr, 0, sizeof(thr));
+	thr[0].tid = 4242;
+	strcpy(thr[0].name, "redis-server");
+	thr[0].inuse_bytes = 1;
+	thr[0].inuse_objects = 2;
+	thr[0].alloc_bytes = 3;
+	thr[0].alloc_objects = 4;
+	thr[0].samples = 5;
+	thr[1].tid = 4300;
+	strcpy(thr[1].name, "io_thd_15_chars");
+	thr[1].inuse_bytes = UINT64_MAX;
+	thr[1].alloc_bytes = 1ULL << 63;
+
+	memset(sites, 0, sizeof(sites));
+	for (i = 0; i < 4; i++) {
+		sites[i].inuse_bytes = 1000 * (i + 1);
+		sites[i].inuse_objects = 10 + i;
+		sites[i].alloc_bytes = 5000 * (i + 1);
+		sites[i].alloc_objects = 50 + i;
+		sites[i].samples = 7 + i;
+		sites[i].live_samples = 3 + i;
+		sites[i].inuse_var = 1.5e12 * (i + 1);
+		sites[i].alloc_var = 0.1 * (i + 1);
+		sites[i].peak_inuse_bytes = 900 * (i + 1);
+		sites[i].peak_inuse_objects = 9 + i;
+	}
+	sites[0].nframes = 3;
+	sites[0].frames[0] = 0x555555555123ULL;
+	sites[0].frames[1] = 0x555555555456ULL;
+	sites[0].frames[2] = 0x7ffff7dd1789ULL;
+	sites[1].nframes = HT_PROFILE_MAX_FRAMES;
+	for (i = 0; i < HT_PROFILE_MAX_FRAMES; i++)
+		sites[1].frames[i] = 0xffffffffffff0000ULL + (uint64_t)i;
+	sites[2].nframes = 0;	/* the folded remainder has no frames */
+	sites[3].nframes = 1;
+	sites[3].frames[0] = 1;
+	sites[3].alloc_var = 0;
+}
+
+static void
+write_all(struct ht_pwriter *w)
+{
+	size_t	i;
+
+	ht_pw_meta(w, &meta);
+	ht_pw_module(w, &mods[0]);
+	ht_pw_thread(w, &thr[0]);
+	for (i = 0; i < 4; i++)
+		ht_pw_site(w, &sites[i]);
+	ht_pw_module(w, &mods[1]);
+	ht_pw_module(w, &mods[2]);
+	ht_pw_thread(w, &thr[1]);
+}
+
+/* ---- field-by-field comparison */
+
+#define SAME(f) do {							\
+	if (a->f != b->f) {						\
+		diag("%s: field " #f " differs", what);			\
+		return 0;						\
+	}								\
+} while (0)
+#define SAME_STR(f) do {						\
+	if (strcmp(a->f, b->f) != 0) {					\
+		diag("%s: field " #f " differs", what);			\
+		return 0;						\
+	}								\
+} while (0)
+#define SAME_MEM(f, n) do {						\
+	if (memcmp(&a->f, &b->f, (n)) != 0) {				\
+		diag("%s: field " #f " differs", what);			\
+		return 0;						\
+	}								\
+} while (0)
+
+static int
+same_meta(const struct ht_meta *a, const struct ht_meta *b)
+{
+	const char	*what = "META";
+
+	SAME(pid);
+	SAME(epoch);
+	SAME(rate);
+	SAME(state);
+	SAME(flags);
+	SAME(start_ns);
+	SAME(end_ns);
+	SAME(peak_inuse_bytes);
+	SAME(peak_ns);
+	SAME(overhead_bytes);
+	SAME(dropped_samples);
+	SAME(samples);
+	SAME(live_samples);
+	SAME(heap_inuse_bytes);
+	SAME(heap_free_bytes);
+	SAME(heap_mmap_bytes);
+	SAME(rss_bytes);
+	SAME_STR(command);
+	return 1;
+}
+
+static int
+same_module(const struct ht_module_rec *a, const struct ht_module_rec *b)
+{
+	const char	*what = "MODULE";
+
+	SAME(bias);
+	SAME(start);
+	SAME(end);
+	SAME(build_id_len);
+	SAME_MEM(build_id, a->build_id_len);
+	SAME_STR(path);
+	return 1;
+}
+
+static int
+same_thread(const struct ht_thread_rec *a, const struct ht_thread_rec *b)
+{
+	const char	*what = "THREAD";
+
+	SAME(tid);
+	SAME_STR(name);
+	SAME(inuse_bytes);
+	SAME(inuse_objects);
+	SAME(alloc_bytes);
+	SAME(alloc_objects);
+	SAME(samples);
+	return 1;
+}
+
+static int
+same_site(const struct ht_site_rec *a, const struct ht_site_rec *b)
+{
+	const char	*what = "SITE";
+
+	SAME(inuse_bytes);
+	SAME(inuse_objects);
+	SAME(alloc_bytes);
+	SAME(alloc_objects);
+	SAME(samples);
+	SAME(live_samples);
+	SAME_MEM(inuse_var, sizeof(double));
+	SAME_MEM(alloc_var, sizeof(double));
+	SAME(peak_inuse_bytes);
+	SAME(peak_inuse_objects);
+	SAME(nframes);
+	SAME_MEM(frames, a->nframes * sizeof(a->frames[0]));
+	return 1;
+}
+
+static int
+same_profile(const struct ht_profile *p)
+{
+	return p->version == HT_PROFILE_VERSION &&
+	    same_meta(&p->meta, &meta) &&
+	    p->nmodules == 3 && same_module(&p->modules[0], &mods[0]) &&
+	    same_module(&p->modules[1], &mods[1]) &&
+	    same_module(&p->modules[2], &mods[2]) &&
+	    p->nthreads == 2 && same_thread(&p->threads[0], &thr[0]) &&
+	    same_thread(&p->threads[1], &thr[1]) &&
+	    p->nsites == 4 && same_site(&p->sites[0], &sites[0]) &&
+	    same_site(&p->sites[1], &sites[1]) &&
+	    same_site(&p->sites[2], &sites[2]) &&
+	    same_site(&p->sites[3], &sites[3]);
+}
+
+/* ---- flush sink */
+
+struct sink {
+	uint8_t	buf[1 << 16];
+	size_t	len;
+	int	calls;
+	int	fail_at;	/* fail the n-th call (1-based); 0 never */
+	size_t	max;		/* largest single flush */
+};
+
+static int
+sink_flush(void *ctx, const void *buf, size_t len)
+{
+	struct sink	*s = ctx;
+
+	s->calls++;
+	if (s->fail_at != 0 && s->calls >= s->fail_at)
+		return -1;
+	if (s->len + len > sizeof(s->buf))
+		return -1;
+	memcpy(s->buf + s->len, buf, len);
+	s->len += len;
+	if (len > s->max)
+		s->max = len;
+	return 0;
+}
+
+static uint8_t	enc[1 << 16];
+static size_t	enclen;
+
+static uint64_t
+le_at(const uint8_t *b, size_t off, int n)
+{
+	uint64_t	v = 0;
+
+	while (n-- > 0)
+		v = v << 8 | b[off + (size_t)n];
+	return v;
+}
+
+static void
+test_round_trip(void)
+{
+	struct ht_pwriter	 w;
+	struct ht_profile	*p;
+	char			 err[256];
+	size_t			 off;
+
+	ht_pw_init(&w, enc, sizeof(enc), NULL, NULL);
+	write_all(&w);
+	is_int(0, ht_pw_finish(&w), "encode into a buffer, no flush");
+	enclen = w.len;
+	diag("sample profile: %zu bytes", enclen);
+
+	/* The layout at known offsets (man/heaptool-format.5). */
+	ok(memcmp(enc, "HEAPPROF", 8) == 0, "header magic");
+	is_uint(HT_PROFILE_VERSION, le_at(enc, 8, 4), "header version");
+	is_uint(0, le_at(enc, 12, 4), "header flags 0");
+	is_uint(HT_REC_META, le_at(enc, 16, 4), "META first");
+	is_uint(128 + 2 + strlen(meta.command), le_at(enc, 20, 4),
+	    "META length: 128 fixed + string");
+	is_uint(meta.pid, le_at(enc, 24, 8), "META pid at payload 0");
+	is_uint(meta.state, le_at(enc, 24 + 24, 4), "META state at 24");
+	is_uint(meta.start_ns, le_at(enc, 24 + 32, 8), "META start at 32");
+	is_uint(meta.rss_bytes, le_at(enc, 24 + 120, 8), "META rss at 120");
+	is_uint(strlen(meta.command), le_at(enc, 24 + 128, 2),
+	    "META command length at 128");
+	off = 24 + 130 + strlen(meta.command);
+	is_uint(HT_REC_MODULE, le_at(enc, off, 4), "MODULE second");
+	is_uint(24 + 2 + 20 + 2 + strlen(mods[0].path), le_at(enc, off + 4, 4),
+	    "MODULE length");
+	is_uint(20, le_at(enc, off + 8 + 24, 2), "MODULE build-id length");
+	is_uint(0xa0, enc[off + 8 + 26], "MODULE build-id bytes");
+	off += 8 + le_at(enc, off + 4, 4);
+	is_uint(HT_REC_THREAD, le_at(enc, off, 4), "THREAD third");
+	is_uint(thr[0].tid, le_at(enc, off + 8, 4), "THREAD tid");
+	is_uint(thr[0].alloc_objects, le_at(enc, off + 8 + 28, 8),
+	    "THREAD alloc_objects at 28");
+	off += 8 + le_at(enc, off + 4, 4);
+	is_uint(HT_REC_SITE, le_at(enc, off, 4), "SITE fourth");
+	is_uint(84 + 3 * 8, le_at(enc, off + 4, 4), "SITE length");
+	is_uint(3, le_at(enc, off + 8 + 80, 4), "SITE nframes at 80");
+	is_uint(sites[0].frames[0], le_at(enc, off + 8 + 84, 8),
+	    "SITE first frame at 84");
+	is_uint(HT_REC_END, le_at(enc, enclen - 8, 4), "END last");
+	is_uint(0, le_at(enc, enclen - 4, 4), "END empty");
+
+	p = ht_profile_decode(enc, enclen, err, sizeof(err));
+	if (!ok(p != NULL, "decode the sample profile"))
+		diag("error: %s", err);
+	ok(p != NULL && same_profile(p), "round trip keeps every field");
+	ok(p != NULL && p->sites[1].nframes == 64 &&
+	    p->sites[1].frames[63] == 0xffffffffffff003fULL,
+	    "a site with 64 frames survives");
+	ok(p != NULL && strlen(p->modules[2].path) == 4095,
+	    "a 4095-byte path survives");
+	ht_profile_free(p);
+	ht_profile_free(NULL);
+}
+
+static void
+test_empty(void)
+{
+	struct ht_pwriter	 w;
+	struct ht_profile	*p;
+	struct ht_meta		 m;
+	uint8_t			 buf[512];
+	char			 err[256];
+
+	memset(&m, 0, sizeof(m));
+	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
+	ht_pw_meta(&w, &m);
+	is_int(0, ht_pw_finish(&w), "encode META + END");
+	is_uint(16 + 8 + 130 + 8, w.len, "empty profile is 162 bytes");
+	p = ht_profile_decode(buf, w.len, err, sizeof(err));
+	ok(p != NULL && p->nmodules == 0 && p->nthreads == 0 &&
+	    p->nsites == 0 && p->meta.command[0] == '\0' &&
+	    p->meta.state == HT_STATE_NONE, "empty profile decodes empty");
+	ht_profile_free(p);
+}
+
+static void
+test_flush(void)
+{
+	static struct sink	 s;
+	struct ht_pwriter	 w;
+	struct ht_profile	*p;
+	uint8_t			 tiny[7], big[4096];
+	char			 err[256];
+	int			 calls;
+
+	/* 7 bytes divides no field: every field crosses a flush. */
+	memset(&s, 0, sizeof(s));
+	ht_pw_init(&w, tiny, sizeof(tiny), sink_flush, &s);
+	write_all(&w);
+	is_int(0, ht_pw_finish(&w), "encode through a 7-byte buffer");
+	diag("%d flushes", s.calls);
+	ok(s.calls > (int)(enclen / 7), "flushed every 7 bytes (%d calls)",
+	    s.calls);
+	ok(s.max <= sizeof(tiny), "no flush larger than the buffer");
+	ok(s.len == enclen && memcmp(s.buf, enc, enclen) == 0,
+	    "flushed bytes equal the buffered encoding");
+	is_uint(0, w.len, "finish leaves the buffer empty");
+	p = ht_profile_decode(s.buf, s.len, err, sizeof(err));
+	ok(p != NULL && same_profile(p), "flushed profile round trips");
+	ht_profile_free(p);
+
+	/* A failing flush sticks: nothing more is flushed. */
+	memset(&s, 0, sizeof(s));
+	s.fail_at = 3;
+	ht_pw_init(&w, tiny, sizeof(tiny), sink_flush, &s);
+	write_all(&w);
+	calls = s.calls;
+	ht_pw_site(&w, &sites[1]);
+	is_int(-1, ht_pw_finish(&w), "failed flush: finish returns -1");
+	is_int(3, calls, "no flush after the failure");
+	is_int(3, s.calls, "finish does not flush after the failure");
+
+	/* No flush callback: overflowing the buffer is the failure. */
+	ht_pw_init(&w, big, 300, NULL, NULL);
+	write_all(&w);
+	ok(w.failed, "overflow without flush marks the writer failed");
+	ok(w.len <= 300, "and writes no further than cap");
+	is_int(-1, ht_pw_finish(&w), "overflow without flush: finish -1");
+
+	/* An exact fit is not an overflow. */
+	ht_pw_init(&w, big, 162, NULL, NULL);
+	{
+		struct ht_meta	m;
+
+		memset(&m, 0, sizeof(m));
+		ht_pw_meta(&w, &m);
+	}
+	is_int(0, ht_pw_finish(&w), "an exact fit succeeds");
+	ht_pw_init(&w, big, 161, NULL, NULL);
+	{
+		struct ht_meta	m;
+
+		memset(&m, 0, sizeof(m));
+		ht_pw_meta(&w, &m);
+	}
+	is_int(-1, ht_pw_finish(&w), "one byte short fails");
+
+	/* A flush but no buffer cannot make progress: failure, no loop. */
+	memset(&s, 0, sizeof(s));
+	ht_pw_init(&w, NULL, 0, sink_flush, &s);
+	ht_pw_meta(&w, &meta);
+	is_int(-1, ht_pw_finish(&w), "zero-capacity buffer fails");
+}
+
+static void
+test_writer_clamps(void)
+{
+	struct ht_pwriter	 w;
+	struct ht_profile	*p;
+	struct ht_meta		 m;
+	struct ht_site_rec	 s;
+	struct ht_module_rec	 mod;
+	struct ht_thread_rec	 t;
+	static uint8_t		 buf[16384];
+	char			 err[256];
+
+	memset(&m, 'c', sizeof(m));	/* command without a NUL */
+	memset(&s, 0, sizeof(s));
+	s.nframes = 1000;
+	memset(&mod, 'm', sizeof(mod));
+	mod.build_id_len = 1000;
+	memset(&t, 't', sizeof(t));
+	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
+	ht_pw_meta(&w, &m);
+	ht_pw_site(&w, &s);
+	ht_pw_module(&w, &mod);
+	ht_pw_thread(&w, &t);
+	is_int(0, ht_pw_finish(&w), "encode out-of-range fields");
+	p = ht_profile_decode(buf, w.len, err, sizeof(err));
+	if (!ok(p != NULL, "they decode"))
+		diag("error: %s", err);
+	if (p == NULL)
+		return;
+	is_uint(255, strlen(p->meta.command), "command cut to 255 bytes");
+	is_uint(64, p->sites[0].nframes, "nframes clamped to 64");
+	is_uint(64, p->modules[0].build_id_len, "build-id clamped to 64");
+	is_uint(4095, strlen(p->modules[0].path), "path cut to 4095 bytes");
+	is_uint(15, strlen(p->threads[0].name), "name cut to 15 bytes");
+	ht_profile_free(p);
+}
+
+/* Decode b and expect failure with a message containing want. */
+static void
+rejects(const struct bb *b, const char *want, const char *what)
+{
+	struct ht_profile	*p;
+	char			 err[256];
+
+	err[0] = '\0';
+	errno = 0;
+	p = ht_profile_decode(b->b, b->n, err, sizeof(err));
+	if (!ok(p == NULL && strstr(err, want) != NULL && errno == EINVAL,
+	    "reject %s", what))
+		diag("got %s, error \"%s\", wanted \"%s\"",
+		    p != NULL ? "a profile" : "NULL", err, want);
+	ht_profile_free(p);
+}
+
+static struct ht_profile *
+accepts(const struct bb *b, const char *what)
+{
+	struct ht_profile	*p;
+	char			 err[256];
+
+	p = ht_profile_decode(b->b, b->n, err, sizeof(err));
+	if (!ok(p != NULL, "accept %s", what))
+		diag("error: %s", err);
+	return p;
+}
+
+static void
+test_hand_made(void)
+{
+	static struct bb	 b;
+	struct ht_profile	*p;
+	char			 big[300];
+	size_t			 n;
+
+	/* A hand-built encoding of the documented layout decodes. */
+	bb_header(&b, 1);
+	bb_meta(&b, "cmd", 3);
+	bb_module(&b, 4, "/lib/x.so");
+	bb_thread(&b, 7, "worker", 0);
+	bb_site(&b, 2);
+	bb_end(&b);
+	p = accepts(&b, "a hand-built profile");
+	ok(p != NULL && p->meta.pid == 100 && p->meta.epoch == 101 &&
+	    p->meta.rate == 102 && p->meta.state == 1 &&
+	    p->meta.start_ns == 103 && p->meta.rss_bytes == 114 &&
+	    strcmp(p->meta.command, "cmd") == 0, "hand-built META fields");
+	ok(p != NULL && p->nmodules == 1 && p->modules[0].bias == 0x1000 &&
+	    p->modules[0].end == 0x7f0000100000 &&
+	    p->modules[0].build_id_len == 4 && p->modules[0].build_id[3] == 3 &&
+	    strcmp(p->modules[0].path, "/lib/x.so") == 0,
+	    "hand-built MODULE fields");
+	ok(p != NULL && p->nthreads == 1 && p->threads[0].tid == 7 &&
+	    p->threads[0].inuse_bytes == 70 && p->threads[0].samples == 74 &&
+	    strcmp(p->threads[0].name, "worker") == 0,
+	    "hand-built THREAD fields");
+	ok(p != NULL && p->nsites == 1 && p->sites[0].inuse_bytes == 0 &&
+	    p->sites[0].live_samples == 5 && p->sites[0].nframes == 2 &&
+	    p->sites[0].peak_inuse_objects == 9 &&
+	    p->sites[0].frames[1] == 0x400001, "hand-built SITE fields");
+	ht_profile_free(p);
+
+	b.n = 0;
+	rejects(&b, "not a heaptool profile", "empty input");
+	bb_put(&b, "HEAPPR", 6);
+	rejects(&b, "truncated profile header", "a cut magic");
+	bb_header(&b, 1);
+	b.b[0] = 'h';
+	rejects(&b, "not a heaptool profile", "bad magic");
+	bb_header(&b, 1);
+	b.n = 12;
+	rejects(&b, "truncated profile header", "a cut header");
+	bb_header(&b, 2);
+	bb_meta(&b, "", 0);
+	bb_end(&b);
+	rejects(&b, "format version 2, this heaptool reads 1",
+	    "another major version");
+
+	bb_header(&b, 1);
+	rejects(&b, "missing END", "a header alone");
+	bb_header(&b, 1);
+	bb_end(&b);
+	rejects(&b, "META record missing", "a profile without META");
+	bb_header(&b, 1);
+	bb_thread(&b, 1, "x", 0);
+	bb_meta(&b, "", 0);
+	bb_end(&b);
+	rejects(&b, "META record missing: first record is THREAD",
+	    "META not first");
+	bb_header(&b, 1);
+	bb_rec(&b, 99, 0);
+	bb_meta(&b, "", 0);
+	bb_end(&b);
+	rejects(&b, "first record is type-99", "an unknown record before META");
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_meta(&b, "", 0);
+	bb_end(&b);
+	rejects(&b, "second META", "two META records");
+
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_site(&b, 64);
+	bb_end(&b);
+	ht_profile_free(accepts(&b, "a site with 64 frames"));
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_site(&b, 65);
+	bb_end(&b);
+	rejects(&b, "has 65 frames, at most 64", "nframes 65");
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_rec(&b, HT_REC_SITE, 84);
+	for (n = 0; n < 10; n++)
+		bb_le(&b, 0, 8);
+	bb_le(&b, 0xffffffff, 4);
+	bb_end(&b);
+	rejects(&b, "frames, at most 64", "nframes 2^32 - 1");
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_site(&b, 3);
+	b.b[b.n - 24 - 4] = 4;	/* nframes 4, payload holds 3 */
+	bb_end(&b);
+	rejects(&b, "short SITE record", "frames past the payload");
+
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_module(&b, 64, "/x");
+	bb_end(&b);
+	ht_profile_free(accepts(&b, "a 64-byte build-id"));
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_module(&b, 65, "/x");
+	bb_end(&b);
+	rejects(&b, "65-byte build-id, at most 64", "build_id_len 65");
+
+	/* Record length beyond the buffer. */
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_thread(&b, 1, "x", 0);
+	bb_end(&b);
+	b.b[16 + 8 + 130 + 4] = 200;
+	rejects(&b, "truncated THREAD record at offset 154", "a record "
+	    "longer than the input");
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_end(&b);
+	b.b[20] = 0xff;
+	b.b[21] = 0xff;
+	b.b[22] = 0xff;
+	b.b[23] = 0xff;
+	rejects(&b, "truncated META record", "a length of 2^32 - 1");
+
+	/* Truncation anywhere. */
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_thread(&b, 1, "x", 0);
+	n = b.n;
+	bb_end(&b);
+	b.n = n;
+	rejects(&b, "missing END", "a profile cut before END");
+	b.n = n + 5;
+	rejects(&b, "truncated record header", "a profile cut inside END");
+	b.n = n - 1;
+	rejects(&b, "truncated THREAD record", "a profile cut inside a record");
+
+	/* Payloads shorter than their fields. */
+	bb_header(&b, 1);
+	bb_rec(&b, HT_REC_META, 100);
+	for (n = 0; n < 100; n++)
+		bb_le(&b, 0, 1);
+	bb_end(&b);
+	rejects(&b, "short META record at offset 16", "a short META");
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_rec(&b, HT_REC_THREAD, 46);
+	bb_le(&b, 1, 4);
+	for (n = 0; n < 5; n++)
+		bb_le(&b, 0, 8);
+	bb_le(&b, 10, 2);	/* a 10-byte name in no bytes */
+	bb_end(&b);
+	rejects(&b, "short THREAD record", "a string past its payload");
+
+	/* Strings longer than their field are cut, not rejected. */
+	memset(big, 'x', sizeof(big));
+	bb_header(&b, 1);
+	bb_meta(&b, big, sizeof(big));
+	bb_thread(&b, 1, "a-thread-name-of-40-bytes-xxxxxxxxxxxxxx", 0);
+	bb_end(&b);
+	p = accepts(&b, "strings longer than their fields");
+	ok(p != NULL && strlen(p->meta.command) == 255 &&
+	    strlen(p->threads[0].name) == 15 &&
+	    strcmp(p->threads[0].name, "a-thread-name-o") == 0,
+	    "long strings cut to their fields");
+	ht_profile_free(p);
+
+	/* Unknown records are skipped, longer payloads accepted. */
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_thread(&b, 1, "one", 0);
+	bb_rec(&b, 99, 10);
+	bb_put(&b, "0123456789", 10);
+	bb_rec(&b, 0x7fffffff, 0);
+	bb_thread(&b, 2, "two", 37);
+	bb_end(&b);
+	p = accepts(&b, "unknown records and a longer THREAD payload");
+	ok(p != NULL && p->nthreads == 2 && p->threads[0].tid == 1 &&
+	    p->threads[1].tid == 2 && p->threads[1].samples == 24 &&
+	    strcmp(p->threads[1].name, "two") == 0,
+	    "unknown records skipped, the extra tail ignored");
+	ht_profile_free(p);
+
+	/* A longer META (a newer writer's fields) and data after END. */
+	bb_header(&b, 1);
+	bb_rec(&b, HT_REC_META, 128 + 2 + 2 + 16);
+	for (n = 0; n < 128; n++)
+		bb_le(&b, 0, 1);
+	bb_str(&b, "ab", 2);
+	for (n = 0; n < 16; n++)
+		bb_le(&b, 0xff, 1);
+	bb_end(&b);
+	bb_put(&b, "trailing", 8);
+	p = accepts(&b, "a longer META and bytes after END");
+	ok(p != NULL && strcmp(p->meta.command, "ab") == 0,
+	    "the longer META's known fields decode");
+	ht_profile_free(p);
+}
+
+/*
+ * Corrupt the sample encoding NMUTATE times and decode each.  Under
+ * valgrind or ASan this also proves no read strays outside the input: the
+ * input is copied to a buffer of exactly its length.
+ */
+static void
+test_mutations(void)
+{
+	static uint8_t		 buf[1 << 16];
+	struct ht_profile	*p;
+	uint64_t		 s = 0x5eed, r;
+	size_t			 recs[64], nrec = 0, off, len, i, k;
+	char			 err[256];
+	uint8_t			*copy;
+	int			 it, good = 0, bad = 0, sane = 1, answered = 1;
+
+	for (off = 16; off + 8 <= enclen && nrec < 64;
+	    off += 8 + le_at(enc, off + 4, 4))
+		recs[nrec++] = off;
+
+	for (it = 0; it < NMUTATE; it++) {
+		memcpy(buf, enc, enclen);
+		len = enclen;
+		/* xorshift64: the mutation stream is fixed by the seed. */
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		r = s;
+		switch (r % 5) {
+		case 0:		/* bit flips */
+			for (k = 1 + (r >> 8) % 8; k > 0; k--) {
+				i = (size_t)((r >> 16) * 2654435761u + k *
+				    40503u) % len;
+				buf[i] ^= (uint8_t)(1u << ((r >> (k + 3)) % 8));
+			}
+			break;
+		case 1:		/* truncation */
+			len = (size_t)((r >> 8) % len);
+			break;
+		case 2:		/* a record length edited */
+			off = recs[(r >> 8) % nrec] + 4;
+			switch ((r >> 16) % 4) {
+			case 0:
+				k = (size_t)(r >> 32);
+				break;
+			case 1:
+				k = le_at(buf, off, 4) + 1 + (r >> 40) % 16;
+				break;
+			case 2:
+				k = le_at(buf, off, 4) - 1 - (r >> 40) % 16;
+				break;
+			default:
+				k = (r >> 40) % 256;
+				break;
+			}
+			for (i = 0; i < 4; i++)
+				buf[off + i] = (uint8_t)(k >> (8 * i));
+			break;
+		case 3:		/* a string length or count edited */
+			off = recs[(r >> 8) % nrec] + 8 + (r >> 16) % 200;
+			if (off + 2 <= len) {
+				buf[off] = (uint8_t)(r >> 32);
+				buf[off + 1] = (uint8_t)(r >> 40);
+			}
+			break;
+		default:	/* random bytes over a random span */
+			off = (size_t)((r >> 8) % len);
+			for (k = 0; k < 1 + (r >> 24) % 16 && off + k < len;
+			    k++)
+				buf[off + k] = (uint8_t)(r >> (k % 8 * 8));
+			break;
+		}
+		if ((copy = malloc(len != 0 ? len : 1)) == NULL)
+			bail("out of memory");
+		memcpy(copy, buf, len);
+		err[0] = '\0';
+		p = ht_profile_decode(copy, len, err, sizeof(err));
+		if (p != NULL) {
+			good++;
+			for (i = 0; i < p->nsites; i++)
+				if (p->sites[i].nframes > 64)
+					sane = 0;
+			for (i = 0; i < p->nmodules; i++)
+				if (p->modules[i].build_id_len > 64 ||
+				    strnlen(p->modules[i].path, 4096) == 4096)
+					sane = 0;
+			for (i = 0; i < p->nthreads; i++)
+				if (strnlen(p->threads[i].name, 16) == 16)
+					sane = 0;
+			if (strnlen(p->meta.command, 256) == 256)
+				sane = 0;
+		} else {
+			bad++;
+			if (err[0] == '\0')
+				answered = 0;
+		}
+		ht_profile_free(p);
+		free(copy);
+	}
+	diag("%d mutations: %d decoded, %d rejected", NMUTATE, good, bad);
+	ok(good + bad == NMUTATE && answered,
+	    "every corrupted input yields a profile or an error message");
+	ok(sane, "decoded profiles respect every field bound");
+	ok(good > 0 && bad > 0, "the mutations reach both outcomes");
+}
+
+static void
+test_read_file(void)
+{
+	struct ht_profile	*p;
+	const char		*tmp = getenv("TMPDIR");
+	char			 path[4096], err[256];
+	int			 fd, saved;
+
+	snprintf(path, sizeof(path), "%s/profile-t.XXXXXX",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	if ((fd = mkstemp(path)) == -1)
+		bail("mkstemp: %s", strerror(errno));
+	if (write(fd, enc, enclen) != (ssize_t)enclen)
+		bail("write: %s", strerror(errno));
+	close(fd);
+	p = ht_profile_read_file(path, err, sizeof(err));
+	ok(p != NULL && same_profile(p), "read_file round trips");
+	ht_profile_free(p);
+
+	/* "-" is stdin (which may be closed when the test starts: then the
+	 * open below lands on descriptor 0 by itself). */
+	saved = dup(STDIN_FILENO);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		bail("open %s: %s", path, strerror(errno));
+	if (fd != STDIN_FILENO) {
+		if (dup2(fd, STDIN_FILENO) == -1)
+			bail("dup2: %s", strerror(errno));
+		close(fd);
+	}
+	p = ht_profile_read_file("-", err, sizeof(err));
+	ok(p != NULL && same_profile(p), "read_file(\"-\") reads stdin");
+	ht_profile_free(p);
+	if (saved != -1) {
+		dup2(saved, STDIN_FILENO);
+		close(saved);
+	} else
+		close(STDIN_FILENO);
+
+	if (truncate(path, (off_t)enclen - 3) == -1)
+		bail("truncate: %s", strerror(errno));
+	p = ht_profile_read_file(path, err, sizeof(err));
+	ok(p == NULL && strstr(err, "truncated") != NULL,
+	    "read_file of a cut file: %s", err);
+	if (truncate(path, 0) == -1)
+		bail("truncate: %s", strerror(errno));
+	p = ht_profile_read_file(path, err, sizeof(err));
+	ok(p == NULL && strstr(err, "not a heaptool profile") != NULL,
+	    "read_file of an empty file: %s", err);
+	unlink(path);
+
+	errno = 0;
+	p = ht_profile_read_file(path, err, sizeof(err));
+	ok(p == NULL && errno == ENOENT &&
+	    strcmp(err, strerror(ENOENT)) == 0,
+	    "read_file of a missing file: %s", err);
+	p = ht_profile_read_file("/", err, sizeof(err));
+	ok(p == NULL && errno == EISDIR, "read_file of a directory: %s", err);
+}
+
+int
+main(void)
+{
+	plan(0);
+	fill();
+	test_round_trip();
+	test_empty();
+	test_flush();
+	test_writer_clamps();
+	test_hand_made();
+	test_mutations();
+	test_read_file();
+	return 0;
+}
