@@ -12,8 +12,12 @@
  * The same code serves LD_PRELOAD launch and injection into a running
  * process; it never relies on symbol interposition.  It calls dlsym and
  * mprotect: never from a hook's sample path, never with ht_agent_lock held.
- * Calls are serialized by the caller (the agent's control thread, the
- * constructor, or the dlopen hook holding the agent's patch mutex).
+ * ht_got_patch, ht_got_restore_all and ht_got_slots serialize themselves
+ * with an internal spinlock (they may run in the control thread and in a
+ * dlopen hook at once); they call the loader before taking it, never under
+ * it, and fail with EDEADLK rather than spin if re-entered on one thread (a
+ * signal handler).  All memory comes from ht_mem_map, in bounded tables;
+ * a slot that does not fit is left unpatched and counted.
  */
 #ifndef HT_GOT_H
 #define HT_GOT_H
@@ -22,6 +26,8 @@
 #include <stdint.h>
 
 #include "modules.h"
+
+#define HT_GOT_MAX_HOOKS	64	/* the most names ht_got_patch takes */
 
 struct ht_hook_def {
 	const char	*name;		/* symbol name, e.g. "malloc", "_Znwm" */
@@ -38,12 +44,19 @@ struct ht_hook_def {
  * hooks[0..n).  Idempotent: a slot that already holds its hook is left.
  * Returns the number of slots patched now, or -1 on failure (then nothing of
  * this call stays patched).  Slots of modules that are no longer in set are
- * forgotten (their memory may be gone). */
+ * forgotten (their memory may be gone).  Pass the same hooks array on every
+ * call (n <= HT_GOT_MAX_HOOKS).  A module whose slot could not be patched
+ * yet (a lazy slot whose name dlsym cannot find, a race with lazy binding,
+ * a full table) is looked at again by the next call. */
 int	ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks,
 	    size_t n);
 
 /* Put every patched slot back to its original value and its page's
- * protection back to what it was.  Returns the number of slots restored. */
+ * protection back to what it was, then forget it.  A slot that no longer
+ * holds its hook (someone rewrote it) is left as it is.  Scans the modules
+ * first (ht_modules_scan: takes the loader lock) so that it never writes to
+ * a module unloaded since the last ht_got_patch.  Returns the number of
+ * slots restored, or -1 if re-entered. */
 int	ht_got_restore_all(void);
 
 /* The original that the module containing caller_pc called through slot
@@ -54,5 +67,28 @@ void	*ht_got_orig_for_caller(const struct ht_hook_def *hooks, size_t index,
 
 /* For tests and status: the number of slots currently patched. */
 size_t	ht_got_patched_slots(void);
+
+/* For status: slots left unpatched because a table was full. */
+size_t	ht_got_overflows(void);
+
+/* Optional: accept(m, index, original) is asked about every slot found,
+ * with the original its calls must reach; the slot is patched only if it
+ * returns nonzero.  It runs under got.c's lock inside ht_got_patch: it must
+ * not call the loader or ht_got_*.  NULL: accept every slot. */
+void	ht_got_set_filter(int (*accept)(const struct ht_module *m,
+	    size_t index, void *original));
+
+struct ht_got_slot {
+	uintptr_t	 addr;		/* the slot */
+	void		*saved;		/* its value before, for restore */
+	void		*orig;		/* what calls through it must reach */
+	void		*hook;		/* what it holds now */
+	size_t		 index;		/* hooks[index] */
+	int		 prot;		/* its page's protection (PROT_*) */
+};
+
+/* For tests and status: copy the first max patched slots (sorted by
+ * address) to out.  Returns the number patched. */
+size_t	ht_got_slots(struct ht_got_slot *out, size_t max);
 
 #endif
