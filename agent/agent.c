@@ -55,10 +55,13 @@ parse_u64(const char *s, uint64_t *out)
 }
 
 /*
- * libstdc++'s operator new and delete call malloc and free through
- * libstdc++'s own GOT.  Patching both would count each object twice, so new
- * and delete are hooked where they are bound to libstdc++, and libstdc++'s
- * own malloc-family slots are left alone.
+ * libstdc++'s operators call each other (new[] calls new, the nothrow forms
+ * call the throwing ones) and malloc and free, all through libstdc++'s own
+ * PLT.  Patching those slots would count each object two or three times, so
+ * no slot of libstdc++ itself is patched, and new and delete are hooked in
+ * the modules that call them, where they are bound to libstdc++'s (another
+ * library's operator new calls malloc, which is hooked: hooking its new as
+ * well would count twice).
  */
 static int
 is_libstdcxx(const char *path)
@@ -74,12 +77,14 @@ accept_slot(const struct ht_module *m, size_t index, void *original)
 {
 	const struct ht_module	*om;
 
+	if (index == HT_H_DLOPEN || index == HT_H_DLCLOSE)
+		return 1;
+	if (is_libstdcxx(m->path))
+		return 0;
 	if (index >= HT_H_NEW && index <= HT_H_DELETE_ARRAY_ALIGN_NOTHROW) {
 		om = ht_modules_find((uintptr_t)original);
 		return om != NULL && is_libstdcxx(om->path);
 	}
-	if (index < HT_H_NEW)
-		return !is_libstdcxx(m->path);
 	return 1;
 }
 
@@ -105,9 +110,13 @@ ht_agent_modules_changed(void)
 {
 	if (!active)
 		return;
+	/* The loader may allocate for us (dlsym's error buffer): the guard
+	 * keeps the agent's own work out of the profile. */
+	ht_tls.guard++;
 	ht_lock_acquire(&rescan_lock);
 	rescan();
 	ht_lock_release(&rescan_lock);
+	ht_tls.guard--;
 }
 
 static void
@@ -165,12 +174,14 @@ agent_init(void)
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
 		return;
 	active = 1;
+	ht_tls.guard++;
 	ht_lock_acquire(&rescan_lock);
 	ht_lock_acquire(&ht_agent_lock);
 	ht_session_start(rate);
 	ht_lock_release(&ht_agent_lock);
 	rescan();
 	ht_lock_release(&rescan_lock);
+	ht_tls.guard--;
 }
 
 __attribute__((destructor)) static void

@@ -95,26 +95,23 @@ hook_realloc(void *old, size_t n)
 	    CALLER), old, n, CALLER);
 }
 
+/*
+ * reallocarray(p, n, m) is realloc(p, n * m) with an overflow check, and
+ * glibc implements it by calling realloc through its own PLT: forwarding to
+ * the original reallocarray would count every block twice.  So the hook
+ * does what reallocarray is defined to do, with the caller's realloc.
+ */
 static void *
 hook_reallocarray(void *old, size_t n, size_t m)
 {
-	void	*(*fn)(void *, size_t, size_t) =
-	    (void *(*)(void *, size_t, size_t))orig(HT_H_REALLOCARRAY, CALLER);
-	struct ht_live	 e;
-	int		 had = 0;
-	void		*p;
-	size_t		 total;
+	size_t	total;
 
-	if (__builtin_mul_overflow(n, m, &total))
-		return fn(old, n, m);	/* fails with ENOMEM, old untouched */
-	if (old != NULL && __builtin_expect(ht_live_maybe((uintptr_t)old), 0))
-		had = ht_sampler_take(old, &e);
-	p = fn(old, n, m);
-	if (p == NULL && total != 0 && had)
-		ht_sampler_restore(&e);
-	if (p != NULL)
-		sample(p, total, CALLER);
-	return p;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return do_realloc((void *(*)(void *, size_t))orig(HT_H_REALLOC,
+	    CALLER), old, total, CALLER);
 }
 
 static void
@@ -191,8 +188,9 @@ hook_pvalloc(size_t n)
 /*
  * C++.  operator new may throw; the exception unwinds through these frames
  * (C with unwind tables, nothing to clean up).  Only slots bound to
- * libstdc++'s operators are patched, and libstdc++'s own calls to malloc and
- * free are left alone (see agent.c), so each object is counted once.
+ * libstdc++'s operators are patched, and none of libstdc++'s own slots (its
+ * operators call each other and malloc through its PLT; see agent.c), so
+ * each object is counted once.
  */
 #define NEW_HOOK(name, idx)						\
 static void *								\

@@ -1,0 +1,196 @@
+#!/bin/sh
+# Programs that are hard on a profiler run correctly under heaptool run, at
+# the default rate and at --rate 1: one that forks (and execs), one whose
+# signal handler allocates, one with 8 threads freeing each other's blocks.
+# Their output and exit status are those of a plain run and a readable
+# profile is written.  Also: the exit status of CMD is heaptool's; a CMD
+# killed by a signal makes heaptool exit 128 + the signal and say there is no
+# profile; children of CMD are not profiled.
+. "$(dirname "$0")/tap/libtap.sh"
+
+command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
+for f in forker sigalloc threads8; do
+	for v in O0 O2; do
+		[ -x "$TARGETS/$f-$v" ] ||
+		    bail "$TARGETS/$f-$v not built (make check builds it)"
+	done
+done
+[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
+# sigalloc relies on glibc's default tcache (see t/target/sigalloc.c); no
+# core files for the programs killed on purpose.
+unset GLIBC_TUNABLES HEAPTOOL_SEED
+# shellcheck disable=SC3045
+ulimit -c 0 2>/dev/null
+
+TAB=$(printf '\t')
+
+# want COMMAND ARGS: queue a check of t/lib/htcheck.py; checks runs the
+# queue through one python3 (it starts slowly) and turns its lines into TAP,
+# each description prefixed with $label.
+want() {
+	for _a in "$@"; do
+		case $_a in
+		*[!A-Za-z0-9_./=,:+-]*)
+			_q=$(printf '%s' "$_a" | sed "s/'/'\\\\''/g")
+			printf "'%s' " "$_q" ;;
+		*)
+			printf '%s ' "$_a" ;;
+		esac
+	done >>"$HT_TMP/checks"
+	echo >>"$HT_TMP/checks"
+}
+
+checks() {
+	[ -s "$HT_TMP/checks" ] || return 0
+	python3 "$HT_SRCDIR/t/lib/htcheck.py" - <"$HT_TMP/checks" \
+	    >"$HT_TMP/py.out" 2>&1
+	_pst=$?
+	: >"$HT_TMP/checks"
+	_pnot=0
+	while IFS= read -r _pl; do
+		case $_pl in
+		"ok$TAB"*) ok 0 "$label: ${_pl#"ok$TAB"}" ;;
+		"not ok$TAB"*) ok 1 "$label: ${_pl#"not ok$TAB"}"; _pnot=1 ;;
+		*) diag "$_pl" ;;
+		esac
+	done <"$HT_TMP/py.out"
+	if [ "$_pst" -ne 0 ] && [ "$_pnot" -eq 0 ]; then
+		ok 1 "$label: htcheck.py failed (status $_pst)"
+	fi
+}
+
+# plain LABEL CMD...: run CMD by itself; its stdout in $HT_TMP/LABEL.plain,
+# its status in $plain_status.
+plain() {
+	_l=$1
+	shift
+	timeout 60 "$@" >"$HT_TMP/$_l.plain" 2>"$HT_TMP/$_l.plain.err"
+	plain_status=$?
+}
+
+# under LABEL [RUN OPTIONS] -- CMD...: run CMD under heaptool run -o
+# $HT_TMP/LABEL.heap; compare stdout and status with the last plain run.
+under() {
+	label=$1
+	shift
+	timeout 60 "$HEAPTOOL" run -o "$HT_TMP/$label.heap" "$@" \
+	    >"$HT_TMP/$label.out" 2>"$HT_TMP/$label.err"
+	ht_status=$?
+	is "$plain_status" "$ht_status" "$label: exit status unchanged"
+	[ "$ht_status" -eq "$plain_status" ] || diag "heaptool run said:" \
+	    "$(head -c 2000 "$HT_TMP/$label.err")"
+	cmp -s "$HT_TMP/$plain_label.plain" "$HT_TMP/$label.out"
+	_c=$?
+	ok $_c "$label: output unchanged"
+	[ $_c -eq 0 ] ||
+	    diag "plain: $(head -c 500 "$HT_TMP/$plain_label.plain")" \
+	    "under heaptool: $(head -c 500 "$HT_TMP/$label.out")"
+}
+
+# readable LABEL: the profile of the last run reads as a JSON report.
+readable() {
+	timeout 60 "$HEAPTOOL" report --json --detail "$HT_TMP/$1.heap" \
+	    >"$HT_TMP/$1.json" 2>"$HT_TMP/$1.report.err"
+	_st=$?
+	ok $_st "$1: heaptool report --json --detail reads the profile"
+	if [ $_st -ne 0 ]; then
+		diag "$(head -c 2000 "$HT_TMP/$1.report.err")"
+		return 1
+	fi
+	want wellformed "$HT_TMP/$1.json"
+}
+
+for f in forker sigalloc threads8; do
+	for v in O0 O2; do
+		bin=$TARGETS/$f-$v
+		plain_label=$f-$v
+		plain "$plain_label" "$bin"
+		is 0 "$plain_status" "$f-$v: exits 0 by itself"
+		under "$f-$v-default" -- "$bin"
+		readable "$label" && checks
+		under "$f-$v-rate1" --rate 1 -- "$bin"
+		readable "$label" || continue
+		want exact "$HT_TMP/$label.json"
+		case $f in
+		sigalloc)
+			# The handler's own site, one per interrupted stack
+			# below the signal frame.
+			want site "$HT_TMP/$label.json" \
+			    --src "$HT_SRCDIR/t/target/sigalloc.c" \
+			    --func on_alarm --sum alloc_objects\>=20 \
+			    inuse_objects=0
+			;;
+		threads8)
+			# Blocks freed by other threads: nothing is left in
+			# use at the sites that made them.
+			for s in make_calloc make_realloc make_malloc; do
+				want site "$HT_TMP/$label.json" \
+				    --src "$HT_SRCDIR/t/target/threads8.c" \
+				    --func make_block --marker "$s" \
+				    --chain make_block,worker inuse_bytes=0 \
+				    inuse_objects=0 alloc_objects\>=1000
+			done
+			;;
+		esac
+		checks
+	done
+done
+
+# The exit status of CMD is heaptool's, and the profile is still written.
+plain_label=forker-exit3
+plain "$plain_label" "$TARGETS/forker-O2" exit 3
+is 3 "$plain_status" "forker exit 3: exits 3 by itself"
+under forker-exit3-ht -- "$TARGETS/forker-O2" exit 3
+readable forker-exit3-ht && checks
+
+# Killed by a signal: 128 + the signal, and no profile.
+for sig in 9 11; do
+	plain_label=forker-kill$sig
+	plain "$plain_label" "$TARGETS/forker-O2" kill $sig
+	is $((128 + sig)) "$plain_status" \
+	    "forker kill $sig: dies of signal $sig"
+	under "forker-kill$sig-ht" -- "$TARGETS/forker-O2" kill $sig
+	grep -qi 'no profile' "$HT_TMP/$label.err"
+	_c=$?
+	ok $_c "forker kill $sig: heaptool says there is no profile"
+	[ $_c -eq 0 ] || diag "heaptool run said:" \
+	    "$(head -c 2000 "$HT_TMP/$label.err")"
+	[ ! -e "$HT_TMP/$label.heap" ]
+	ok $? "forker kill $sig: no profile file written"
+done
+
+# Children are not profiled: run without -o in an empty directory; the only
+# profile there must be CMD's own, heaptool.PID.heap, none for its children
+# (4 forked that exit(), 1 that execs /bin/true).
+mkdir "$HT_TMP/children"
+plain_label=forker-children
+plain "$plain_label" "$TARGETS/forker-O0" -p "$HT_TMP/pids.plain"
+label=forker-children-ht
+(
+	cd "$HT_TMP/children" &&
+	    timeout 60 "$HEAPTOOL" run -- "$TARGETS/forker-O0" \
+	    -p "$HT_TMP/pids" >"$HT_TMP/$label.out" 2>"$HT_TMP/$label.err"
+)
+ht_status=$?
+is "$plain_status" "$ht_status" "$label: exit status unchanged"
+cmp -s "$HT_TMP/$plain_label.plain" "$HT_TMP/$label.out"
+ok $? "$label: output unchanged"
+parent=$(sed -n 's/^parent //p' "$HT_TMP/pids" 2>/dev/null)
+nchild=$(grep -c '^child ' "$HT_TMP/pids" 2>/dev/null)
+is 5 "${nchild:-0}" "$label: forker reported its 5 children"
+ls "$HT_TMP/children" >"$HT_TMP/children.ls"
+is "heaptool.$parent.heap" "$(cat "$HT_TMP/children.ls")" \
+    "$label: one profile, heaptool.PID.heap of CMD, none of its children"
+stray=
+for c in $(sed -n 's/^child //p' "$HT_TMP/pids" 2>/dev/null); do
+	[ -e "$HT_TMP/children/heaptool.$c.heap" ] && stray="$stray $c"
+done
+is "" "$stray" "$label: no profile file for a child's pid"
+if [ -e "$HT_TMP/children/heaptool.$parent.heap" ]; then
+	mv "$HT_TMP/children/heaptool.$parent.heap" "$HT_TMP/$label.heap"
+	# A child writing CMD's profile would have put its own pid there.
+	readable "$label" && want field "$HT_TMP/$label.json" pid "$parent" &&
+	    checks
+fi
+
+done_testing
