@@ -20,27 +20,30 @@
 
 #define CALLER	((uintptr_t)__builtin_return_address(0))
 
+/* Out of line, so that the common path of every hook needs no frame. */
+static __attribute__((noinline, cold)) void *
+orig_multi(enum ht_hook_index i, uintptr_t caller)
+{
+	return ht_got_orig_for_caller(ht_hooks, i, caller);
+}
+
 static inline void *
 orig(enum ht_hook_index i, uintptr_t caller)
 {
-	void	*o = __atomic_load_n(&ht_hooks[i].orig, __ATOMIC_ACQUIRE);
-
 	if (__builtin_expect(__atomic_load_n(&ht_hooks[i].multi,
 	    __ATOMIC_RELAXED), 0))
-		o = ht_got_orig_for_caller(ht_hooks, i, caller);
-	return o;
+		return orig_multi(i, caller);
+	return __atomic_load_n(&ht_hooks[i].orig, __ATOMIC_ACQUIRE);
 }
 
 typedef void	*(*alloc_fn)(size_t);
 typedef void	 (*free_fn)(void *);
 
-static inline void
-sample(void *p, size_t size, uintptr_t caller)
-{
-	if (ht_sample_due(size))
-		ht_sampler_alloc(p, size, caller);
-}
-
+/*
+ * The countdown is charged before the allocator is called: the decision does
+ * not depend on the block, and when no sample is due (nearly always) the
+ * hook ends in a tail jump to the original, with no frame of its own.
+ */
 static inline void
 unsample(void *p)
 {
@@ -48,24 +51,92 @@ unsample(void *p)
 		ht_sampler_free(p);
 }
 
-static void *
-hook_malloc(size_t n)
-{
-	void	*p = ((alloc_fn)orig(HT_H_MALLOC, CALLER))(n);
+#define ALLOC_HOOK(call, size) do {					\
+	if (__builtin_expect(!ht_sample_due(size), 1))			\
+		return call;						\
+	return sampled(call, size, CALLER);				\
+} while (0)
 
-	sample(p, n, CALLER);
+/*
+ * The hottest hooks (malloc, free, operator new and delete) are written so
+ * that their common path reads nothing from the stack and calls nothing but
+ * the original, in tail position: GCC then gives them no frame at all.  The
+ * rest (a module bound to another allocator, a sample due) goes out of line.
+ */
+static inline void *
+orig_fast(enum ht_hook_index i)
+{
+	if (__builtin_expect(__atomic_load_n(&ht_hooks[i].multi,
+	    __ATOMIC_RELAXED), 0))
+		return NULL;
+	return __atomic_load_n(&ht_hooks[i].orig, __ATOMIC_ACQUIRE);
+}
+
+/* A one-size allocation whose fast path did not apply: charged says whether
+ * the countdown was already charged (and a sample found due). */
+static __attribute__((noinline)) void *
+alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
+{
+	alloc_fn	 fn = (alloc_fn)orig(i, caller);
+	void		*p;
+
+	if (!charged && !ht_sample_due(n))
+		return fn(n);
+	p = fn(n);
+	ht_sampler_alloc(p, n, caller);
 	return p;
 }
+
+static __attribute__((noinline)) void
+free1_slow(enum ht_hook_index i, void *p, uintptr_t caller)
+{
+	unsample(p);
+	((free_fn)orig(i, caller))(p);
+}
+
+#define ALLOC1_HOOK(name, idx)						\
+static void *								\
+name(size_t n)								\
+{									\
+	alloc_fn	fn = (alloc_fn)orig_fast(idx);			\
+									\
+	if (__builtin_expect(fn == NULL, 0))				\
+		return alloc1_slow(idx, n, 0, CALLER);			\
+	if (__builtin_expect(ht_sample_due(n), 0))			\
+		return alloc1_slow(idx, n, 1, CALLER);			\
+	return fn(n);							\
+}
+
+#define FREE1_HOOK(name, idx)						\
+static void								\
+name(void *p)								\
+{									\
+	free_fn	fn = (free_fn)orig_fast(idx);				\
+									\
+	if (__builtin_expect(fn == NULL ||				\
+	    ht_live_maybe((uintptr_t)p), 0)) {				\
+		free1_slow(idx, p, CALLER);				\
+		return;							\
+	}								\
+	fn(p);								\
+}
+
+static __attribute__((noinline)) void *
+sampled(void *p, size_t size, uintptr_t caller)
+{
+	ht_sampler_alloc(p, size, caller);
+	return p;
+}
+
+
+ALLOC1_HOOK(hook_malloc, HT_H_MALLOC)
 
 static void *
 hook_calloc(size_t n, size_t m)
 {
-	void	*p = ((void *(*)(size_t, size_t))orig(HT_H_CALLOC,
-	    CALLER))(n, m);
-
-	/* If n * m overflows, calloc failed and p is NULL: not sampled. */
-	sample(p, n * m, CALLER);
-	return p;
+	/* If n * m overflows, calloc fails: a NULL block is never sampled. */
+	ALLOC_HOOK(((void *(*)(size_t, size_t))orig(HT_H_CALLOC,
+	    CALLER))(n, m), n * m);
 }
 
 static void *
@@ -73,18 +144,19 @@ do_realloc(void *(*fn)(void *, size_t), void *old, size_t n,
     uintptr_t caller)
 {
 	struct ht_live	 e;
-	int		 had = 0;
+	int		 had = 0, due;
 	void		*p;
 
 	/* A realloc of a sampled block is a free of the old block plus a
 	 * new allocation (DESIGN.md §3). */
 	if (old != NULL && __builtin_expect(ht_live_maybe((uintptr_t)old), 0))
 		had = ht_sampler_take(old, &e);
+	due = ht_sample_due(n);
 	p = fn(old, n);
 	if (p == NULL && n != 0 && had)
 		ht_sampler_restore(&e);	/* failed: old is still valid */
-	if (p != NULL)
-		sample(p, n, caller);
+	if (__builtin_expect(due, 0))
+		ht_sampler_alloc(p, n, caller);
 	return p;
 }
 
@@ -114,12 +186,7 @@ hook_reallocarray(void *old, size_t n, size_t m)
 	    CALLER), old, total, CALLER);
 }
 
-static void
-hook_free(void *p)
-{
-	unsample(p);
-	((free_fn)orig(HT_H_FREE, CALLER))(p);
-}
+FREE1_HOOK(hook_free, HT_H_FREE)
 
 static void
 hook_free_sized(void *p, size_t n)
@@ -139,50 +206,41 @@ hook_free_aligned_sized(void *p, size_t a, size_t n)
 static int
 hook_posix_memalign(void **pp, size_t a, size_t n)
 {
-	int	rc = ((int (*)(void **, size_t, size_t))orig(
-	    HT_H_POSIX_MEMALIGN, CALLER))(pp, a, n);
+	int	(*fn)(void **, size_t, size_t) = (int (*)(void **, size_t,
+	    size_t))orig(HT_H_POSIX_MEMALIGN, CALLER);
+	int	rc;
 
-	if (rc == 0)
-		sample(*pp, n, CALLER);
+	if (__builtin_expect(!ht_sample_due(n), 1))
+		return fn(pp, a, n);
+	rc = fn(pp, a, n);
+	ht_sampler_alloc(rc == 0 ? *pp : NULL, n, CALLER);
 	return rc;
 }
 
 static void *
 hook_aligned_alloc(size_t a, size_t n)
 {
-	void	*p = ((void *(*)(size_t, size_t))orig(HT_H_ALIGNED_ALLOC,
-	    CALLER))(a, n);
-
-	sample(p, n, CALLER);
-	return p;
+	ALLOC_HOOK(((void *(*)(size_t, size_t))orig(HT_H_ALIGNED_ALLOC,
+	    CALLER))(a, n), n);
 }
 
 static void *
 hook_memalign(size_t a, size_t n)
 {
-	void	*p = ((void *(*)(size_t, size_t))orig(HT_H_MEMALIGN,
-	    CALLER))(a, n);
-
-	sample(p, n, CALLER);
-	return p;
+	ALLOC_HOOK(((void *(*)(size_t, size_t))orig(HT_H_MEMALIGN,
+	    CALLER))(a, n), n);
 }
 
 static void *
 hook_valloc(size_t n)
 {
-	void	*p = ((alloc_fn)orig(HT_H_VALLOC, CALLER))(n);
-
-	sample(p, n, CALLER);
-	return p;
+	ALLOC_HOOK(((alloc_fn)orig(HT_H_VALLOC, CALLER))(n), n);
 }
 
 static void *
 hook_pvalloc(size_t n)
 {
-	void	*p = ((alloc_fn)orig(HT_H_PVALLOC, CALLER))(n);
-
-	sample(p, n, CALLER);
-	return p;
+	ALLOC_HOOK(((alloc_fn)orig(HT_H_PVALLOC, CALLER))(n), n);
 }
 
 /*
@@ -192,26 +250,14 @@ hook_pvalloc(size_t n)
  * operators call each other and malloc through its PLT; see agent.c), so
  * each object is counted once.
  */
-#define NEW_HOOK(name, idx)						\
-static void *								\
-name(size_t n)								\
-{									\
-	void	*p = ((alloc_fn)orig(idx, CALLER))(n);			\
-									\
-	sample(p, n, CALLER);						\
-	return p;							\
-}
-NEW_HOOK(hook_new, HT_H_NEW)
-NEW_HOOK(hook_new_array, HT_H_NEW_ARRAY)
+ALLOC1_HOOK(hook_new, HT_H_NEW)
+ALLOC1_HOOK(hook_new_array, HT_H_NEW_ARRAY)
 
 #define NEW2_HOOK(name, idx, argt)					\
 static void *								\
 name(size_t n, argt x)							\
 {									\
-	void	*p = ((void *(*)(size_t, argt))orig(idx, CALLER))(n, x); \
-									\
-	sample(p, n, CALLER);						\
-	return p;							\
+	ALLOC_HOOK(((void *(*)(size_t, argt))orig(idx, CALLER))(n, x), n); \
 }
 NEW2_HOOK(hook_new_nothrow, HT_H_NEW_NOTHROW, const void *)
 NEW2_HOOK(hook_new_array_nothrow, HT_H_NEW_ARRAY_NOTHROW, const void *)
@@ -222,24 +268,14 @@ NEW2_HOOK(hook_new_array_align, HT_H_NEW_ARRAY_ALIGN, size_t)
 static void *								\
 name(size_t n, size_t a, const void *nt)				\
 {									\
-	void	*p = ((void *(*)(size_t, size_t, const void *))orig(idx, \
-	    CALLER))(n, a, nt);						\
-									\
-	sample(p, n, CALLER);						\
-	return p;							\
+	ALLOC_HOOK(((void *(*)(size_t, size_t, const void *))orig(idx,	\
+	    CALLER))(n, a, nt), n);					\
 }
 NEW3_HOOK(hook_new_align_nothrow, HT_H_NEW_ALIGN_NOTHROW)
 NEW3_HOOK(hook_new_array_align_nothrow, HT_H_NEW_ARRAY_ALIGN_NOTHROW)
 
-#define DELETE_HOOK(name, idx)						\
-static void								\
-name(void *p)								\
-{									\
-	unsample(p);							\
-	((free_fn)orig(idx, CALLER))(p);				\
-}
-DELETE_HOOK(hook_delete, HT_H_DELETE)
-DELETE_HOOK(hook_delete_array, HT_H_DELETE_ARRAY)
+FREE1_HOOK(hook_delete, HT_H_DELETE)
+FREE1_HOOK(hook_delete_array, HT_H_DELETE_ARRAY)
 
 #define DELETE2_HOOK(name, idx, argt)					\
 static void								\
