@@ -78,12 +78,16 @@ static __attribute__((noinline)) void *
 alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
 {
 	alloc_fn	 fn = (alloc_fn)orig(i, caller);
+	struct ht_regs	 regs;
 	void		*p;
 
 	if (!charged && !ht_sample_due(n))
 		return fn(n);
+	/* The hook reached here by a tail jump: this frame's caller is the
+	 * program, so the walk starts one step from it. */
+	HT_REGS_CAPTURE(&regs);
 	p = fn(n);
-	ht_sampler_alloc(p, n, caller);
+	ht_sampler_alloc(p, n, caller, &regs);
 	return p;
 }
 
@@ -124,7 +128,7 @@ name(void *p)								\
 static __attribute__((noinline)) void *
 sampled(void *p, size_t size, uintptr_t caller)
 {
-	ht_sampler_alloc(p, size, caller);
+	ht_sampler_alloc(p, size, caller, NULL);
 	return p;
 }
 
@@ -156,7 +160,7 @@ do_realloc(void *(*fn)(void *, size_t), void *old, size_t n,
 	if (p == NULL && n != 0 && had)
 		ht_sampler_restore(&e);	/* failed: old is still valid */
 	if (__builtin_expect(due, 0))
-		ht_sampler_alloc(p, n, caller);
+		ht_sampler_alloc(p, n, caller, NULL);
 	return p;
 }
 
@@ -213,7 +217,7 @@ hook_posix_memalign(void **pp, size_t a, size_t n)
 	if (__builtin_expect(!ht_sample_due(n), 1))
 		return fn(pp, a, n);
 	rc = fn(pp, a, n);
-	ht_sampler_alloc(rc == 0 ? *pp : NULL, n, CALLER);
+	ht_sampler_alloc(rc == 0 ? *pp : NULL, n, CALLER, NULL);
 	return rc;
 }
 

@@ -105,17 +105,60 @@ thread_index(struct ht_tls *t)
 	return t->thread_idx;
 }
 
+/* The agent's own text, to strip its frames from stacks: looked up once per
+ * module set rather than once per frame. */
+static uintptr_t	agent_lo, agent_hi;
+static unsigned		agent_gen = ~0u;
+
 static int
 in_agent(uintptr_t pc)
 {
-	const struct ht_module	*m = ht_modules_find(pc);
+	const struct ht_modset	*set;
+	size_t			 i;
 
-	return m != NULL && (m->flags & HT_MOD_AGENT);
+	if (agent_gen != ht_modules_generation) {
+		agent_gen = ht_modules_generation;
+		agent_lo = agent_hi = 0;
+		set = ht_modules_current();
+		for (i = 0; i < set->n; i++)
+			if (set->mods[i].flags & HT_MOD_AGENT) {
+				agent_lo = set->mods[i].start;
+				agent_hi = set->mods[i].end;
+			}
+	}
+	return pc >= agent_lo && pc < agent_hi;
+}
+
+/*
+ * Weights by size for the current rate: programs allocate a few sizes over
+ * and over, and the exponential behind each weight costs more than the rest
+ * of the bookkeeping.  Guarded by the lock; a new rate misses everywhere.
+ */
+#define WCACHE	256
+
+static struct {
+	uint64_t		size;
+	uint64_t		rate;
+	struct ht_sample_weight	w;
+} wcache[WCACHE];
+
+static void
+weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
+{
+	size_t	i = (size_t)((size * 0x9e3779b97f4a7c15ull) >> 56);
+
+	if (wcache[i].rate != rate || wcache[i].size != size) {
+		ht_sample_weigh(size, rate, &wcache[i].w);
+		wcache[i].size = size;
+		wcache[i].rate = rate;
+	}
+	*w = wcache[i].w;
 }
 
 /* With the lock held: record a sample of p (size bytes). */
 static void
-record(struct ht_tls *t, void *p, size_t size, uintptr_t caller)
+record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
+    const struct ht_regs *from)
 {
 	uintptr_t		 pcs[HT_MAX_FRAMES + 16];
 	struct ht_regs		 regs;
@@ -127,7 +170,10 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller)
 	int64_t			 site;
 
 	if (!ht_sampler_dlclose_busy) {
-		HT_REGS_CAPTURE(&regs);
+		if (from != NULL)
+			regs = *from;
+		else
+			HT_REGS_CAPTURE(&regs);
 		n = ht_unwind(&regs, pcs, HT_MAX_FRAMES + 16);
 		while (i < n && in_agent(pcs[i]))
 			i++;
@@ -146,7 +192,7 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller)
 		ht_session.dropped++;
 		return;
 	}
-	ht_sample_weigh(size, ht_session.rate, &w);
+	weigh(size, ht_session.rate, &w);
 	e.ptr = (uintptr_t)p;
 	e.site = (uint32_t)site;
 	e.thread = thread_index(t);
@@ -200,7 +246,8 @@ drain_pending(struct ht_tls *t)
 }
 
 void
-ht_sampler_alloc(void *p, size_t size, uintptr_t caller)
+ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
+    const struct ht_regs *from)
 {
 	struct ht_tls	*t = &ht_tls;
 	int		 saved_errno;
@@ -230,7 +277,7 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller)
 			goto out;
 	}
 	if (p != NULL)
-		record(t, p, size, caller);
+		record(t, p, size, caller, from);
 	t->countdown = ht_sample_countdown(&t->rng, t->rate);
 out:
 	ht_lock_release(&ht_agent_lock);

@@ -20,6 +20,7 @@
 #include "sampling.h"
 #include "session.h"
 #include "tables.h"
+#include "unwind.h"
 
 #define HT_PENDING_FREES	8
 
@@ -54,8 +55,12 @@ ht_sample_due(size_t size)
 
 /* Slow path after ht_sample_due() said so: p is what the allocator returned
  * for size bytes (NULL: failed, never sampled), caller the hook's return
- * address (a fallback stack when unwinding is impossible). */
-void	ht_sampler_alloc(void *p, size_t size, uintptr_t caller);
+ * address (a fallback stack when unwinding is impossible), from the
+ * registers captured in the agent frame nearest the caller (NULL: captured
+ * here; the agent's frames are stripped either way, this only saves
+ * unwinding through them). */
+void	ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
+	    const struct ht_regs *from);
 
 /* A free (or the old block of a realloc) of p, which ht_live_maybe() could
  * not rule out: subtract its sample if it has one.  Call before the block is

@@ -103,6 +103,18 @@ ht_rng_uniform(struct ht_rng *r)
 	return (double)k * 0x1p-53;
 }
 
+/*
+ * 1/n for the series below: a division costs some 20 cycles, a multiply by
+ * a correctly rounded constant 4, and the agent evaluates these inside
+ * malloc on every sample.
+ */
+static const double	inv[26] = {
+	0, 1, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8,
+	1.0 / 9, 1.0 / 10, 1.0 / 11, 1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15,
+	1.0 / 16, 1.0 / 17, 1.0 / 18, 1.0 / 19, 1.0 / 20, 1.0 / 21, 1.0 / 22,
+	1.0 / 23, 1.0 / 24, 1.0 / 25,
+};
+
 double
 ht_log(double x)
 {
@@ -140,7 +152,7 @@ ht_log(double x)
 	s = f * f;
 	t = 0;
 	for (k = 25; k >= 3; k -= 2)
-		t = (1.0 / k + t) * s;
+		t = (inv[k] + t) * s;
 	t = 2 * f + 2 * f * t;
 	return (double)e * LN2_HI + (t + (double)e * LN2_LO);
 }
@@ -163,7 +175,7 @@ ht_exp(double x)
 	/* Taylor in nested form; 0.347^15 / 15! < 1e-19. */
 	t = 1;
 	for (n = 15; n >= 1; n--)
-		t = 1 + r * t / n;
+		t = 1 + r * t * inv[n];
 	return scale2(t, k);
 }
 
@@ -184,7 +196,7 @@ ht_one_minus_exp_neg(double x)
 		r = -x;
 		t = 1;
 		for (n = 20; n >= 2; n--)
-			t = 1 + r * t / n;
+			t = 1 + r * t * inv[n];
 		return -(r * t);
 	}
 	return 1 - ht_exp(-x);
@@ -249,10 +261,11 @@ ht_sample_weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 		return;
 	}
 	x = (s + 1) / (double)rate;
-	p = ht_one_minus_exp_neg(x);
 	/* 1 - p directly, not by subtraction: it is what is left when p is
-	 * close to 1 (large allocations). */
+	 * close to 1 (large allocations); and p from the series when it is
+	 * tiny (small allocations), where 1 - q would cancel. */
 	q = ht_exp(-x);
+	p = x < 0.5 ? ht_one_minus_exp_neg(x) : 1 - q;
 	w->bytes = s / p;
 	w->objects = 1 / p;
 	w->var_objects = q / (p * p);
