@@ -63,12 +63,16 @@ unsample(void *p)
  * the original, in tail position: GCC then gives them no frame at all.  The
  * rest (a module bound to another allocator, a sample due) goes out of line.
  */
+static inline int
+is_multi(enum ht_hook_index i)
+{
+	return __atomic_load_n(&ht_hooks[i].multi, __ATOMIC_RELAXED);
+}
+
+/* Never NULL once a slot leads to the hook: got.c sets it first. */
 static inline void *
 orig_fast(enum ht_hook_index i)
 {
-	if (__builtin_expect(__atomic_load_n(&ht_hooks[i].multi,
-	    __ATOMIC_RELAXED), 0))
-		return NULL;
 	return __atomic_load_n(&ht_hooks[i].orig, __ATOMIC_ACQUIRE);
 }
 
@@ -102,27 +106,23 @@ free1_slow(enum ht_hook_index i, void *p, uintptr_t caller)
 static void *								\
 name(size_t n)								\
 {									\
-	alloc_fn	fn = (alloc_fn)orig_fast(idx);			\
-									\
-	if (__builtin_expect(fn == NULL, 0))				\
+	if (__builtin_expect(is_multi(idx), 0))				\
 		return alloc1_slow(idx, n, 0, CALLER);			\
 	if (__builtin_expect(ht_sample_due(n), 0))			\
 		return alloc1_slow(idx, n, 1, CALLER);			\
-	return fn(n);							\
+	return ((alloc_fn)orig_fast(idx))(n);				\
 }
 
 #define FREE1_HOOK(name, idx)						\
 static void								\
 name(void *p)								\
 {									\
-	free_fn	fn = (free_fn)orig_fast(idx);				\
-									\
-	if (__builtin_expect(fn == NULL ||				\
+	if (__builtin_expect(is_multi(idx) ||				\
 	    ht_live_maybe((uintptr_t)p), 0)) {				\
 		free1_slow(idx, p, CALLER);				\
 		return;							\
 	}								\
-	fn(p);								\
+	((free_fn)orig_fast(idx))(p);					\
 }
 
 static __attribute__((noinline)) void *

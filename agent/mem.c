@@ -56,6 +56,12 @@ ht_mem_remap(void *p, size_t oldlen, size_t newlen)
 	return q;
 }
 
+void
+ht_mem_note_static(size_t len)
+{
+	__atomic_add_fetch(&mapped, len, __ATOMIC_RELAXED);
+}
+
 uint64_t
 ht_mem_overhead(void)
 {

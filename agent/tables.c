@@ -14,7 +14,7 @@
 #define FRAMES_MAX	((size_t)HT_MAX_SITES * 24)
 #define LIVE_MIN	4096
 
-uint8_t			*ht_live_filter;
+uint8_t			 ht_live_filter[1u << HT_FILTER_BITS];
 
 static uint32_t		*site_index;	/* site number + 1, 0 = empty */
 static size_t		 site_index_cap;
@@ -52,10 +52,10 @@ ht_tables_init(void)
 	frames = ht_mem_map(FRAMES_MIN * sizeof(*frames));
 	live = ht_mem_map(LIVE_MIN * sizeof(*live));
 	threads = ht_mem_map(HT_MAX_THREADS * sizeof(*threads));
-	ht_live_filter = ht_mem_map((size_t)1 << HT_FILTER_BITS);
 	if (site_index == NULL || sites == NULL || frames == NULL ||
-	    live == NULL || threads == NULL || ht_live_filter == NULL)
+	    live == NULL || threads == NULL)
 		return -1;
+	ht_mem_note_static(sizeof(ht_live_filter));
 	site_index_cap = SITE_INDEX_MIN;
 	sites_cap = SITES_MIN;
 	frames_cap = FRAMES_MIN;

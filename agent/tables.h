@@ -87,7 +87,9 @@ int			 ht_live_insert(const struct ht_live *e, struct ht_live *old);
 int			 ht_live_remove(uintptr_t ptr, struct ht_live *out);
 size_t			 ht_live_count(void);
 
-extern uint8_t		*ht_live_filter;
+/* Static, not mapped: the free fast path indexes it with no pointer to load
+ * or test.  Its size is counted in the agent's overhead. */
+extern uint8_t		 ht_live_filter[1u << HT_FILTER_BITS];
 
 static inline size_t
 ht_live_filter_index(uintptr_t ptr)
@@ -100,10 +102,8 @@ ht_live_filter_index(uintptr_t ptr)
 static inline int
 ht_live_maybe(uintptr_t ptr)
 {
-	uint8_t	*f = __atomic_load_n(&ht_live_filter, __ATOMIC_RELAXED);
-
-	return f != NULL &&
-	    __atomic_load_n(&f[ht_live_filter_index(ptr)], __ATOMIC_RELAXED) != 0;
+	return __atomic_load_n(&ht_live_filter[ht_live_filter_index(ptr)],
+	    __ATOMIC_RELAXED) != 0;
 }
 
 /* The thread record for tid, added if new (name is read by the caller).
