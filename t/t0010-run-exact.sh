@@ -5,6 +5,7 @@
 # with whole stacks, for the -O0 and the -O2 -fomit-frame-pointer builds; and
 # the fixtures' own output and exit status must not change.
 . "$(dirname "$0")/tap/libtap.sh"
+. "$(dirname "$0")/lib/htcheck.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 for f in alloc-sites-O0 alloc-sites-O2 cxx-new-O0 cxx-new-O2 libdlfix.so; do
@@ -13,43 +14,6 @@ for f in alloc-sites-O0 alloc-sites-O2 cxx-new-O0 cxx-new-O2 libdlfix.so; do
 done
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
 unset HEAPTOOL_SEED
-
-TAB=$(printf '\t')
-
-# want COMMAND ARGS: queue a check of t/lib/htcheck.py; checks runs the
-# queue through one python3 (it starts slowly) and turns its lines into TAP,
-# each description prefixed with $label.
-want() {
-	for _a in "$@"; do
-		case $_a in
-		*[!A-Za-z0-9_./=,:+-]*)
-			_q=$(printf '%s' "$_a" | sed "s/'/'\\\\''/g")
-			printf "'%s' " "$_q" ;;
-		*)
-			printf '%s ' "$_a" ;;
-		esac
-	done >>"$HT_TMP/checks"
-	echo >>"$HT_TMP/checks"
-}
-
-checks() {
-	[ -s "$HT_TMP/checks" ] || return 0
-	python3 "$HT_SRCDIR/t/lib/htcheck.py" - <"$HT_TMP/checks" \
-	    >"$HT_TMP/py.out" 2>&1
-	_pst=$?
-	: >"$HT_TMP/checks"
-	_pnot=0
-	while IFS= read -r _pl; do
-		case $_pl in
-		"ok$TAB"*) ok 0 "$label: ${_pl#"ok$TAB"}" ;;
-		"not ok$TAB"*) ok 1 "$label: ${_pl#"not ok$TAB"}"; _pnot=1 ;;
-		*) diag "$_pl" ;;
-		esac
-	done <"$HT_TMP/py.out"
-	if [ "$_pst" -ne 0 ] && [ "$_pnot" -eq 0 ]; then
-		ok 1 "$label: htcheck.py failed (status $_pst)"
-	fi
-}
 
 # run_both NAME BIN ARGS: run BIN plainly and under heaptool run --rate 1;
 # compare stdout and exit status; leave the JSON report in $HT_TMP/NAME.json.

@@ -8,6 +8,7 @@
 # predicts.  Seeds are fixed (HEAPTOOL_SEED), so a run is reproducible: the
 # same seed twice gives the same samples.
 . "$(dirname "$0")/tap/libtap.sh"
+. "$(dirname "$0")/lib/htcheck.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 for f in alloc-sites-O0 alloc-sites-O2; do
@@ -16,47 +17,11 @@ for f in alloc-sites-O0 alloc-sites-O2; do
 done
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
 
-TAB=$(printf '\t')
 RATE=65536
 SRC=$HT_SRCDIR/t/target/alloc-sites.c
 # name:size:count:kept|churn, as alloc-sites.c makes them in "big" mode.
 SPECS="big_tiny:64:262144:kept big_page:4096:4096:kept
 big_odd:100000:160:kept big_huge:1048576:16:kept big_churn:1000:32768:churn"
-
-# want COMMAND ARGS: queue a check of t/lib/htcheck.py; checks runs the
-# queue through one python3 (it starts slowly) and turns its lines into TAP,
-# each description prefixed with $label.
-want() {
-	for _a in "$@"; do
-		case $_a in
-		*[!A-Za-z0-9_./=,:+-]*)
-			_q=$(printf '%s' "$_a" | sed "s/'/'\\\\''/g")
-			printf "'%s' " "$_q" ;;
-		*)
-			printf '%s ' "$_a" ;;
-		esac
-	done >>"$HT_TMP/checks"
-	echo >>"$HT_TMP/checks"
-}
-
-checks() {
-	[ -s "$HT_TMP/checks" ] || return 0
-	python3 "$HT_SRCDIR/t/lib/htcheck.py" - <"$HT_TMP/checks" \
-	    >"$HT_TMP/py.out" 2>&1
-	_pst=$?
-	: >"$HT_TMP/checks"
-	_pnot=0
-	while IFS= read -r _pl; do
-		case $_pl in
-		"ok$TAB"*) ok 0 "$label: ${_pl#"ok$TAB"}" ;;
-		"not ok$TAB"*) ok 1 "$label: ${_pl#"not ok$TAB"}"; _pnot=1 ;;
-		*) diag "$_pl" ;;
-		esac
-	done <"$HT_TMP/py.out"
-	if [ "$_pst" -ne 0 ] && [ "$_pnot" -eq 0 ]; then
-		ok 1 "$label: htcheck.py failed (status $_pst)"
-	fi
-}
 
 # sampled_run LABEL SEED BIN: run "BIN big" under heaptool run --rate 64K
 # with HEAPTOOL_SEED=SEED; check exit status and output against the plain

@@ -7,6 +7,7 @@
 # killed by a signal makes heaptool exit 128 + the signal and say there is no
 # profile; children of CMD are not profiled.
 . "$(dirname "$0")/tap/libtap.sh"
+. "$(dirname "$0")/lib/htcheck.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 for f in forker sigalloc threads8; do
@@ -21,43 +22,6 @@ done
 unset GLIBC_TUNABLES HEAPTOOL_SEED
 # shellcheck disable=SC3045
 ulimit -c 0 2>/dev/null
-
-TAB=$(printf '\t')
-
-# want COMMAND ARGS: queue a check of t/lib/htcheck.py; checks runs the
-# queue through one python3 (it starts slowly) and turns its lines into TAP,
-# each description prefixed with $label.
-want() {
-	for _a in "$@"; do
-		case $_a in
-		*[!A-Za-z0-9_./=,:+-]*)
-			_q=$(printf '%s' "$_a" | sed "s/'/'\\\\''/g")
-			printf "'%s' " "$_q" ;;
-		*)
-			printf '%s ' "$_a" ;;
-		esac
-	done >>"$HT_TMP/checks"
-	echo >>"$HT_TMP/checks"
-}
-
-checks() {
-	[ -s "$HT_TMP/checks" ] || return 0
-	python3 "$HT_SRCDIR/t/lib/htcheck.py" - <"$HT_TMP/checks" \
-	    >"$HT_TMP/py.out" 2>&1
-	_pst=$?
-	: >"$HT_TMP/checks"
-	_pnot=0
-	while IFS= read -r _pl; do
-		case $_pl in
-		"ok$TAB"*) ok 0 "$label: ${_pl#"ok$TAB"}" ;;
-		"not ok$TAB"*) ok 1 "$label: ${_pl#"not ok$TAB"}"; _pnot=1 ;;
-		*) diag "$_pl" ;;
-		esac
-	done <"$HT_TMP/py.out"
-	if [ "$_pst" -ne 0 ] && [ "$_pnot" -eq 0 ]; then
-		ok 1 "$label: htcheck.py failed (status $_pst)"
-	fi
-}
 
 # plain LABEL CMD...: run CMD by itself; its stdout in $HT_TMP/LABEL.plain,
 # its status in $plain_status.
