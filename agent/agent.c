@@ -8,7 +8,14 @@
  * Launch mode (heaptool run) passes its settings in the environment:
  * HEAPTOOL_PID (the process to profile: the agent stays dormant in any
  * other, so children that exec are not profiled), HEAPTOOL_RATE (bytes),
- * HEAPTOOL_OUTPUT (the profile path) and HEAPTOOL_SEED (fixed seed).
+ * HEAPTOOL_OUTPUT (the profile path) and HEAPTOOL_SEED (fixed seed).  The
+ * constructor sets up, starts the session and patches, then starts the
+ * control thread (control.h) so that a launched process can be reported live.
+ *
+ * Attach mode (no HEAPTOOL_PID: loaded by heaptool attach, inside a dlopen
+ * called by an injected thread) must not block the constructor: it only
+ * starts the control thread, which sets up and patches the GOT slots with no
+ * session (sampling begins at START) before it serves.
  *
  * Nothing here may print, exit or abort: on any failure the agent stays
  * dormant or stops sampling, and the process runs on as if it were absent.
@@ -19,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "dump.h"
 #include "got.h"
 #include "hooks.h"
@@ -36,6 +44,10 @@ struct ht_lock		ht_agent_lock;
  * only replaced under it, so got.c may read the set while holding it. */
 static struct ht_lock	rescan_lock;
 static int		active;
+/* The GOT slots are patched (HOOK) or restored (DETACH): written under
+ * rescan_lock, so a dlopen hook that was entered before a detach cannot
+ * patch the slots again after it. */
+static int		hooked;
 static char		output[4096];
 
 static int
@@ -88,13 +100,14 @@ accept_slot(const struct ht_module *m, size_t index, void *original)
 	return 1;
 }
 
-static void
+/* With rescan_lock held.  Returns the slots patched now, or -1. */
+static int
 rescan(void)
 {
 	struct ht_modset	set;
 
 	if (ht_modules_scan(&set) != 0)
-		return;
+		return -1;
 	ht_lock_acquire(&ht_agent_lock);
 	ht_modules_publish(&set);
 	if (ht_session.state == HT_STATE_RUNNING)
@@ -102,7 +115,7 @@ rescan(void)
 	ht_lock_release(&ht_agent_lock);
 	/* got.c reads the set without ht_agent_lock: rescan_lock keeps it
 	 * from being replaced meanwhile. */
-	ht_got_patch(ht_modules_current(), ht_hooks, HT_NHOOKS);
+	return ht_got_patch(ht_modules_current(), ht_hooks, HT_NHOOKS);
 }
 
 void
@@ -114,7 +127,8 @@ ht_agent_modules_changed(void)
 	 * keeps the agent's own work out of the profile. */
 	ht_tls.guard++;
 	ht_lock_acquire(&rescan_lock);
-	rescan();
+	if (hooked)
+		rescan();
 	ht_lock_release(&rescan_lock);
 	ht_tls.guard--;
 }
@@ -149,6 +163,105 @@ fork_child(void)
 	ht_tls.guard--;
 }
 
+/* What both modes need before a hook is installed: the tables, the dump
+ * buffer, the slot filter and the fork handlers.  Returns 0 or -1. */
+static int
+setup(void)
+{
+	if (ht_tables_init() != 0 || ht_dump_init() != 0)
+		return -1;
+	ht_got_set_filter(accept_slot);
+	if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
+		return -1;
+	active = 1;
+	return 0;
+}
+
+/* Patch the slots, starting a session at rate first when rate is not 0
+ * (launch mode: the first allocations after the patch are sampled).
+ * Returns the slots patched, or -1 with nothing patched. */
+static int
+install(uint64_t rate)
+{
+	int	rc;
+
+	ht_tls.guard++;
+	ht_lock_acquire(&rescan_lock);
+	if (rate != 0) {
+		ht_lock_acquire(&ht_agent_lock);
+		ht_session_start(rate);
+		ht_lock_release(&ht_agent_lock);
+	}
+	__atomic_store_n(&hooked, 1, __ATOMIC_RELAXED);
+	if ((rc = rescan()) < 0) {
+		/* ht_got_patch left nothing of this call patched. */
+		__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
+		if (rate != 0) {
+			ht_lock_acquire(&ht_agent_lock);
+			ht_session_stop();
+			ht_lock_release(&ht_agent_lock);
+		}
+	}
+	ht_lock_release(&rescan_lock);
+	ht_tls.guard--;
+	return rc;
+}
+
+int
+ht_agent_attach_init(void)
+{
+	if (setup() != 0 || install(0) < 0)
+		return -1;
+	return 0;
+}
+
+int
+ht_agent_hooked(void)
+{
+	return __atomic_load_n(&hooked, __ATOMIC_RELAXED);
+}
+
+int
+ht_agent_hook(void)
+{
+	if (!active)
+		return -1;
+	return install(0);
+}
+
+int
+ht_agent_unhook(void)
+{
+	int	rc;
+
+	if (!active)
+		return -1;
+	ht_tls.guard++;
+	ht_lock_acquire(&rescan_lock);
+	ht_lock_acquire(&ht_agent_lock);
+	ht_session_stop();
+	ht_lock_release(&ht_agent_lock);
+	__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
+	rc = ht_got_restore_all();
+	ht_lock_release(&rescan_lock);
+	ht_tls.guard--;
+	return rc;
+}
+
+void
+ht_agent_state(int *is_hooked, size_t *slots, size_t *modules)
+{
+	ht_tls.guard++;
+	ht_lock_acquire(&rescan_lock);
+	*is_hooked = hooked;
+	*slots = ht_got_patched_slots();
+	ht_lock_acquire(&ht_agent_lock);
+	*modules = ht_modules_current()->n;
+	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&rescan_lock);
+	ht_tls.guard--;
+}
+
 __attribute__((constructor)) static void
 agent_init(void)
 {
@@ -156,8 +269,13 @@ agent_init(void)
 	const char	*s;
 	size_t		len;
 
-	if (parse_u64(getenv("HEAPTOOL_PID"), &pid) != 0 ||
-	    pid != (uint64_t)getpid())
+	s = getenv("HEAPTOOL_PID");
+	if (s == NULL) {
+		ht_control_start(1);
+		return;
+	}
+	/* Set but not ours: a descendant of a launched process. */
+	if (parse_u64(s, &pid) != 0 || pid != (uint64_t)getpid())
 		return;
 	if (parse_u64(getenv("HEAPTOOL_RATE"), &rate) != 0 || rate == 0)
 		rate = DEFAULT_RATE;
@@ -168,26 +286,16 @@ agent_init(void)
 		return;
 	memcpy(output, s, len + 1);
 
-	if (ht_tables_init() != 0 || ht_dump_init() != 0)
+	if (setup() != 0 || install(rate) < 0)
 		return;
-	ht_got_set_filter(accept_slot);
-	if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
-		return;
-	active = 1;
-	ht_tls.guard++;
-	ht_lock_acquire(&rescan_lock);
-	ht_lock_acquire(&ht_agent_lock);
-	ht_session_start(rate);
-	ht_lock_release(&ht_agent_lock);
-	rescan();
-	ht_lock_release(&rescan_lock);
-	ht_tls.guard--;
+	ht_control_start(0);
 }
 
 __attribute__((destructor)) static void
 agent_fini(void)
 {
-	if (!active || ht_session.pid != getpid() ||
+	/* Only launch mode names an output (attach mode leaves it empty). */
+	if (!active || output[0] == '\0' || ht_session.pid != getpid() ||
 	    ht_session.state == HT_STATE_NONE)
 		return;
 	ht_tls.guard++;

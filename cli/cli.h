@@ -10,6 +10,8 @@
 #ifndef HT_CLI_H
 #define HT_CLI_H
 
+#include <sys/types.h>
+
 #include <stdarg.h>
 
 #define HT_EXIT_OK	0
@@ -19,6 +21,27 @@
 /* Subcommands. */
 int	ht_cmd_run(int argc, char **argv);
 int	ht_cmd_report(int argc, char **argv);
+int	ht_cmd_attach(int argc, char **argv);
+int	ht_cmd_start(int argc, char **argv);
+int	ht_cmd_stop(int argc, char **argv);
+int	ht_cmd_status(int argc, char **argv);
+int	ht_cmd_dump(int argc, char **argv);
+int	ht_cmd_detach(int argc, char **argv);
+
+/*
+ * Find the agent library (run.c): $HEAPTOOL_AGENT, else next to this
+ * executable (the build tree builds both at its top), else the installed
+ * copy.  Returns 0 and the absolute path in buf, or -1 after printing why.
+ */
+int	ht_agent_find(char *buf, size_t len);
+
+/*
+ * The process a command talks to (attach.c): popt, the argument of -p, or
+ * when NULL the current target that heaptool attach remembered.  Returns
+ * HT_EXIT_OK and the pid, or an exit status after printing why: no target
+ * (usage), a target that exited (forgotten) or is stopped (runtime).
+ */
+int	ht_target_resolve(const char *popt, pid_t *pid);
 
 /* Print "heaptool: " and the formatted message and a newline on stderr. */
 void	ht_warn(const char *fmt, ...)

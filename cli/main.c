@@ -17,9 +17,24 @@ static const char usage_text[] =
 "  run [--rate SIZE] [-o FILE] -- CMD [ARG...]\n"
 "        run CMD with the heap profiler loaded from its start; when it\n"
 "        exits, save the profile to FILE and print a summary\n"
-"  report [--detail] [--json] [--top N] [--bytes] [-o OUT] FILE\n"
-"        print a saved profile: totals, or every allocation site with\n"
-"        --detail, as text or JSON\n"
+"  attach [--timeout DUR] PID\n"
+"        load the profiler into the running process PID; PID becomes\n"
+"        the current target of the commands below\n"
+"  start [-p PID] [--rate SIZE] [--restart]\n"
+"        start a profiling session in the target\n"
+"  stop [-p PID]\n"
+"        end the session; its profile stays readable\n"
+"  status [-p PID] [--json]\n"
+"        show the agent and its session\n"
+"  report [-p PID] [--detail] [--json] [--top N] [--bytes] [-o OUT]\n"
+"         [FILE]\n"
+"        print the target's profile, or the profile saved in FILE:\n"
+"        totals, or every allocation site with --detail, as text or\n"
+"        JSON\n"
+"  dump [-p PID] -o FILE\n"
+"        save the target's profile to FILE\n"
+"  detach [-p PID]\n"
+"        end the session, remove every hook, forget the target\n"
 "  help [COMMAND]\n"
 "        show this help, or the help of COMMAND\n"
 "\n"
@@ -75,6 +90,12 @@ struct command {
 static const struct command commands[] = {
 	{ "run", ht_cmd_run },
 	{ "report", ht_cmd_report },
+	{ "attach", ht_cmd_attach },
+	{ "start", ht_cmd_start },
+	{ "stop", ht_cmd_stop },
+	{ "status", ht_cmd_status },
+	{ "dump", ht_cmd_dump },
+	{ "detach", ht_cmd_detach },
 };
 
 static const struct command *

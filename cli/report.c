@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ctl.h"
 #include "json.h"
 #include "report.h"
 #include "sampling.h"
@@ -767,12 +768,15 @@ ht_report_write(FILE *fp, const struct ht_profile *prof, struct ht_sym *sym,
 /* The report command. */
 
 static const char report_usage[] =
-"usage: heaptool report [--detail] [--json | --format FORMAT] [--top N]\n"
-"                       [--bytes] [-o OUT] FILE\n"
+"usage: heaptool report [-p PID] [--detail] [--json | --format FORMAT]\n"
+"                       [--top N] [--bytes] [-o OUT] [FILE]\n"
 "\n"
-"Print the profile saved in FILE (by heaptool run): the session, the\n"
-"totals with their 95% intervals, memory by module and by thread.\n"
+"Print a profile: the session, the totals with their 95% intervals,\n"
+"memory by module and by thread.  The profile is the one saved in FILE\n"
+"(by heaptool run or dump; - reads stdin), or without FILE the current\n"
+"one of the target (PID, or the current target of heaptool attach).\n"
 "\n"
+"  -p, --pid PID        report on the running process PID\n"
 "  -d, --detail         also list every allocation site with its stack\n"
 "  -j, --json           same as --format json\n"
 "  -f, --format FORMAT  text (default) or json\n"
@@ -784,6 +788,7 @@ static const char report_usage[] =
 "See man heaptool for the details and the JSON keys.\n";
 
 static const struct option report_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
 	{ "detail", no_argument, NULL, 'd' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "format", required_argument, NULL, 'f' },
@@ -810,24 +815,58 @@ parse_count(const char *s, size_t *out)
 	return 0;
 }
 
+/*
+ * The live path: the current profile of process pid, from its agent.
+ * Returns the decoded profile, or NULL after printing why.
+ */
+static struct ht_profile *
+live_profile(pid_t pid)
+{
+	struct ht_profile *prof = NULL;
+	struct ht_ctl *c;
+	const uint8_t *buf;
+	char err[256];
+	size_t len;
+
+	if ((c = ht_ctl_new(pid)) == NULL) {
+		ht_warn("target %ld: out of memory", (long)pid);
+		return NULL;
+	}
+	if (ht_ctl_report(c, &buf, &len) != 0)
+		ht_warn("%s", ht_ctl_error(c));
+	else if ((prof = ht_profile_decode(buf, len, err,
+	    sizeof(err))) == NULL)
+		ht_warn("target %ld: the agent sent a profile that does not "
+		    "decode (%s); use the heaptool that matches the agent",
+		    (long)pid, err);
+	ht_ctl_free(c);
+	return prof;
+}
+
 int
 ht_cmd_report(int argc, char **argv)
 {
 	struct ht_report_opts opts;
+	struct ht_sym_opts sopts;
 	struct ht_profile *prof;
 	struct ht_sym *sym;
-	const char *path, *out = NULL;
-	char err[256];
+	const char *path, *out = NULL, *popt = NULL;
+	char err[256], root[64], what[64];
 	FILE *fp;
 	int c, rc = HT_EXIT_FAIL;
+	pid_t pid = 0;
 
 	memset(&opts, 0, sizeof(opts));
+	memset(&sopts, 0, sizeof(sopts));
 	opts.format = HT_REPORT_TEXT;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":djf:t:bo:h", report_options,
+	while ((c = getopt_long(argc, argv, ":p:djf:t:bo:h", report_options,
 	    NULL)) != -1) {
 		switch (c) {
+		case 'p':
+			popt = optarg;
+			break;
 		case 'd':
 			opts.detail = 1;
 			break;
@@ -866,21 +905,39 @@ ht_cmd_report(int argc, char **argv)
 			    "'heaptool report --help'", argv[optind - 1]);
 		}
 	}
-	if (optind >= argc)
-		return ht_usage("report: no profile given; usage: heaptool "
-		    "report [--detail] [--json] FILE");
 	if (argc - optind > 1)
 		return ht_usage("report: %s: one profile at a time; see "
 		    "'heaptool report --help'", argv[optind + 1]);
-	path = argv[optind];
+	if (optind < argc && popt != NULL)
+		return ht_usage("report: -p %s and %s: give a process or a "
+		    "file, not both", popt, argv[optind]);
 
-	if ((prof = ht_profile_read_file(path, err, sizeof(err))) == NULL) {
-		ht_warn("report %s: %s; %s", path, err, errno == ENOENT ?
-		    "check the file name" : "pass a profile written by "
-		    "heaptool");
-		return HT_EXIT_FAIL;
+	if (optind < argc) {
+		path = argv[optind];
+		if ((prof = ht_profile_read_file(path, err,
+		    sizeof(err))) == NULL) {
+			ht_warn("report %s: %s; %s", path, err,
+			    errno == ENOENT ? "check the file name" :
+			    "pass a profile written by heaptool");
+			return HT_EXIT_FAIL;
+		}
+	} else {
+		/* No file: the target's current profile.  Its module files
+		 * are read as the process sees them (its mount namespace
+		 * and root), which also finds them inside a container. */
+		if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
+			return rc;
+		rc = HT_EXIT_FAIL;
+		if ((prof = live_profile(pid)) == NULL)
+			return HT_EXIT_FAIL;
+		snprintf(root, sizeof(root), "/proc/%ld/root", (long)pid);
+		sopts.root = root;
+		sopts.pid = pid;
+		snprintf(what, sizeof(what), "target %ld", (long)pid);
+		path = what;
 	}
-	if ((sym = ht_sym_new(prof->modules, prof->nmodules, NULL)) == NULL) {
+	if ((sym = ht_sym_new(prof->modules, prof->nmodules, &sopts)) ==
+	    NULL) {
 		ht_warn("report %s: %s", path, strerror(errno));
 		goto out_profile;
 	}

@@ -72,13 +72,9 @@ exists(const char *path)
 	    access(path, R_OK) == 0;
 }
 
-/*
- * Find the agent: $HEAPTOOL_AGENT, else next to this executable (the build
- * tree builds both at its top), else the installed copy.  Returns 0 and the
- * absolute path in buf, or -1 after printing why.
- */
-static int
-find_agent(char *buf, size_t len)
+/* The agent's lookup, shared with attach (see cli.h). */
+int
+ht_agent_find(char *buf, size_t len)
 {
 	char self[PATH_MAX], *slash;
 	const char *env;
@@ -313,7 +309,7 @@ ht_cmd_run(int argc, char **argv)
 		return ht_usage("run: no command given; usage: heaptool run "
 		    "[--rate SIZE] [-o FILE] -- CMD [ARG...]");
 
-	if (find_agent(agent, sizeof(agent)) != 0)
+	if (ht_agent_find(agent, sizeof(agent)) != 0)
 		return HT_EXIT_FAIL;
 	if (strpbrk(agent, ": ") != NULL) {
 		/* LD_PRELOAD splits on both. */

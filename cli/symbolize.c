@@ -53,6 +53,7 @@ struct ht_sym {
 	struct mod		*mods;	/* sorted by rec.start */
 	size_t			 nmods;
 	char			*root;
+	long			 pid;	/* live process, or 0 */
 	struct cache_ent	*cache;
 	size_t			 cache_cap;	/* a power of two */
 	size_t			 cache_used;
@@ -106,6 +107,8 @@ ht_sym_new(const struct ht_module_rec *recs, size_t n,
 	if (opts != NULL && opts->root != NULL && opts->root[0] != '\0' &&
 	    (sym->root = strdup(opts->root)) == NULL)
 		goto out_free;
+	if (opts != NULL && opts->pid > 0)
+		sym->pid = (long)opts->pid;
 	for (i = 0; i < n; i++) {
 		sym->mods[i].rec = recs[i];
 		/* The reader leaves paths NUL-terminated, but a copy made
@@ -207,15 +210,98 @@ mod_fail(struct mod *m, int flags, const char *fmt, const char *arg)
 	m->problem = strdup(buf);
 }
 
+/*
+ * Open path and check that it is the module's file (its build-id, when
+ * the profile has one).  Returns the fd and the file's Elf, or -1 with the
+ * frame flags and the reason in *flags and why.
+ */
+static int
+open_checked(const struct mod *m, const char *path, Elf **elfp, int *flags,
+    char *why, size_t whylen)
+{
+	const void *id;
+	ssize_t idlen;
+	Elf *elf;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		*flags = HT_SYM_NO_FILE;
+		snprintf(why, whylen, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL ||
+	    elf_kind(elf) != ELF_K_ELF) {
+		*flags = HT_SYM_NO_FILE;
+		snprintf(why, whylen, "not an ELF file");
+		goto out_close;
+	}
+	if (m->rec.build_id_len > 0) {
+		idlen = dwelf_elf_gnu_build_id(elf, &id);
+		if (idlen != (ssize_t)m->rec.build_id_len ||
+		    memcmp(id, m->rec.build_id, idlen) != 0) {
+			*flags = HT_SYM_BUILD_ID_MISMATCH;
+			snprintf(why, whylen, "build-id differs from the "
+			    "profile's (the file changed since the profile "
+			    "was taken)");
+			goto out_close;
+		}
+	}
+	*elfp = elf;
+	return fd;
+
+out_close:
+	if (elf != NULL)
+		elf_end(elf);
+	close(fd);
+	return -1;
+}
+
+/*
+ * A live process still maps the file it loaded even after it was deleted
+ * or replaced on disk: find one of the module's mappings in
+ * /proc/PID/maps and name it through /proc/PID/map_files (which the
+ * kernel lets only privileged readers open).  Returns 0 and the path, or
+ * -1.
+ */
+static int
+mapped_path(const struct ht_sym *sym, const struct mod *m, char *out,
+    size_t outlen)
+{
+	char path[64], line[sizeof(m->rec.path) + 128], *name;
+	unsigned long lo, hi;
+	size_t pl = strlen(m->rec.path);
+	FILE *fp;
+	int n, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/maps", sym->pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return -1;
+	while (!found && fgets(line, sizeof(line), fp) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		n = 0;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi,
+		    &n) != 2 || n == 0)
+			continue;
+		name = line + n;
+		if (lo < m->rec.start || lo >= m->rec.end ||
+		    strncmp(name, m->rec.path, pl) != 0 ||
+		    (name[pl] != '\0' && strcmp(name + pl, " (deleted)") != 0))
+			continue;
+		snprintf(out, outlen, "/proc/%ld/map_files/%lx-%lx",
+		    sym->pid, lo, hi);
+		found = 1;
+	}
+	fclose(fp);
+	return found ? 0 : -1;
+}
+
 static void
 mod_open(struct ht_sym *sym, struct mod *m)
 {
-	char path[sizeof(m->rec.path) + 256];
-	const void *id;
-	ssize_t idlen;
+	char path[sizeof(m->rec.path) + 256], why[256], why2[256];
 	Dwarf_Addr bias;
-	Elf *elf;
-	int fd;
+	Elf *elf = NULL;
+	int fd, flags, flags2;
 
 	if (m->rec.path[0] != '/') {
 		/* [vdso], anonymous code: no file to read. */
@@ -228,25 +314,13 @@ mod_open(struct ht_sym *sym, struct mod *m)
 		mod_fail(m, HT_SYM_NO_FILE, "%s", "path too long");
 		return;
 	}
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		mod_fail(m, HT_SYM_NO_FILE, "cannot open: %s",
-		    strerror(errno));
+	fd = open_checked(m, path, &elf, &flags, why, sizeof(why));
+	if (fd == -1 && sym->pid > 0 &&
+	    mapped_path(sym, m, path, sizeof(path)) == 0)
+		fd = open_checked(m, path, &elf, &flags2, why2, sizeof(why2));
+	if (fd == -1) {
+		mod_fail(m, flags, "%s", why);
 		return;
-	}
-	if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL ||
-	    elf_kind(elf) != ELF_K_ELF) {
-		mod_fail(m, HT_SYM_NO_FILE, "%s", "not an ELF file");
-		goto out_close;
-	}
-	if (m->rec.build_id_len > 0) {
-		idlen = dwelf_elf_gnu_build_id(elf, &id);
-		if (idlen != (ssize_t)m->rec.build_id_len ||
-		    memcmp(id, m->rec.build_id, idlen) != 0) {
-			mod_fail(m, HT_SYM_BUILD_ID_MISMATCH, "%s",
-			    "build-id differs from the profile's (the file "
-			    "changed since the profile was taken)");
-			goto out_close;
-		}
 	}
 	elf_end(elf);
 	elf = NULL;

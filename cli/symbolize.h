@@ -23,6 +23,8 @@
 #ifndef HT_SYMBOLIZE_H
 #define HT_SYMBOLIZE_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,10 +57,14 @@ struct ht_sym_frame {
 };
 
 /* root: a prefix for module paths (e.g. /proc/PID/root), or NULL;
- * debuginfod: allow downloads of missing debug information. */
+ * debuginfod: allow downloads of missing debug information;
+ * pid: a live process whose profile this is, or 0: a module file deleted
+ * or replaced since it was loaded is then read from the process's own
+ * mapping of it (/proc/PID/map_files, for privileged readers). */
 struct ht_sym_opts {
 	const char	*root;
 	int		 debuginfod;
+	pid_t		 pid;
 };
 
 /*

@@ -12,6 +12,10 @@ HEAPTOOL="$HT_BUILDDIR/heaptool"
 TARGETS="$HT_BUILDDIR/t/target"
 HT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/heaptool-test.XXXXXX")
 trap 'rm -rf "$HT_TMP"' EXIT
+# heaptool keeps the current target per user here: a test must neither see
+# nor change the one of whoever runs it.
+XDG_STATE_HOME=$HT_TMP/state
+export XDG_STATE_HOME
 
 _tap_count=0
 _tap_failed=0

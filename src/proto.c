@@ -1,0 +1,255 @@
+/*
+ * The control protocol (proto.h): explicit little-endian encoding byte by
+ * byte, so that neither the host's byte order nor the alignment of a
+ * received buffer matters, and a strict request parser that accepts exactly
+ * one encoding of each request.  That strictness is what the fuzz test
+ * checks: every accepted input re-encodes to the same bytes.
+ */
+#include <string.h>
+
+#include "proto.h"
+
+/* STATUS payload: six u32, seven u64, then the u16-prefixed version. */
+#define STATUS_FIXED	(6 * 4 + 7 * 8)
+#define START_PAYLOAD	12
+
+static void
+put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void
+put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)v);
+	put16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void
+put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint16_t
+get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t
+get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16;
+}
+
+static uint64_t
+get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+size_t
+ht_proto_socket_name(char *out, uint32_t pid)
+{
+	char	digits[10];
+	size_t	n = 0, len;
+
+	do
+		digits[n++] = (char)('0' + pid % 10);
+	while ((pid /= 10) > 0);
+	out[0] = '\0';
+	memcpy(out + 1, "heaptool.", 9);
+	len = 10;
+	while (n > 0)
+		out[len++] = digits[--n];
+	return len;
+}
+
+void
+ht_proto_put_header(uint8_t *out, uint16_t type, uint32_t length)
+{
+	put32(out, HT_PROTO_MAGIC);
+	put16(out + 4, HT_PROTO_VERSION);
+	put16(out + 6, type);
+	put32(out + 8, length);
+	put32(out + 12, 0);
+}
+
+int
+ht_proto_get_header(const uint8_t *in, struct ht_msg_header *h)
+{
+	h->magic = get32(in);
+	h->version = get16(in + 4);
+	h->type = get16(in + 6);
+	h->length = get32(in + 8);
+	h->flags = get32(in + 12);
+	return h->magic == HT_PROTO_MAGIC ? 0 : -1;
+}
+
+int
+ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r)
+{
+	struct ht_msg_header	h;
+	const uint8_t		*p = buf + HT_PROTO_HEADER;
+
+	memset(r, 0, sizeof(*r));
+	if (len < HT_PROTO_HEADER || ht_proto_get_header(buf, &h) != 0)
+		return HT_ERR_BAD_REQUEST;
+	/* The version before anything else: another version may lay out its
+	 * payloads differently, and its client deserves to hear why. */
+	if (h.version != HT_PROTO_VERSION)
+		return HT_ERR_VERSION;
+	if (len > HT_PROTO_MAX_REQUEST || h.length != len - HT_PROTO_HEADER ||
+	    h.flags != 0)
+		return HT_ERR_BAD_REQUEST;
+	switch (h.type) {
+	case HT_MSG_HELLO:
+	case HT_MSG_STATUS:
+	case HT_MSG_STOP:
+	case HT_MSG_REPORT:
+	case HT_MSG_DETACH:
+	case HT_MSG_HOOK:
+		if (h.length != 0)
+			return HT_ERR_BAD_REQUEST;
+		break;
+	case HT_MSG_START:
+		if (h.length != START_PAYLOAD)
+			return HT_ERR_BAD_REQUEST;
+		r->rate = get64(p);
+		r->flags = get32(p + 8);
+		if (r->rate == 0 || (r->flags & ~(uint32_t)HT_START_RESTART))
+			goto bad;
+		break;
+	default:
+		return HT_ERR_BAD_REQUEST;
+	}
+	r->type = h.type;
+	return 0;
+bad:
+	memset(r, 0, sizeof(*r));
+	return HT_ERR_BAD_REQUEST;
+}
+
+size_t
+ht_proto_encode_request(uint8_t *out, const struct ht_request *r)
+{
+	if (r->type == HT_MSG_START) {
+		ht_proto_put_header(out, r->type, START_PAYLOAD);
+		put64(out + HT_PROTO_HEADER, r->rate);
+		put32(out + HT_PROTO_HEADER + 8, r->flags);
+		return HT_PROTO_HEADER + START_PAYLOAD;
+	}
+	ht_proto_put_header(out, r->type, 0);
+	return HT_PROTO_HEADER;
+}
+
+size_t
+ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code,
+    const char *msg)
+{
+	size_t	n = msg != NULL ? strlen(msg) : 0;
+
+	if (cap < HT_PROTO_HEADER + 4)
+		return 0;
+	if (n > cap - HT_PROTO_HEADER - 4) {
+		n = cap - HT_PROTO_HEADER - 4;
+		/* Cut before a character, not inside its UTF-8 sequence:
+		 * back off continuation bytes (10xxxxxx) and the lead byte
+		 * whose sequence they would have completed. */
+		while (n > 0 && ((uint8_t)msg[n] & 0xc0) == 0x80)
+			n--;
+	}
+	ht_proto_put_header(out, HT_MSG_ERR, (uint32_t)(4 + n));
+	put32(out + HT_PROTO_HEADER, code);
+	memcpy(out + HT_PROTO_HEADER + 4, msg != NULL ? msg : "", n);
+	return HT_PROTO_HEADER + 4 + n;
+}
+
+size_t
+ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s)
+{
+	size_t	vlen = strnlen(s->agent_version, sizeof(s->agent_version) - 1);
+	size_t	plen = STATUS_FIXED + 2 + vlen;
+	uint8_t	*p = out + HT_PROTO_HEADER;
+
+	if (cap < HT_PROTO_HEADER + plen)
+		return 0;
+	ht_proto_put_header(out, HT_MSG_STATUS_REPLY, (uint32_t)plen);
+	put32(p, s->proto_version);
+	put32(p + 4, s->pid);
+	put32(p + 8, s->hooked);
+	put32(p + 12, s->slots_patched);
+	put32(p + 16, s->modules);
+	put32(p + 20, s->state);
+	put64(p + 24, s->epoch);
+	put64(p + 32, s->rate);
+	put64(p + 40, s->start_ns);
+	put64(p + 48, s->samples);
+	put64(p + 56, s->live_samples);
+	put64(p + 64, s->dropped_samples);
+	put64(p + 72, s->overhead_bytes);
+	put16(p + STATUS_FIXED, (uint16_t)vlen);
+	memcpy(p + STATUS_FIXED + 2, s->agent_version, vlen);
+	return HT_PROTO_HEADER + plen;
+}
+
+int
+ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
+    char *msg, size_t msglen)
+{
+	size_t	i, n;
+
+	if (len < 4 || memchr(payload + 4, '\0', len - 4) != NULL)
+		return -1;
+	*code = get32(payload);
+	if (msg == NULL || msglen == 0)
+		return 0;
+	n = len - 4 < msglen - 1 ? len - 4 : msglen - 1;
+	/* The CLI prints the message: no control character of the peer's
+	 * reaches the user's terminal. */
+	for (i = 0; i < n; i++) {
+		uint8_t	c = payload[4 + i];
+
+		msg[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	msg[n] = '\0';
+	return 0;
+}
+
+int
+ht_proto_decode_status(const uint8_t *payload, size_t len,
+    struct ht_status *s)
+{
+	size_t	i, vlen;
+
+	if (len < STATUS_FIXED + 2)
+		return -1;
+	vlen = get16(payload + STATUS_FIXED);
+	if (vlen >= sizeof(s->agent_version) ||
+	    len != STATUS_FIXED + 2 + vlen)
+		return -1;
+	for (i = 0; i < vlen; i++)
+		if (payload[STATUS_FIXED + 2 + i] < 0x20 ||
+		    payload[STATUS_FIXED + 2 + i] == 0x7f)
+			return -1;
+	memset(s, 0, sizeof(*s));
+	s->proto_version = get32(payload);
+	s->pid = get32(payload + 4);
+	s->hooked = get32(payload + 8);
+	s->slots_patched = get32(payload + 12);
+	s->modules = get32(payload + 16);
+	s->state = get32(payload + 20);
+	s->epoch = get64(payload + 24);
+	s->rate = get64(payload + 32);
+	s->start_ns = get64(payload + 40);
+	s->samples = get64(payload + 48);
+	s->live_samples = get64(payload + 56);
+	s->dropped_samples = get64(payload + 64);
+	s->overhead_bytes = get64(payload + 72);
+	memcpy(s->agent_version, payload + STATUS_FIXED + 2, vlen);
+	return 0;
+}

@@ -1,0 +1,144 @@
+/*
+ * The control protocol between the heaptool CLI and the agent, spoken over
+ * a Unix stream socket in the abstract namespace, "\0heaptool.PID" (the
+ * target's pid).  The agent checks the peer's credentials on every
+ * connection (only the target's uid and root are served); the CLI checks
+ * that the server is the target process (SO_PEERCRED pid), so a squatter
+ * cannot impersonate an agent.
+ *
+ * One request, one reply, then the agent closes the connection.  Every
+ * message is a 16-byte header and a payload; integers little-endian:
+ *
+ *   u32 magic "HTCP" (0x50435448), u16 version (HT_PROTO_VERSION),
+ *   u16 type (enum ht_msg), u32 payload length, u32 flags (0)
+ *
+ * A message of another version is answered with HT_MSG_ERR code
+ * HT_ERR_VERSION whose payload still parses by every version (so the CLI can
+ * say "agent speaks protocol N, this heaptool speaks M").  Requests are at
+ * most HT_PROTO_MAX_REQUEST bytes with payloads of exactly the size their
+ * type defines; anything else is refused, never trusted.  Replies carrying a
+ * profile are at most HT_PROTO_MAX_REPLY bytes.
+ *
+ * Payloads:
+ *   START:   u64 rate (bytes, >= 1), u32 flags (HT_START_RESTART)
+ *   OK:      empty
+ *   ERR:     u32 code (enum ht_err), then the message: UTF-8, no NUL
+ *   STATUS:  struct ht_status, encoded field by field in declaration order
+ *            (u32/u64 as declared, version string as u16 length + bytes)
+ *   PROFILE: a profile (src/profile.h)
+ *   HELLO, STOP, STATUS, REPORT, DETACH, HOOK requests: empty
+ *
+ * Libc only, no allocation: the agent parses requests inside the target.
+ */
+#ifndef HT_PROTO_H
+#define HT_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HT_PROTO_MAGIC		0x50435448u	/* "HTCP" little-endian */
+#define HT_PROTO_VERSION	1
+#define HT_PROTO_HEADER		16
+#define HT_PROTO_MAX_REQUEST	4096
+#define HT_PROTO_MAX_REPLY	(1u << 30)
+
+enum ht_msg {
+	/* requests */
+	HT_MSG_HELLO = 1,	/* -> STATUS */
+	HT_MSG_STATUS = 2,	/* -> STATUS */
+	HT_MSG_START = 3,	/* -> OK | ERR */
+	HT_MSG_STOP = 4,	/* -> OK | ERR */
+	HT_MSG_REPORT = 5,	/* -> PROFILE */
+	HT_MSG_DETACH = 6,	/* -> OK: stop, restore every GOT slot */
+	HT_MSG_HOOK = 7,	/* -> OK | ERR: (re)install hooks after detach */
+	/* replies */
+	HT_MSG_OK = 64,
+	HT_MSG_ERR = 65,
+	HT_MSG_STATUS_REPLY = 66,
+	HT_MSG_PROFILE = 67,
+};
+
+#define HT_START_RESTART	0x1	/* start even if a session is running */
+
+enum ht_err {
+	HT_ERR_VERSION = 1,	/* other protocol version */
+	HT_ERR_BAD_REQUEST = 2,	/* malformed: bad magic, length, payload */
+	HT_ERR_RUNNING = 3,	/* start while running, without restart */
+	HT_ERR_NOT_RUNNING = 4,	/* stop with no session running */
+	HT_ERR_DETACHED = 5,	/* start while the hooks are removed */
+	HT_ERR_NOMEM = 6,	/* the agent could not map its tables */
+	HT_ERR_INTERNAL = 7,
+};
+
+struct ht_msg_header {
+	uint32_t	magic;
+	uint16_t	version;
+	uint16_t	type;
+	uint32_t	length;
+	uint32_t	flags;
+};
+
+struct ht_status {
+	uint32_t	proto_version;
+	uint32_t	pid;
+	uint32_t	hooked;		/* 1 if the GOT slots are patched */
+	uint32_t	slots_patched;
+	uint32_t	modules;	/* modules in the agent's current set */
+	uint32_t	state;		/* enum ht_session_state (profile.h) */
+	uint64_t	epoch;
+	uint64_t	rate;
+	uint64_t	start_ns;
+	uint64_t	samples;
+	uint64_t	live_samples;
+	uint64_t	dropped_samples;
+	uint64_t	overhead_bytes;
+	char		agent_version[32];	/* e.g. "0.1.0" */
+};
+
+/* A parsed request (agent side). */
+struct ht_request {
+	uint16_t	type;
+	uint64_t	rate;	/* START */
+	uint32_t	flags;	/* START */
+};
+
+/* The control socket's abstract address for pid: a NUL byte, then
+ * "heaptool.PID" in decimal, with no terminating NUL (an abstract address is
+ * every byte up to the address length, so both sides must use this length).
+ * Writes at most HT_PROTO_SOCKET_NAME_MAX bytes to out; returns how many, to
+ * add to offsetof(struct sockaddr_un, sun_path). */
+#define HT_PROTO_SOCKET_NAME_MAX	24
+size_t	ht_proto_socket_name(char *out, uint32_t pid);
+
+/* Encode a header into out[HT_PROTO_HEADER]. */
+void	ht_proto_put_header(uint8_t *out, uint16_t type, uint32_t length);
+/* Decode a header.  Returns 0, or -1 if the magic is wrong.  The version is
+ * returned as found: the caller compares it. */
+int	ht_proto_get_header(const uint8_t *in, struct ht_msg_header *h);
+
+/* Agent side: parse one complete request message (header + payload) of len
+ * bytes.  Returns 0 with *r filled, or an enum ht_err code (HT_ERR_VERSION,
+ * HT_ERR_BAD_REQUEST).  Never reads outside buf[0..len). */
+int	ht_proto_parse_request(const uint8_t *buf, size_t len,
+	    struct ht_request *r);
+
+/* Encode a request (CLI side) into out (at least HT_PROTO_HEADER + 12
+ * bytes).  Returns the message length. */
+size_t	ht_proto_encode_request(uint8_t *out, const struct ht_request *r);
+
+/* Encode an ERR reply (header + payload) into out of cap bytes; the message
+ * is truncated to fit.  Returns the length. */
+size_t	ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code,
+	    const char *msg);
+/* Encode a STATUS reply into out of cap bytes.  Returns the length, 0 if
+ * cap is too small. */
+size_t	ht_proto_encode_status(uint8_t *out, size_t cap,
+	    const struct ht_status *s);
+/* Decode the payload of an ERR or STATUS reply (CLI side).  Return 0 or -1
+ * (malformed).  msg gets a NUL-terminated copy, truncated to msglen. */
+int	ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
+	    char *msg, size_t msglen);
+int	ht_proto_decode_status(const uint8_t *payload, size_t len,
+	    struct ht_status *s);
+
+#endif

@@ -1,0 +1,766 @@
+/*
+ * Tests for cli/inject.c, against the fixtures t/target/inject-*.c and the
+ * probe libraries (t/target/libinject-probe*.so), all started here and
+ * killed at the end.
+ *
+ * Oracles: the probe's constructor writes "probe NAME loaded" on the
+ * target's output and the library shows in /proc/PID/maps; the reader
+ * fixture, after the injection, still gets the bytes we write to its pipe
+ * (its interrupted read was restarted correctly) with its vector register
+ * intact (the probe clobbers it); the hammering fixture's checksum equals
+ * that of a run without injection and it found no corrupted block; the
+ * busy loop keeps counting after a timed-out attempt, untraced.  Refusals
+ * are checked by their codes, and a stopped process must still be stopped
+ * afterwards, and resumable.
+ *
+ * The pauses measured by the injector are printed as diagnostics, never
+ * asserted (a noisy 2-core machine).
+ */
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic.h"
+#include "inject.h"
+
+#define LINE_MS		20000	/* a target must answer within this */
+#define NHAMMER		20
+
+struct target {
+	pid_t	pid;
+	int	in;		/* its standard input */
+	int	out;		/* its standard output */
+	char	buf[4096];	/* output read but not yet returned */
+	size_t	len;
+};
+
+static char	tdir[1100];		/* .../t/target */
+static char	probe1[1200], probe2[1200];
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void
+msleep(unsigned ms)
+{
+	struct timespec	ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The next line of the target's output, or NULL after LINE_MS. */
+static char *
+get_line(struct target *t, char *line, size_t size)
+{
+	uint64_t	 end = now_ms() + LINE_MS;
+	struct pollfd	 pfd = { t->out, POLLIN, 0 };
+	char		*nl;
+	ssize_t		 n;
+	size_t		 k;
+
+	for (;;) {
+		if ((nl = memchr(t->buf, '\n', t->len)) != NULL) {
+			k = (size_t)(nl - t->buf);
+			if (k >= size)
+				k = size - 1;
+			memcpy(line, t->buf, k);
+			line[k] = '\0';
+			k = (size_t)(nl - t->buf) + 1;
+			memmove(t->buf, t->buf + k, t->len - k);
+			t->len -= k;
+			return line;
+		}
+		if (now_ms() >= end || t->len == sizeof(t->buf))
+			return NULL;
+		if (poll(&pfd, 1, (int)(end - now_ms())) <= 0)
+			continue;
+		n = read(t->out, t->buf + t->len, sizeof(t->buf) - t->len);
+		if (n <= 0)
+			return NULL;
+		t->len += (size_t)n;
+	}
+}
+
+#define SP_PROBE_FD	0x1	/* the probe reports on the target's stdout */
+#define SP_RAISE	0x2	/* probe2 raises SIGUSR1 */
+
+static int
+spawn(struct target *t, const char *prog, const char *arg, int flags,
+    char *ready, size_t readysize)
+{
+	char	path[PATH_MAX];
+	int	in[2], out[2];
+
+	memset(t, 0, sizeof(*t));
+	snprintf(path, sizeof(path), "%s/%s", tdir, prog);
+	if (pipe(in) == -1 || pipe(out) == -1)
+		bail("pipe: %s", strerror(errno));
+	if ((t->pid = fork()) == -1)
+		bail("fork: %s", strerror(errno));
+	if (t->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		unsetenv("HT_PROBE_FD");
+		unsetenv("HT_PROBE_RAISE");
+		if (flags & SP_PROBE_FD)
+			setenv("HT_PROBE_FD", "1", 1);
+		if (flags & SP_RAISE)
+			setenv("HT_PROBE_RAISE", "probe2", 1);
+		execl(path, path, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	t->in = in[1];
+	t->out = out[0];
+	if (get_line(t, ready, readysize) == NULL ||
+	    strncmp(ready, "ready ", 6) != 0) {
+		diag("%s did not start", path);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+kill_target(struct target *t)
+{
+	if (t->pid > 0) {
+		kill(t->pid, SIGKILL);
+		waitpid(t->pid, NULL, 0);
+	}
+	if (t->in > 0)
+		close(t->in);
+	if (t->out > 0)
+		close(t->out);
+	t->pid = 0;
+	t->in = t->out = -1;
+}
+
+static int
+say(struct target *t, const char *s)
+{
+	return write(t->in, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* Wait until the target's main thread is blocked in system call nr (or
+ * nr2, if not -1). */
+static int
+wait_in_syscall2(pid_t pid, long nr, long nr2)
+{
+	char		path[64], buf[256];
+	uint64_t	end = now_ms() + LINE_MS;
+	ssize_t		n;
+	int		fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	while (now_ms() < end) {
+		if ((fd = open(path, O_RDONLY)) != -1) {
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n > 0) {
+				buf[n] = '\0';
+				if (buf[0] >= '0' && buf[0] <= '9' &&
+				    (strtol(buf, NULL, 10) == nr ||
+				    strtol(buf, NULL, 10) == nr2))
+					return 0;
+			}
+		}
+		msleep(2);
+	}
+	return -1;
+}
+
+static int
+wait_in_syscall(pid_t pid, long nr)
+{
+	return wait_in_syscall2(pid, nr, -1);
+}
+
+static char
+proc_state(pid_t pid)
+{
+	char	path[64], buf[512], *p;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (p == NULL || (p = strrchr(buf, ')')) == NULL)
+		return 0;
+	return p[2];
+}
+
+static long
+tracer_of(pid_t pid)
+{
+	char	path[64], line[256];
+	long	tp = -1;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "TracerPid:", 10) == 0)
+			tp = strtol(line + 10, NULL, 10);
+	fclose(f);
+	return tp;
+}
+
+static int
+mapped(pid_t pid, const char *lib)
+{
+	char	path[64], line[PATH_MAX + 128];
+	int	found = 0;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strstr(line, lib) != NULL)
+			found = 1;
+	fclose(f);
+	return found;
+}
+
+static void
+diag_pause(struct ht_inject *h, const char *what)
+{
+	diag("%s: pause %.3f ms (thread %d), longest stop of a thread let "
+	    "go %.3f ms", what, ht_inject_pause_ns(h) / 1e6,
+	    (int)ht_inject_tid(h), ht_inject_probe_pause_ns(h) / 1e6);
+}
+
+/* Inject lib; 0 or the error code.  Prints the pause. */
+static int
+inject(pid_t pid, const char *lib, int timeout_ms, const char *what)
+{
+	struct ht_inject	*h;
+	int			 r, code;
+
+	if ((h = ht_inject_new(pid)) == NULL)
+		bail("ht_inject_new: out of memory");
+	r = ht_inject_load(h, lib, timeout_ms);
+	code = ht_inject_errcode(h);
+	if (r == 0)
+		diag_pause(h, what);
+	else
+		diag("%s: %s: %s", what, ht_inject_codename(code),
+		    ht_inject_error(h));
+	if ((r == 0) != (code == HT_INJ_OK))
+		diag("%s: return value %d does not match code %s", what, r,
+		    ht_inject_codename(code));
+	ht_inject_free(h);
+	return r == 0 ? HT_INJ_OK : code;
+}
+
+/* Skip everything unless we may trace a child of ours. */
+static void
+check_ptrace(void)
+{
+	pid_t	pid;
+	int	err;
+
+	if ((pid = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	if (ptrace(PTRACE_SEIZE, pid, NULL, NULL) == -1) {
+		err = errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		skip_all("ptrace is not permitted here: %s", strerror(err));
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, __WALL);
+}
+
+/*
+ * (1), (5), (6): a reader blocked in read(2), injected three times.  The
+ * first probe clobbers the vector register the reader keeps across its
+ * read.  The second also raises SIGUSR1 in its constructor, that is during
+ * the remote call: the signal must be held back and delivered once the
+ * thread is restored, so that its handler (without SA_RESTART) interrupts
+ * the original read, which returns EINTR exactly once.  The third load is
+ * the first library again: only a reference, no constructor.
+ */
+static void
+test_reader(const char *prog)
+{
+	struct target	t;
+	char		line[512];
+
+	if (spawn(&t, prog, NULL, SP_PROBE_FD | SP_RAISE, line,
+	    sizeof(line)) != 0) {
+		ok(0, "%s: started", prog);
+		kill_target(&t);
+		return;
+	}
+	ok(wait_in_syscall(t.pid, 0) == 0, "%s: blocked in read", prog);
+	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000, prog)),
+	    "%s: probe injected", prog);
+	is_string("probe probe loaded", get_line(&t, line, sizeof(line)),
+	    "%s: the probe's constructor ran in the target", prog);
+	ok(mapped(t.pid, probe1), "%s: the probe is in its maps", prog);
+	is_int(0, tracer_of(t.pid), "%s: no longer traced", prog);
+	ok(say(&t, "hello\n") == 0, "%s: written to its pipe", prog);
+	is_string("got 6 hello xmm=ok", get_line(&t, line, sizeof(line)),
+	    "%s: the interrupted read returned the data, vector register "
+	    "intact", prog);
+
+	ok(wait_in_syscall(t.pid, 0) == 0, "%s: blocked in read again", prog);
+	is_string("OK", ht_inject_codename(inject(t.pid, probe2, 5000, prog)),
+	    "%s: second library injected", prog);
+	is_string("probe probe2 loaded", get_line(&t, line, sizeof(line)),
+	    "%s: its constructor ran", prog);
+	is_string("eintr usr1=1", get_line(&t, line, sizeof(line)),
+	    "%s: the signal raised during the call was delivered once, after "
+	    "it, to the original read", prog);
+
+	ok(wait_in_syscall(t.pid, 0) == 0, "%s: blocked in read again", prog);
+	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000, prog)),
+	    "%s: first library injected again (only a reference)", prog);
+	ok(say(&t, "again\n") == 0, "%s: written again", prog);
+	is_string("got 6 again xmm=ok", get_line(&t, line, sizeof(line)),
+	    "%s: read restarted, nothing else printed", prog);
+	kill_target(&t);
+}
+
+/*
+ * The restart of a call interrupted with -ERESTART_RESTARTBLOCK: poll(2)
+ * with a timeout resumes through restart_syscall with the time left.
+ */
+static void
+test_poll(void)
+{
+	struct target	t;
+	char		line[512];
+
+	if (spawn(&t, "inject-read", "poll", SP_PROBE_FD, line,
+	    sizeof(line)) != 0) {
+		ok(0, "poll: started");
+		kill_target(&t);
+		return;
+	}
+	ok(wait_in_syscall(t.pid, SYS_poll) == 0, "poll: blocked in poll");
+	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000,
+	    "poll")), "poll: probe injected");
+	is_string("probe probe loaded", get_line(&t, line, sizeof(line)),
+	    "poll: the probe's constructor ran");
+	/* Now in restart_syscall, which continues the poll. */
+	ok(wait_in_syscall2(t.pid, SYS_poll, SYS_restart_syscall) == 0,
+	    "poll: blocked in poll (or its restart) again");
+	is_string("OK", ht_inject_codename(inject(t.pid, probe2, 5000,
+	    "poll (restarted)")), "poll: injected again");
+	is_string("probe probe2 loaded", get_line(&t, line, sizeof(line)),
+	    "poll: the second constructor ran");
+	ok(say(&t, "data\n") == 0, "poll: written to its pipe");
+	is_string("got 5 data xmm=ok", get_line(&t, line, sizeof(line)),
+	    "poll: the restarted poll returned 1, the read the data");
+	kill_target(&t);
+}
+
+/*
+ * The safe point: the only thread is blocked in read(2), but inside a
+ * dl_iterate_phdr callback (holding the loader's lock), or inside a signal
+ * handler (which may have interrupted anything).  No injection until it
+ * leaves; then one goes through.
+ */
+static void
+test_unsafe(const char *mode, const char *in, const char *left,
+    const char *named)
+{
+	struct ht_inject	*h;
+	struct target		 t;
+	char			 line[512];
+	int			 code;
+
+	if (spawn(&t, "inject-read", mode, SP_PROBE_FD, line,
+	    sizeof(line)) != 0 || get_line(&t, line, sizeof(line)) == NULL ||
+	    strcmp(line, in) != 0) {
+		ok(0, "unsafe %s: started", mode);
+		kill_target(&t);
+		return;
+	}
+	ok(wait_in_syscall(t.pid, 0) == 0, "unsafe %s: blocked in read", mode);
+	h = ht_inject_new(t.pid);
+	code = ht_inject_load(h, probe1, 500) == 0 ? HT_INJ_OK :
+	    ht_inject_errcode(h);
+	is_string("ETIMEDOUT", ht_inject_codename(code),
+	    "unsafe %s: no safe point (ETIMEDOUT)", mode);
+	diag("unsafe %s: %s", mode, ht_inject_error(h));
+	ok(strstr(ht_inject_error(h), named) != NULL,
+	    "unsafe %s: the message names %s", mode, named);
+	diag("unsafe %s: longest stop of a thread let go %.3f ms", mode,
+	    ht_inject_probe_pause_ns(h) / 1e6);
+	ht_inject_free(h);
+	ok(!mapped(t.pid, probe1), "unsafe %s: nothing loaded", mode);
+	is_int(0, tracer_of(t.pid), "unsafe %s: not traced", mode);
+	ok(say(&t, "go\n") == 0, "unsafe %s: written to its pipe", mode);
+	is_string(left, get_line(&t, line, sizeof(line)),
+	    "unsafe %s: its read got the line (restarted after each look)",
+	    mode);
+	ok(wait_in_syscall(t.pid, 0) == 0, "unsafe %s: blocked in a plain read",
+	    mode);
+	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000,
+	    "unsafe, then safe")), "unsafe %s: injected once out of it", mode);
+	is_string("probe probe loaded", get_line(&t, line, sizeof(line)),
+	    "unsafe %s: the probe's constructor ran", mode);
+	kill_target(&t);
+}
+
+/* (2): 8 threads hammering the allocator, injected NHAMMER times. */
+static int
+hammer_result(struct target *t, char *sum, size_t sumsize,
+    unsigned long *rounds, unsigned long *bad)
+{
+	char	line[256], cs[64];
+
+	if (say(t, "stop\n") != 0 || get_line(t, line, sizeof(line)) == NULL)
+		return -1;
+	if (sscanf(line, "rounds %lu bad %lu checksum %63s", rounds, bad,
+	    cs) != 3)
+		return -1;
+	snprintf(sum, sumsize, "%s", cs);
+	return 0;
+}
+
+static void
+test_hammer(void)
+{
+	struct target	t;
+	char		line[256], base[64] = "", sum[64] = "";
+	unsigned long	rounds = 0, bad = 0;
+	int		i, nok = 0, alive = 1, code;
+
+	/* The checksum of a run without injection. */
+	if (spawn(&t, "inject-hammer", NULL, 0, line, sizeof(line)) != 0 ||
+	    hammer_result(&t, base, sizeof(base), &rounds, &bad) != 0)
+		diag("hammer: no baseline");
+	kill_target(&t);
+	diag("hammer: baseline %s after %lu rounds", base, rounds);
+
+	if (spawn(&t, "inject-hammer", NULL, 0, line, sizeof(line)) != 0) {
+		ok(0, "hammer: started");
+		kill_target(&t);
+		return;
+	}
+	for (i = 0; i < NHAMMER && alive; i++) {
+		char	what[64];
+
+		snprintf(what, sizeof(what), "hammer #%d", i + 1);
+		code = inject(t.pid, i % 4 == 3 ? probe2 : probe1, 5000, what);
+		if (code == HT_INJ_OK)
+			nok++;
+		alive = kill(t.pid, 0) == 0 && proc_state(t.pid) != 'Z';
+	}
+	is_int(NHAMMER, nok, "hammer: %d injections succeeded", NHAMMER);
+	ok(alive, "hammer: the target is alive");
+	ok(mapped(t.pid, probe1) && mapped(t.pid, probe2),
+	    "hammer: both libraries are loaded");
+	is_int(0, tracer_of(t.pid), "hammer: no longer traced");
+	rounds = bad = 0;
+	ok(hammer_result(&t, sum, sizeof(sum), &rounds, &bad) == 0,
+	    "hammer: stopped and reported");
+	diag("hammer: %s after %lu rounds", sum, rounds);
+	ok(rounds > 0, "hammer: the workers ran");
+	is_int(0, (long long)bad, "hammer: no corrupted block, every round "
+	    "alike");
+	is_string(base, sum, "hammer: checksum equal to the run without "
+	    "injection");
+	kill_target(&t);
+}
+
+/* (3): a busy loop: no safe point, a clean timeout, the target unharmed. */
+static unsigned long
+read_counter(pid_t pid, uintptr_t addr)
+{
+	unsigned long	v = 0;
+	struct iovec	l = { &v, sizeof(v) }, r = { (void *)addr, sizeof(v) };
+
+	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(v))
+		return 0;
+	return v;
+}
+
+/* A thread that never blocks but makes system calls: followed with
+ * PTRACE_SYSCALL and injected at a syscall-exit-stop. */
+static void
+test_busy_sys(void)
+{
+	struct target	t;
+	char		line[256];
+	unsigned long	c0, c1;
+	uintptr_t	addr = 0;
+	uint64_t	end;
+	int		pid;
+
+	if (spawn(&t, "inject-busy", "sys", 0, line, sizeof(line)) != 0 ||
+	    sscanf(line, "ready %d %lx", &pid, &addr) != 2) {
+		ok(0, "busy with system calls: started");
+		kill_target(&t);
+		return;
+	}
+	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000,
+	    "busy with system calls")), "busy with system calls: injected");
+	ok(mapped(t.pid, probe1), "busy with system calls: probe loaded");
+	is_int(0, tracer_of(t.pid), "busy with system calls: not traced");
+	c0 = read_counter(t.pid, addr);
+	end = now_ms() + LINE_MS;
+	do {
+		msleep(5);
+		c1 = read_counter(t.pid, addr);
+	} while (c1 == c0 && now_ms() < end);
+	ok(c1 != c0, "busy with system calls: still counting");
+	kill_target(&t);
+}
+
+static void
+test_busy(void)
+{
+	struct target	t;
+	char		line[256];
+	unsigned long	c0, c1;
+	uintptr_t	addr = 0;
+	uint64_t	t0, el, end;
+	int		code, pid;
+
+	if (spawn(&t, "inject-busy", NULL, 0, line, sizeof(line)) != 0 ||
+	    sscanf(line, "ready %d %lx", &pid, &addr) != 2) {
+		ok(0, "busy: started");
+		kill_target(&t);
+		return;
+	}
+	/* In the loop, past its last system call. */
+	end = now_ms() + LINE_MS;
+	while (read_counter(t.pid, addr) == 0 && now_ms() < end)
+		msleep(1);
+	t0 = now_ms();
+	code = inject(t.pid, probe1, 500, "busy");
+	el = now_ms() - t0;
+	is_string("ETIMEDOUT", ht_inject_codename(code),
+	    "busy: times out (ETIMEDOUT)");
+	diag("busy: gave up after %llu ms (timeout 500 ms)",
+	    (unsigned long long)el);
+	/* Not a timing test: only that it does give up, far from hanging. */
+	ok(el < 500 + 10000, "busy: gave up within the timeout and grace");
+	ok(!mapped(t.pid, probe1), "busy: nothing loaded");
+	is_int(0, tracer_of(t.pid), "busy: not traced");
+	ok(proc_state(t.pid) == 'R', "busy: running (state %c)",
+	    proc_state(t.pid));
+	c0 = read_counter(t.pid, addr);
+	end = now_ms() + LINE_MS;
+	do {
+		msleep(5);
+		c1 = read_counter(t.pid, addr);
+	} while (c1 == c0 && now_ms() < end);
+	ok(c1 != c0, "busy: still counting (%lu -> %lu)", c0, c1);
+	kill_target(&t);
+}
+
+/* (4): refusals. */
+static void
+test_refusals(void)
+{
+	struct target	t;
+	char		line[256], buf[64], garbage[PATH_MAX];
+	pid_t		z;
+	long		pidmax = 4194304;
+	int		fd, st, code;
+	FILE		*f;
+
+	if ((f = fopen("/proc/sys/kernel/pid_max", "r")) != NULL) {
+		if (fgets(buf, sizeof(buf), f) != NULL)
+			pidmax = strtol(buf, NULL, 10);
+		fclose(f);
+	}
+	/* pid_max itself is never a process ID. */
+	is_string("ENOPROC", ht_inject_codename(inject((pid_t)pidmax, probe1,
+	    1000, "no such pid")), "no such process: ENOPROC");
+	is_string("ENOPROC", ht_inject_codename(inject(0, probe1, 1000,
+	    "pid 0")), "pid 0: ENOPROC");
+
+	/* A zombie: a child of ours that exited, not reaped yet. */
+	if ((z = fork()) == 0)
+		_exit(0);
+	while (proc_state(z) != 'Z')
+		msleep(1);
+	is_string("EZOMBIE", ht_inject_codename(inject(z, probe1, 1000,
+	    "zombie")), "zombie: EZOMBIE");
+	waitpid(z, NULL, 0);
+
+	/* Stopped: refused, still stopped, resumable. */
+	if (spawn(&t, "inject-read", NULL, 0, line, sizeof(line)) == 0 &&
+	    wait_in_syscall(t.pid, 0) == 0) {
+		kill(t.pid, SIGSTOP);
+		waitpid(t.pid, &st, WUNTRACED);
+		is_string("ESTOPPED", ht_inject_codename(inject(t.pid, probe1,
+		    1000, "stopped")), "stopped: ESTOPPED");
+		msleep(50);
+		ok(proc_state(t.pid) == 'T', "stopped: still stopped (%c)",
+		    proc_state(t.pid));
+		is_int(0, tracer_of(t.pid), "stopped: not traced");
+		kill(t.pid, SIGCONT);
+		say(&t, "wake\n");
+		is_string("got 5 wake xmm=ok", get_line(&t, line, sizeof(line)),
+		    "stopped: resumed, reads normally");
+	} else
+		ok(0, "stopped: fixture started");
+	kill_target(&t);
+
+	/* Already traced (by us). */
+	if (spawn(&t, "inject-read", NULL, 0, line, sizeof(line)) == 0 &&
+	    wait_in_syscall(t.pid, 0) == 0 &&
+	    ptrace(PTRACE_SEIZE, t.pid, NULL, NULL) == 0) {
+		is_string("ETRACED", ht_inject_codename(inject(t.pid, probe1,
+		    1000, "traced")), "traced: ETRACED");
+		ptrace(PTRACE_INTERRUPT, t.pid, NULL, NULL);
+		waitpid(t.pid, &st, __WALL);
+		ptrace(PTRACE_DETACH, t.pid, NULL, NULL);
+		say(&t, "free\n");
+		is_string("got 5 free xmm=ok", get_line(&t, line, sizeof(line)),
+		    "traced: reads normally afterwards");
+	} else
+		ok(0, "traced: fixture started and seized");
+	kill_target(&t);
+
+	/* Statically linked. */
+	if (spawn(&t, "inject-static", NULL, 0, line, sizeof(line)) == 0 &&
+	    wait_in_syscall(t.pid, 0) == 0)
+		is_string("ESTATIC", ht_inject_codename(inject(t.pid, probe1,
+		    1000, "static")), "static: ESTATIC");
+	else
+		ok(0, "static: fixture started");
+	kill_target(&t);
+
+	/* A library that is not there, and one that is not a library: the
+	 * message carries dlerror()'s text, read from the target. */
+	if (spawn(&t, "inject-read", NULL, 0, line, sizeof(line)) == 0 &&
+	    wait_in_syscall(t.pid, 0) == 0) {
+		struct ht_inject	*h;
+
+		is_string("ENOLIB", ht_inject_codename(inject(t.pid,
+		    "/nonexistent/libnothing.so", 1000, "no library")),
+		    "missing library: ENOLIB");
+		snprintf(garbage, sizeof(garbage), "/tmp/inject-t-%d.so",
+		    (int)getpid());
+		/* Longer than an ELF header, so that dlopen reads it. */
+		if ((fd = open(garbage, O_WRONLY | O_CREAT | O_TRUNC, 0644)) !=
+		    -1) {
+			memset(line, 'x', sizeof(line));
+			if (write(fd, line, sizeof(line)) !=
+			    (ssize_t)sizeof(line))
+				diag("short write");
+			close(fd);
+		}
+		h = ht_inject_new(t.pid);
+		code = ht_inject_load(h, garbage, 5000) == 0 ? HT_INJ_OK :
+		    ht_inject_errcode(h);
+		is_string("EDLOPEN", ht_inject_codename(code),
+		    "not a library: EDLOPEN");
+		diag("%s", ht_inject_error(h));
+		ok(strstr(ht_inject_error(h), "ELF") != NULL,
+		    "not a library: dlerror's text in the message");
+		ht_inject_free(h);
+		unlink(garbage);
+		say(&t, "still\n");
+		is_string("got 6 still xmm=ok", get_line(&t, line,
+		    sizeof(line)), "not a library: the target reads normally");
+	} else
+		ok(0, "library errors: fixture started");
+	kill_target(&t);
+
+	/* Not permitted: an unprivileged user against a root process. */
+	if (geteuid() != 0) {
+		skip("not root: cannot test an unprivileged attach");
+		return;
+	}
+	if (spawn(&t, "inject-read", NULL, 0, line, sizeof(line)) == 0 &&
+	    wait_in_syscall(t.pid, 0) == 0) {
+		if ((z = fork()) == 0) {
+			struct ht_inject	*h;
+
+			if (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
+			    setuid(65534) != 0)
+				_exit(100);
+			h = ht_inject_new(t.pid);
+			code = ht_inject_load(h, probe1, 1000) == 0 ?
+			    HT_INJ_OK : ht_inject_errcode(h);
+			_exit(code);
+		}
+		waitpid(z, &st, 0);
+		is_string("EPERM", ht_inject_codename(WIFEXITED(st) ?
+		    WEXITSTATUS(st) : -1), "other user: EPERM");
+		say(&t, "ok\n");
+		is_string("got 3 ok xmm=ok", get_line(&t, line, sizeof(line)),
+		    "other user: target unaffected");
+	} else
+		ok(0, "permission: fixture started");
+	kill_target(&t);
+}
+
+int
+main(void)
+{
+	char	exe[1024], *slash;
+	ssize_t	n;
+
+	alarm(600);
+	signal(SIGPIPE, SIG_IGN);
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		bail("/proc/self/exe: %s", strerror(errno));
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')) == NULL)
+		bail("odd path %s", exe);
+	*slash = '\0';
+	snprintf(tdir, sizeof(tdir), "%s/target", exe);
+	snprintf(probe1, sizeof(probe1), "%s/libinject-probe.so", tdir);
+	snprintf(probe2, sizeof(probe2), "%s/libinject-probe2.so", tdir);
+#if !defined(__x86_64__)
+	skip_all("the injector supports x86-64 only");
+#endif
+	check_ptrace();
+	plan(0);
+
+	test_reader("inject-read");
+	test_reader("inject-read-pie");
+	test_poll();
+	test_unsafe("dliter", "in dl_iterate_phdr", "left dl_iterate_phdr",
+	    "dl_iterate_phdr");
+	test_unsafe("handler", "in handler", "left handler",
+	    "a signal handler");
+	test_hammer();
+	test_busy();
+	test_busy_sys();
+	test_refusals();
+	return 0;
+}

@@ -1,0 +1,401 @@
+/*
+ * Tests for src/proto.c: the socket name; every request and reply round
+ * trips; the byte layout matches src/proto.h (messages built here by hand,
+ * independently of the encoder, parse; the encoder's bytes are checked at
+ * their offsets); and every rejection of the strict request parser and of
+ * the reply decoders: bad magic, other versions, short and oversized
+ * messages, payloads of the wrong size, rate 0, unknown types and flags.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "basic.h"
+#include "proto.h"
+
+static void
+le(uint8_t *p, uint64_t v, int n)
+{
+	int	i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t
+get(const uint8_t *p, int n)
+{
+	uint64_t	v = 0;
+	int		i;
+
+	for (i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* A header built by hand: magic, version, type, length, flags. */
+static void
+hdr(uint8_t *p, uint32_t magic, uint16_t version, uint16_t type,
+    uint32_t length, uint32_t flags)
+{
+	le(p, magic, 4);
+	le(p + 4, version, 2);
+	le(p + 6, type, 2);
+	le(p + 8, length, 4);
+	le(p + 12, flags, 4);
+}
+
+static int
+parse(const uint8_t *b, size_t n)
+{
+	struct ht_request	r;
+	int			rc;
+
+	memset(&r, 0xa5, sizeof(r));
+	rc = ht_proto_parse_request(b, n, &r);
+	/* A refused request leaves nothing half-parsed behind. */
+	if (rc != 0 && (r.type != 0 || r.rate != 0 || r.flags != 0))
+		return -1;
+	return rc;
+}
+
+static void
+test_socket_name(void)
+{
+	char	name[HT_PROTO_SOCKET_NAME_MAX];
+	size_t	n;
+
+	n = ht_proto_socket_name(name, 1234);
+	ok(n == 14 && memcmp(name, "\0heaptool.1234", 14) == 0,
+	    "socket name of 1234 is \\0heaptool.1234, 14 bytes");
+	n = ht_proto_socket_name(name, 0);
+	ok(n == 11 && memcmp(name, "\0heaptool.0", 11) == 0,
+	    "socket name of 0");
+	n = ht_proto_socket_name(name, UINT32_MAX);
+	ok(n == 20 && n <= HT_PROTO_SOCKET_NAME_MAX &&
+	    memcmp(name, "\0heaptool.4294967295", 20) == 0,
+	    "socket name of the largest pid fits");
+}
+
+static void
+test_header(void)
+{
+	struct ht_msg_header	h;
+	uint8_t			b[HT_PROTO_HEADER];
+
+	ht_proto_put_header(b, HT_MSG_PROFILE, 0x01020304);
+	ok(memcmp(b, "HTCP", 4) == 0, "magic is \"HTCP\" on the wire");
+	is_uint(HT_PROTO_VERSION, get(b + 4, 2), "version at offset 4");
+	is_uint(HT_MSG_PROFILE, get(b + 6, 2), "type at offset 6");
+	is_uint(0x01020304, get(b + 8, 4), "length at offset 8, LE");
+	is_uint(0, get(b + 12, 4), "flags at offset 12 are 0");
+	is_int(0, ht_proto_get_header(b, &h), "header decodes");
+	ok(h.magic == HT_PROTO_MAGIC && h.version == HT_PROTO_VERSION &&
+	    h.type == HT_MSG_PROFILE && h.length == 0x01020304 &&
+	    h.flags == 0, "header round trips");
+	b[2] ^= 0x20;
+	is_int(-1, ht_proto_get_header(b, &h), "bad magic refused");
+	ok(h.version == HT_PROTO_VERSION && h.length == 0x01020304,
+	    "bad magic: the rest is still decoded for the caller");
+	hdr(b, HT_PROTO_MAGIC, 9, HT_MSG_OK, 0, 7);
+	ok(ht_proto_get_header(b, &h) == 0 && h.version == 9 && h.flags == 7,
+	    "get_header returns another version and flags as found");
+}
+
+static void
+test_requests(void)
+{
+	static const uint16_t	types[] = { HT_MSG_HELLO, HT_MSG_STATUS,
+	    HT_MSG_STOP, HT_MSG_REPORT, HT_MSG_DETACH, HT_MSG_HOOK };
+	static const uint64_t	rates[] = { 1, 2, 4096, 524288,
+	    0x0123456789abcdefull, UINT64_MAX };
+	struct ht_request	r, q;
+	uint8_t			b[HT_PROTO_HEADER + 12], h[64];
+	size_t			i, j, n;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		memset(&r, 0, sizeof(r));
+		r.type = types[i];
+		n = ht_proto_encode_request(b, &r);
+		ok(n == HT_PROTO_HEADER && get(b + 8, 4) == 0 &&
+		    get(b + 6, 2) == types[i],
+		    "request %u encodes to a bare header", types[i]);
+		ok(ht_proto_parse_request(b, n, &q) == 0 &&
+		    q.type == types[i] && q.rate == 0 && q.flags == 0,
+		    "request %u round trips", types[i]);
+		hdr(h, HT_PROTO_MAGIC, HT_PROTO_VERSION, types[i], 0, 0);
+		ok(ht_proto_parse_request(h, HT_PROTO_HEADER, &q) == 0 &&
+		    q.type == types[i], "hand-made request %u parses",
+		    types[i]);
+	}
+	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		for (j = 0; j < 2; j++) {
+			r.type = HT_MSG_START;
+			r.rate = rates[i];
+			r.flags = j ? HT_START_RESTART : 0;
+			n = ht_proto_encode_request(b, &r);
+			ok(n == HT_PROTO_HEADER + 12 &&
+			    get(b + 8, 4) == 12 &&
+			    get(b + 16, 8) == rates[i] &&
+			    get(b + 24, 4) == r.flags,
+			    "START rate %llu flags %u: layout",
+			    (unsigned long long)rates[i], r.flags);
+			ok(ht_proto_parse_request(b, n, &q) == 0 &&
+			    q.type == HT_MSG_START && q.rate == rates[i] &&
+			    q.flags == r.flags,
+			    "START rate %llu flags %u round trips",
+			    (unsigned long long)rates[i], r.flags);
+		}
+	}
+	hdr(h, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 12, 0);
+	le(h + 16, 65536, 8);
+	le(h + 24, HT_START_RESTART, 4);
+	ok(ht_proto_parse_request(h, 28, &q) == 0 && q.rate == 65536 &&
+	    q.flags == HT_START_RESTART, "hand-made START parses");
+}
+
+static void
+test_rejections(void)
+{
+	static const uint16_t	bad_types[] = { 0, 8, 9, 63, HT_MSG_OK,
+	    HT_MSG_ERR, HT_MSG_STATUS_REPLY, HT_MSG_PROFILE, 68, 0x8001,
+	    0xffff };
+	static const uint32_t	bad_flags[] = { 0x2, 0x3, 0x100,
+	    0x80000000u, 0xffffffffu };
+	static uint8_t		big[HT_PROTO_MAX_REQUEST + 64];
+	uint8_t			b[64];
+	size_t			i;
+	int			all;
+
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_HELLO, 0, 0);
+	for (i = 0, all = 1; i < HT_PROTO_HEADER; i++)
+		all &= parse(b, i) == HT_ERR_BAD_REQUEST;
+	ok(all, "every truncated header (0..15 bytes) refused");
+	for (i = 0, all = 1; i < 4; i++) {
+		b[i] ^= 0x01;
+		all &= parse(b, HT_PROTO_HEADER) == HT_ERR_BAD_REQUEST;
+		b[i] ^= 0x01;
+	}
+	ok(all, "a flipped bit in any magic byte refused");
+	is_int(0, parse(b, HT_PROTO_HEADER), "the unflipped HELLO parses");
+
+	hdr(b, HT_PROTO_MAGIC, 0, HT_MSG_HELLO, 0, 0);
+	is_int(HT_ERR_VERSION, parse(b, 16), "version 0: HT_ERR_VERSION");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION + 1, HT_MSG_HELLO, 0, 0);
+	is_int(HT_ERR_VERSION, parse(b, 16), "next version: HT_ERR_VERSION");
+	hdr(b, HT_PROTO_MAGIC, 0xffff, 200, 40, 9);
+	is_int(HT_ERR_VERSION, parse(b, 16),
+	    "another version is refused as such whatever its other fields");
+	hdr(b, 0x50435449, 2, HT_MSG_HELLO, 0, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 16),
+	    "bad magic wins over another version");
+
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_HELLO, 1, 0);
+	b[16] = 0;
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 17),
+	    "HELLO with a one-byte payload refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_REPORT, 0, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 17),
+	    "a byte beyond the announced length refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_REPORT, 4, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 16),
+	    "an announced payload that is missing refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_STOP, 0xffffffffu, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 16),
+	    "length 2^32-1 refused without reading past the buffer");
+
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 11, 0);
+	le(b + 16, 4096, 8);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 27), "START payload 11 refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 13, 0);
+	le(b + 16, 4096, 8);
+	le(b + 24, 0, 5);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 29), "START payload 13 refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 0, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 16), "START without payload");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 12, 0);
+	le(b + 16, 4096, 8);
+	le(b + 24, 0, 4);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 27),
+	    "START one byte short of its announced length");
+	is_int(0, parse(b, 28), "the same START, whole, parses");
+	le(b + 16, 0, 8);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 28), "START rate 0 refused");
+	le(b + 16, 1, 8);
+	is_int(0, parse(b, 28), "START rate 1 accepted");
+	for (i = 0, all = 1; i < sizeof(bad_flags) / sizeof(bad_flags[0]);
+	    i++) {
+		le(b + 24, bad_flags[i], 4);
+		all &= parse(b, 28) == HT_ERR_BAD_REQUEST;
+	}
+	ok(all, "START with unknown flags refused");
+	le(b + 24, 0, 4);
+	for (i = 0, all = 1; i < 32; i++) {
+		le(b + 12, 1u << i, 4);
+		all &= parse(b, 28) == HT_ERR_BAD_REQUEST;
+	}
+	ok(all, "any header flag refused");
+
+	for (i = 0, all = 1; i < sizeof(bad_types) / sizeof(bad_types[0]);
+	    i++) {
+		hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, bad_types[i], 0, 0);
+		if (parse(b, 16) != HT_ERR_BAD_REQUEST) {
+			diag("type %u accepted", bad_types[i]);
+			all = 0;
+		}
+	}
+	ok(all, "unknown types and reply types refused as requests");
+
+	memset(big, 0, sizeof(big));
+	hdr(big, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_HELLO,
+	    HT_PROTO_MAX_REQUEST + 1 - HT_PROTO_HEADER, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(big, HT_PROTO_MAX_REQUEST + 1),
+	    "a request over HT_PROTO_MAX_REQUEST refused");
+	hdr(big, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_HELLO,
+	    HT_PROTO_MAX_REQUEST - HT_PROTO_HEADER, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(big, HT_PROTO_MAX_REQUEST),
+	    "a HELLO of exactly HT_PROTO_MAX_REQUEST bytes refused (size)");
+	hdr(big, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_HELLO, 0, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(big, sizeof(big)),
+	    "trailing garbage after a HELLO refused");
+}
+
+static void
+test_err(void)
+{
+	uint8_t		b[256];
+	char		msg[64];
+	uint32_t	code;
+	size_t		n;
+
+	n = ht_proto_encode_err(b, sizeof(b), HT_ERR_RUNNING,
+	    "a session is running");
+	ok(n == 16 + 4 + 20 && get(b + 6, 2) == HT_MSG_ERR &&
+	    get(b + 8, 4) == 24 && get(b + 16, 4) == HT_ERR_RUNNING &&
+	    memcmp(b + 20, "a session is running", 20) == 0,
+	    "ERR layout: header, u32 code, message without NUL");
+	ok(ht_proto_decode_err(b + 16, n - 16, &code, msg, sizeof(msg)) ==
+	    0 && code == HT_ERR_RUNNING &&
+	    strcmp(msg, "a session is running") == 0, "ERR round trips");
+	ok(ht_proto_decode_err(b + 16, n - 16, &code, NULL, 0) == 0 &&
+	    code == HT_ERR_RUNNING, "ERR decodes without a message buffer");
+	ok(ht_proto_decode_err(b + 16, n - 16, &code, msg, 6) == 0 &&
+	    strcmp(msg, "a ses") == 0, "decoded message truncated to fit");
+
+	n = ht_proto_encode_err(b, 16 + 4 + 5, HT_ERR_INTERNAL, "hello world");
+	ok(n == 25 && get(b + 8, 4) == 9 && memcmp(b + 20, "hello", 5) == 0,
+	    "encoded message truncated to the buffer");
+	n = ht_proto_encode_err(b, 16 + 4 + 2, HT_ERR_INTERNAL, "a\xc3\xa9");
+	ok(n == 21 && b[20] == 'a',
+	    "truncation does not split a UTF-8 character");
+	n = ht_proto_encode_err(b, 16 + 4 + 3, HT_ERR_INTERNAL, "a\xc3\xa9");
+	ok(n == 23 && memcmp(b + 20, "a\xc3\xa9", 3) == 0,
+	    "a whole UTF-8 character is kept");
+	is_uint(0, ht_proto_encode_err(b, 19, 1, "x"),
+	    "no room for the code: 0");
+	n = ht_proto_encode_err(b, 20, HT_ERR_NOMEM, "x");
+	ok(n == 20 && ht_proto_decode_err(b + 16, 4, &code, msg,
+	    sizeof(msg)) == 0 && code == HT_ERR_NOMEM && msg[0] == '\0',
+	    "ERR with an empty message");
+	n = ht_proto_encode_err(b, sizeof(b), HT_ERR_VERSION, NULL);
+	ok(n == 20, "NULL message encodes empty");
+
+	is_int(-1, ht_proto_decode_err(b + 16, 3, &code, msg, sizeof(msg)),
+	    "ERR payload shorter than its code refused");
+	memcpy(b + 20, "ab\0cd", 5);
+	is_int(-1, ht_proto_decode_err(b + 16, 9, &code, msg, sizeof(msg)),
+	    "ERR message with a NUL refused");
+	memcpy(b + 20, "a\033[2Jb\n", 7);
+	ok(ht_proto_decode_err(b + 16, 11, &code, msg, sizeof(msg)) == 0 &&
+	    strcmp(msg, "a?[2Jb?") == 0,
+	    "control characters of the peer never reach the terminal");
+}
+
+static void
+fill_status(struct ht_status *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->proto_version = HT_PROTO_VERSION;
+	s->pid = 4000000001u;
+	s->hooked = 1;
+	s->slots_patched = 0x01020304;
+	s->modules = 17;
+	s->state = 2;
+	s->epoch = 0x1122334455667788ull;
+	s->rate = 524288;
+	s->start_ns = 1700000000123456789ull;
+	s->samples = 3;
+	s->live_samples = 2;
+	s->dropped_samples = UINT64_MAX;
+	s->overhead_bytes = 1234567;
+	strcpy(s->agent_version, "0.1.0");
+}
+
+static void
+test_status(void)
+{
+	struct ht_status	s, t;
+	uint8_t			b[256];
+	size_t			n, plen;
+
+	fill_status(&s);
+	n = ht_proto_encode_status(b, sizeof(b), &s);
+	plen = 6 * 4 + 7 * 8 + 2 + 5;
+	ok(n == 16 + plen && get(b + 6, 2) == HT_MSG_STATUS_REPLY &&
+	    get(b + 8, 4) == plen, "STATUS header and length");
+	ok(get(b + 16, 4) == HT_PROTO_VERSION && get(b + 20, 4) == s.pid &&
+	    get(b + 24, 4) == 1 && get(b + 28, 4) == 0x01020304 &&
+	    get(b + 32, 4) == 17 && get(b + 36, 4) == 2 &&
+	    get(b + 40, 8) == s.epoch && get(b + 48, 8) == 524288 &&
+	    get(b + 56, 8) == s.start_ns && get(b + 64, 8) == 3 &&
+	    get(b + 72, 8) == 2 && get(b + 80, 8) == UINT64_MAX &&
+	    get(b + 88, 8) == 1234567 && get(b + 96, 2) == 5 &&
+	    memcmp(b + 98, "0.1.0", 5) == 0,
+	    "STATUS fields in declaration order, little-endian");
+	memset(&t, 0x5a, sizeof(t));
+	ok(ht_proto_decode_status(b + 16, plen, &t) == 0 &&
+	    memcmp(&s, &t, sizeof(s)) == 0, "STATUS round trips");
+	is_uint(0, ht_proto_encode_status(b, 16 + plen - 1, &s),
+	    "STATUS does not fit one byte short: 0");
+	is_uint(16 + plen, ht_proto_encode_status(b, 16 + plen, &s),
+	    "STATUS fits exactly");
+
+	is_int(-1, ht_proto_decode_status(b + 16, plen - 1, &t),
+	    "truncated STATUS refused");
+	is_int(-1, ht_proto_decode_status(b + 16, plen + 1, &t),
+	    "STATUS with a trailing byte refused");
+	is_int(-1, ht_proto_decode_status(b + 16, 81, &t),
+	    "STATUS without its version string refused");
+	b[96] = 6;
+	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
+	    "version length past the payload refused");
+	b[96] = 5;
+	b[99] = '\n';
+	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
+	    "control character in the version refused");
+
+	memset(s.agent_version, 'v', sizeof(s.agent_version));
+	n = ht_proto_encode_status(b, sizeof(b), &s);
+	ok(n == 16 + 6 * 4 + 7 * 8 + 2 + 31 &&
+	    ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
+	    strlen(t.agent_version) == 31,
+	    "an unterminated version is cut at 31 bytes");
+	le(b + 96, 32, 2);
+	memset(b + 98, 'v', 32);
+	is_int(-1, ht_proto_decode_status(b + 16, 80 + 2 + 32, &t),
+	    "a version of 32 bytes (no room for NUL) refused");
+	is_int(-1, ht_proto_decode_status(b + 16, 0, &t), "empty STATUS");
+}
+
+int
+main(void)
+{
+	plan(0);
+	test_socket_name();
+	test_header();
+	test_requests();
+	test_rejections();
+	test_err();
+	test_status();
+	return 0;
+}

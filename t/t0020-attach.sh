@@ -1,0 +1,408 @@
+#!/bin/sh
+# heaptool attach on a process that hammers the allocator from 8 threads
+# (t/target/attach-hammer), then start, report, stop, status, dump and
+# detach; then 50 attach/start/report/stop/detach cycles.  Every command
+# has a timeout (a hang fails), every report is a well-formed non-empty
+# profile whose summary is the sum of its sites, and the target computes
+# what it computes without heaptool (its checksum).
+#
+# After detach the process is as it was: every GOT slot (.got and .got.plt
+# of every module mapped before the attach, located from the ELF section
+# headers and the module's load bias, read from /proc/PID/mem) holds its
+# value from before the attach, and the page protections of every module
+# mapping are the same.  The target runs with LD_BIND_NOW=1 (and is linked
+# with -z now) so that lazy binding cannot change a slot meanwhile.
+. "$(dirname "$0")/tap/libtap.sh"
+
+command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
+[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
+[ -x "$HT_BUILDDIR/libheaptool-agent.so" ] ||
+    bail "$HT_BUILDDIR/libheaptool-agent.so not built"
+[ -x "$TARGETS/attach-hammer" ] ||
+    bail "$TARGETS/attach-hammer not built (make check builds it)"
+[ "$(uname -m)" = x86_64 ] || skip_all "attach supports x86-64 only"
+
+# Can we ptrace at all?  (ptrace_scope 3, seccomp, a container without the
+# capability.)  The fixtures allow any tracer with PR_SET_PTRACER, so a
+# tracer of our own child stands for them.
+if ! python3 - <<'EOF' >"$HT_TMP/probe" 2>&1
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid = os.fork()
+if pid == 0:
+    signal.pause()
+    os._exit(0)
+r = libc.ptrace(0x4206, pid, None, None)    # PTRACE_SEIZE
+e = ctypes.get_errno()
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+if r != 0:
+    print(os.strerror(e))
+    sys.exit(1)
+EOF
+then
+	skip_all "ptrace is not permitted here: $(cat "$HT_TMP/probe")"
+fi
+
+XDG_STATE_HOME=$HT_TMP/state
+export XDG_STATE_HOME
+unset HEAPTOOL_SEED LD_PRELOAD
+# shellcheck disable=SC3045
+ulimit -c 0 2>/dev/null
+TAB=$(printf '\t')
+T=60	# seconds: any command that takes longer is hung
+
+# want/checks: queue assertions of t/lib/htcheck.py, then run them through
+# one python3 and turn its lines into TAP (as t0012-run-robust.sh does).
+want() {
+	printf '%s\n' "$*" >>"$HT_TMP/checks"
+}
+
+checks() {
+	[ -s "$HT_TMP/checks" ] || return 0
+	python3 "$HT_SRCDIR/t/lib/htcheck.py" - <"$HT_TMP/checks" \
+	    >"$HT_TMP/py.out" 2>&1
+	_pst=$?
+	: >"$HT_TMP/checks"
+	_pnot=0
+	while IFS= read -r _pl; do
+		case $_pl in
+		"ok$TAB"*) ok 0 "$label: ${_pl#"ok$TAB"}" ;;
+		"not ok$TAB"*) ok 1 "$label: ${_pl#"not ok$TAB"}"; _pnot=1 ;;
+		*) diag "$_pl" ;;
+		esac
+	done <"$HT_TMP/py.out"
+	if [ "$_pst" -ne 0 ] && [ "$_pnot" -eq 0 ]; then
+		ok 1 "$label: htcheck.py failed (status $_pst)"
+	fi
+}
+
+# ht NAME ARGS...: run heaptool ARGS with a timeout; stdout in
+# $HT_TMP/NAME.out, stderr in $HT_TMP/NAME.err, status in $st.
+ht() {
+	_n=$1
+	shift
+	timeout $T "$HEAPTOOL" "$@" >"$HT_TMP/$_n.out" 2>"$HT_TMP/$_n.err"
+	st=$?
+}
+
+# ht_ok NAME DESCRIPTION ARGS...: as ht, and the command must succeed.
+ht_ok() {
+	_n=$1
+	_d=$2
+	shift 2
+	ht "$_n" "$@"
+	ok $st "$_d"
+	[ $st -eq 0 ] || diag "heaptool $* (status $st):" \
+	    "$(head -c 2000 "$HT_TMP/$_n.err")"
+}
+
+# json_get FILE EXPR: a value of a JSON file (python expression on j).
+json_get() {
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2])
+print(json.dumps(v) if isinstance(v, (bool, type(None))) else v)' "$1" "$2" \
+	    2>/dev/null
+}
+
+# wait_line FILE LINE: wait (up to $T s) until FILE has the line LINE.
+wait_line() {
+	_i=0
+	while ! grep -qx "$2" "$1" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -gt $((T * 20)) ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+# The picture of a process that detach must restore: GOT contents and
+# page protections of every module, as JSON.  Modules are the files
+# mapped from / (the agent, once loaded, is left out).
+cat >"$HT_TMP/gotmap.py" <<'EOF'
+import json, os, struct, sys
+
+pid = int(sys.argv[1])
+
+def sections(path):
+    """(e_type, [(vaddr, offset) of PT_LOAD], {name: (addr, size)})"""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        return None
+    e_type, = struct.unpack_from("<H", data, 16)
+    e_phoff, e_shoff = struct.unpack_from("<QQ", data, 32)
+    e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx = \
+        struct.unpack_from("<HHHHH", data, 54)
+    loads = []
+    for i in range(e_phnum):
+        p_type, _, p_offset, p_vaddr = struct.unpack_from(
+            "<IIQQ", data, e_phoff + i * e_phentsize)
+        if p_type == 1:
+            loads.append((p_vaddr, p_offset))
+    shdrs = [struct.unpack_from("<IIQQQQIIQQ", data, e_shoff + i * e_shentsize)
+             for i in range(e_shnum)]
+    if not shdrs or e_shstrndx >= len(shdrs):
+        return e_type, loads, {}
+    stroff = shdrs[e_shstrndx][4]
+    out = {}
+    for sh in shdrs:
+        name = data[stroff + sh[0]:data.index(b"\0", stroff + sh[0])]
+        if name in (b".got", b".got.plt"):
+            out[name.decode()] = (sh[3], sh[5])
+    return e_type, loads, out
+
+maps = []
+with open("/proc/%d/maps" % pid) as f:
+    for line in f:
+        parts = line.split(None, 5)
+        if len(parts) < 6 or not parts[5].startswith("/"):
+            continue
+        path = parts[5].rstrip("\n")
+        if "heaptool-agent" in os.path.basename(path):
+            continue
+        lo, hi = (int(x, 16) for x in parts[0].split("-"))
+        maps.append([lo, hi, parts[1], int(parts[2], 16), path])
+
+# Protections per module: adjacent ranges with the same permissions merged,
+# so that a VMA split and merged back by mprotect compares equal.
+prot = {}
+for lo, hi, perms, off, path in maps:
+    r = prot.setdefault(path, [])
+    if r and r[-1][1] == lo and r[-1][2] == perms:
+        r[-1][1] = hi
+    else:
+        r.append([lo, hi, perms])
+
+got = {}
+mem = open("/proc/%d/mem" % pid, "rb")
+for path in prot:
+    try:
+        info = sections("/proc/%d/root%s" % (pid, path))
+    except OSError:
+        continue
+    if info is None or not info[1]:
+        continue
+    e_type, loads, secs = info
+    first_vaddr, first_off = loads[0]
+    page = ~0xfff
+    starts = [lo for lo, hi, perms, off, p in maps
+              if p == path and off == first_off & page]
+    if not starts:
+        continue
+    bias = 0 if e_type == 2 else min(starts) - (first_vaddr & page)
+    for name, (addr, size) in secs.items():
+        mem.seek(bias + addr)
+        got["%s %s" % (path, name)] = [bias + addr, mem.read(size).hex()]
+json.dump({"got": got, "prot": prot}, sys.stdout)
+EOF
+
+cat >"$HT_TMP/gotcmp.py" <<'EOF'
+import json, sys
+a = json.load(open(sys.argv[1]))
+b = json.load(open(sys.argv[2]))
+what = sys.argv[3]
+bad = []
+if what == "got":
+    for k, (addr, before) in a["got"].items():
+        if k not in b["got"]:
+            bad.append("%s: gone" % k)
+            continue
+        after = b["got"][k][1]
+        for i in range(0, len(before), 16):
+            if before[i:i + 16] != after[i:i + 16]:
+                bad.append("%s slot %d (0x%x): %s before, %s after" % (
+                    k, i // 16, addr + i // 2, before[i:i + 16],
+                    after[i:i + 16]))
+    print("%d GOT sections compared" % len(a["got"]))
+else:
+    for k, r in a["prot"].items():
+        if b["prot"].get(k) != r:
+            bad.append("%s: %s before, %s after" % (k, r, b["prot"].get(k)))
+    print("%d modules compared" % len(a["prot"]))
+for line in bad[:20]:
+    print(line)
+sys.exit(1 if bad or not a[what] else 0)
+EOF
+
+# snapshot NAME: the GOT and protections of the target now.
+snapshot() {
+	python3 "$HT_TMP/gotmap.py" "$pid" >"$HT_TMP/$1.json" \
+	    2>"$HT_TMP/$1.snap.err"
+	_s=$?
+	ok $_s "picture of the target's GOT and page protections ($1)"
+	[ $_s -eq 0 ] || diag "$(head -c 2000 "$HT_TMP/$1.snap.err")"
+}
+
+# compare BEFORE AFTER WHAT: the picture is the same (WHAT got or prot).
+compare() {
+	python3 "$HT_TMP/gotcmp.py" "$HT_TMP/$1.json" "$HT_TMP/$2.json" "$3" \
+	    >"$HT_TMP/cmp.out" 2>&1
+	_s=$?
+	ok $_s "$4"
+	diag "$(cat "$HT_TMP/cmp.out")"
+}
+
+pid=
+stopfile=$HT_TMP/stop
+cleanup() {
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+	rm -rf "$HT_TMP"
+}
+trap cleanup EXIT
+
+# ---- the same workload without heaptool, for its checksum
+timeout $T "$TARGETS/attach-hammer" >"$HT_TMP/plain.out" 2>/dev/null
+ok $? "attach-hammer runs by itself"
+want_sum=$(grep '^attach-hammer: checksum' "$HT_TMP/plain.out")
+
+# ---- the target, at a lower priority so that its 8 busy threads do not
+# starve heaptool on a small machine (nice execs it: $! is its pid)
+LD_BIND_NOW=1 nice -n 10 "$TARGETS/attach-hammer" --until "$stopfile" \
+    >"$HT_TMP/target.out" 2>"$HT_TMP/target.err" &
+pid=$!
+wait_line "$HT_TMP/target.out" ready || bail "attach-hammer did not start"
+snapshot before
+
+# ---- attach, start, report, stop, status, detach
+ht_ok attach "attach PID" attach "$pid"
+grep -Eq "^heaptool: attached to $pid in [0-9]+ ms\$" "$HT_TMP/attach.out"
+ok $? "attach says it attached and how long it took"
+[ $st -eq 0 ] || diag "$(cat "$HT_TMP/attach.out")"
+n=$(grep -c 'heaptool-agent' "/proc/$pid/maps")
+[ "$n" -gt 0 ]
+ok $? "the agent is mapped in the target"
+
+ht_ok status "status" status --json
+is "true none" "$(json_get "$HT_TMP/status.out" 'j["hooked"]') \
+$(json_get "$HT_TMP/status.out" 'j["session"]["state"]')" \
+    "status: hooked, no session yet"
+[ "$(json_get "$HT_TMP/status.out" 'j["slots_patched"]')" -gt 0 ] 2>/dev/null
+ok $? "status: slots are patched"
+
+ht_ok start "start --rate 64K (the current target)" start --rate 64K
+grep -Eq "^heaptool: $pid: session [0-9]+ started, rate 64.0 KiB\$" \
+    "$HT_TMP/start.out"
+ok $? "start says which session and rate"
+
+ht start2 start
+is "1" "$st" "start while running: exit 1"
+is "heaptool: target $pid: a session is running; use heaptool start \
+--restart or heaptool stop" "$(cat "$HT_TMP/start2.err")" \
+    "start while running: says what to do"
+
+ht_ok restart "start --restart" start --restart --rate 64K
+ht_ok status "status after restart" status --json
+is "running 2 65536" "$(json_get "$HT_TMP/status.out" \
+    'j["session"]["state"]') $(json_get "$HT_TMP/status.out" \
+    'j["session"]["epoch"]') $(json_get "$HT_TMP/status.out" \
+    'j["session"]["rate"]')" "status: session 2 running at 64 KiB"
+
+ht_ok report "report --json --detail" report --json --detail
+label="live report"
+want wellformed "$HT_TMP/report.out"
+want field "$HT_TMP/report.out" pid "$pid"
+want field "$HT_TMP/report.out" command attach-hammer
+want field "$HT_TMP/report.out" session.rate 65536
+want no-agent-frames "$HT_TMP/report.out"
+checks
+is true "$(json_get "$HT_TMP/report.out" 'any(f.get("function") == \
+"round_work" for s in j["sites"] for f in s["frames"])')" \
+    "live report: sites are symbolized (a stack passes through round_work)"
+
+ht_ok text "report (text)" report
+head -n 1 "$HT_TMP/text.out" |
+    grep -q "^pid $pid (attach-hammer): session 2 running"
+ok $? "the text report's first line names the process and session"
+
+ht_ok dump "dump -o FILE" dump -o "$HT_TMP/live.heap"
+mode=$(stat -c %a "$HT_TMP/live.heap" 2>/dev/null)
+is 600 "$mode" "the dump is mode 0600"
+ht_ok rdump "report FILE of the dump" report --json "$HT_TMP/live.heap"
+is "$pid" "$(json_get "$HT_TMP/rdump.out" 'j["pid"]')" \
+    "the dump is the target's profile"
+
+ht_ok stop "stop" stop
+ht_ok status "status after stop" status
+grep -q "session         2 stopped" "$HT_TMP/status.out"
+ok $? "status (text): session 2 stopped"
+ht_ok report2 "report after stop" report --json
+is stopped "$(json_get "$HT_TMP/report2.out" 'j["session"]["state"]')" \
+    "the stopped session's profile is still readable"
+
+ht_ok detach "detach" detach
+ht status3 status
+is 2 "$st" "after detach there is no current target"
+ht_ok status4 "status -p after detach" status -p "$pid" --json
+is false "$(json_get "$HT_TMP/status4.out" 'j["hooked"]')" \
+    "status: hooks removed"
+snapshot detached
+compare before detached got \
+    "after detach every GOT slot holds its value from before the attach"
+compare before detached prot \
+    "after detach the page protections are those from before the attach"
+
+# ---- 50 cycles
+i=0
+fail=
+while [ $i -lt 50 ]; do
+	i=$((i + 1))
+	for step in "attach $pid" "start --rate 64K" "report --json" "stop" \
+	    "detach"; do
+		# shellcheck disable=SC2086
+		ht "cycle" $step
+		if [ $st -ne 0 ]; then
+			fail="cycle $i: heaptool $step: status $st: \
+$(head -c 500 "$HT_TMP/cycle.err")"
+			break 2
+		fi
+		case $step in
+		report*) cp "$HT_TMP/cycle.out" "$HT_TMP/cycle.$i.json" ;;
+		esac
+	done
+done
+is "" "$fail" "50 attach/start/report/stop/detach cycles, none failed or hung"
+python3 - "$HT_TMP" <<'EOF' >"$HT_TMP/cycles.out" 2>&1
+import json, sys
+bad = []
+for i in range(1, 51):
+    try:
+        j = json.load(open("%s/cycle.%d.json" % (sys.argv[1], i)))
+        t = j["totals"]
+        if t["samples"] <= 0 or t["alloc_bytes"] <= 0:
+            bad.append("cycle %d: empty report: %s" % (i, t))
+    except (OSError, ValueError, KeyError) as e:
+        bad.append("cycle %d: %s" % (i, e))
+for b in bad[:10]:
+    print(b)
+sys.exit(1 if bad else 0)
+EOF
+ok $? "every cycle's report parses and has samples"
+[ -s "$HT_TMP/cycles.out" ] && diag "$(cat "$HT_TMP/cycles.out")"
+n=$(grep -c 'heaptool-agent' "/proc/$pid/maps")
+m=$(grep 'heaptool-agent' "/proc/$pid/maps" | awk '{print $6}' | sort -u |
+    wc -l)
+is 1 "$m" "the agent was loaded once, whatever the attaches ($n mappings)"
+
+snapshot final
+compare before final got \
+    "after 50 cycles every GOT slot holds its value from before the attach"
+compare before final prot \
+    "after 50 cycles the page protections are those from before"
+
+# ---- the target ends as it would have without heaptool
+touch "$stopfile"
+i=0
+while kill -0 "$pid" 2>/dev/null && [ $i -lt $((T * 20)) ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
+wait "$pid"
+tst=$?
+pid=
+is 0 "$tst" "the target exits 0 (no check of its blocks failed)"
+is "$want_sum" "$(grep '^attach-hammer: checksum' "$HT_TMP/target.out")" \
+    "the target's checksum is that of a run without heaptool"
+
+done_testing
