@@ -431,7 +431,7 @@ serve_one(int fd)
 
 	deadline = now_ms() + IO_TIMEOUT_MS;
 	if ((n = recv_exact(fd, req, HT_PROTO_HEADER, deadline)) == 0)
-		return;		/* connected and hung up: nothing to say */
+		return;	/* connected and hung up: nothing to say */
 	if (n != HT_PROTO_HEADER) {
 		reply_err(fd, HT_ERR_BAD_REQUEST,
 		    "truncated request (or too slow)");

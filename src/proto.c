@@ -172,9 +172,11 @@ ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code,
 size_t
 ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s)
 {
-	size_t	vlen = strnlen(s->agent_version, sizeof(s->agent_version) - 1);
-	size_t	plen = STATUS_FIXED + 2 + vlen;
+	size_t	 vlen, plen;
 	uint8_t	*p = out + HT_PROTO_HEADER;
+
+	vlen = strnlen(s->agent_version, sizeof(s->agent_version) - 1);
+	plen = STATUS_FIXED + 2 + vlen;
 
 	if (cap < HT_PROTO_HEADER + plen)
 		return 0;

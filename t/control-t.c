@@ -62,7 +62,7 @@ struct target {
 struct reply {
 	struct ht_msg_header	 h;
 	uint8_t			*payload;
-	int			 eof;	/* the agent closed after the reply */
+	int			 eof;	/* closed after the reply */
 };
 
 static char	builddir[PATH_MAX];

@@ -42,7 +42,7 @@ struct input {
 static struct input	seeds[NSEEDS], pool[POOL];
 static size_t		nseeds, npool;
 static uint64_t		rng;
-static uint8_t		*area;		/* data pages, then a PROT_NONE page */
+static uint8_t		*area;	/* data pages, then a PROT_NONE page */
 static size_t		area_data;
 
 void
@@ -97,7 +97,8 @@ add_seed(const uint8_t *b, size_t n)
 static void
 make_seeds(void)
 {
-	static const uint64_t	rates[] = { 1, 2, 4096, 524288, UINT64_MAX };
+	static const uint64_t	rates[] = { 1, 2, 4096, 524288,
+	    UINT64_MAX };
 	struct ht_request	r;
 	struct ht_status	s;
 	uint8_t			b[512];

@@ -24,7 +24,7 @@
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 #ifdef HT_FUZZ_STANDALONE
-unsigned long	fuzz_accepted[HT_MSG_HOOK + 1];	/* by request type */
+unsigned long	fuzz_accepted[HT_MSG_HOOK + 1];	/* by type */
 unsigned long	fuzz_refused, fuzz_version, fuzz_err_ok, fuzz_status_ok;
 void		fuzz_failed(const char *what, const uint8_t *data,
 		    size_t size);
