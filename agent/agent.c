@@ -100,7 +100,10 @@ accept_slot(const struct ht_module *m, size_t index, void *original)
 	return 1;
 }
 
-/* With rescan_lock held.  Returns the slots patched now, or -1. */
+/* With rescan_lock held, after ht_got_resolve().  Nothing here may wait for
+ * the loader's dl_load_lock (dl_iterate_phdr takes only its write lock, which
+ * no thread holds while running constructors).  Returns the slots patched
+ * now, or -1. */
 static int
 rescan(void)
 {
@@ -126,6 +129,10 @@ ht_agent_modules_changed(void)
 	/* The loader may allocate for us (dlsym's error buffer): the guard
 	 * keeps the agent's own work out of the profile. */
 	ht_tls.guard++;
+	/* dlsym before rescan_lock, never under it: this thread may be
+	 * inside a constructor run by dlopen, holding the loader's lock,
+	 * and the holder of rescan_lock must never wait for that lock. */
+	ht_got_resolve(ht_hooks, HT_NHOOKS);
 	ht_lock_acquire(&rescan_lock);
 	if (hooked)
 		rescan();
@@ -186,6 +193,7 @@ install(uint64_t rate)
 	int	rc;
 
 	ht_tls.guard++;
+	ht_got_resolve(ht_hooks, HT_NHOOKS);	/* before rescan_lock: see above */
 	ht_lock_acquire(&rescan_lock);
 	if (rate != 0) {
 		ht_lock_acquire(&ht_agent_lock);

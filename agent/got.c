@@ -1049,6 +1049,27 @@ canon_scan(struct ctx *c)
 			retarget(c, h, c->canon[h], c->canon_to[h]);
 }
 
+void
+ht_got_resolve(struct ht_hook_def *hooks, size_t n)
+{
+	size_t	i;
+	int	missing = 0;
+	void	*p;
+
+	for (i = 0; i < n && i < HT_GOT_MAX_HOOKS; i++) {
+		if (hooks[i].name == NULL || hooks[i].hook == NULL)
+			continue;
+		p = dlsym(RTLD_DEFAULT, hooks[i].name);
+		if (p == NULL)
+			missing = 1;
+		__atomic_store_n(&hooks[i].dl, p, __ATOMIC_RELEASE);
+	}
+	/* A failed dlsym leaves an error for the thread's next dlerror():
+	 * it is ours, not the program's. */
+	if (missing)
+		(void)dlerror();
+}
+
 int
 ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks,
     size_t n)
@@ -1056,7 +1077,6 @@ ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks,
 	struct ctx	 c;
 	const char	*e;
 	size_t		 i;
-	int		 missing = 0;
 
 	if (n > HT_GOT_MAX_HOOKS) {
 		errno = EINVAL;
@@ -1066,22 +1086,14 @@ ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks,
 	c.set = set;
 	c.hooks = hooks;
 	c.n = n;
-	/* The loader before our lock, never under it: a thread inside
-	 * dlopen holds the loader's lock and may come to patch too. */
 	for (i = 0; i < n; i++) {
 		if (hooks[i].name == NULL || hooks[i].hook == NULL)
 			continue;
 		c.namelen[i] = strlen(hooks[i].name);
-		c.dl[i] = dlsym(RTLD_DEFAULT, hooks[i].name);
-		if (c.dl[i] == NULL)
-			missing = 1;
-		else if (is_hook(&c, c.dl[i]))
+		c.dl[i] = __atomic_load_n(&hooks[i].dl, __ATOMIC_ACQUIRE);
+		if (c.dl[i] != NULL && is_hook(&c, c.dl[i]))
 			c.dl[i] = NULL;
 	}
-	/* A failed dlsym leaves an error for the thread's next dlerror():
-	 * it is ours, not the program's. */
-	if (missing)
-		(void)dlerror();
 	e = getenv("LD_BIND_NOW");
 	c.env_now = e != NULL && *e != '\0';
 

@@ -38,10 +38,21 @@ struct ht_hook_def {
 	/* Set to 1 when some module's original differs from orig; the hook
 	 * then asks ht_got_orig_for_caller(). */
 	int		 multi;
+	/* dlsym(RTLD_DEFAULT, name), set by ht_got_resolve(): the original
+	 * of a slot still bound lazily to its PLT stub. */
+	void		*dl;
 };
 
+/* Look up every name of hooks[0..n) with dlsym(RTLD_DEFAULT) into its dl
+ * field.  This takes the loader's lock, so call it holding none of the
+ * agent's locks (a thread inside dlopen holds the loader's lock and may be
+ * waiting for them), before ht_got_patch, which calls nothing of the
+ * loader. */
+void	ht_got_resolve(struct ht_hook_def *hooks, size_t n);
+
 /* Patch, in every module of set not patched before, the slots named in
- * hooks[0..n).  Idempotent: a slot that already holds its hook is left.
+ * hooks[0..n), resolved by ht_got_resolve() (a lazy slot whose name it did
+ * not find is left unpatched).  Idempotent: a slot that already holds its hook is left.
  * Returns the number of slots patched now, or -1 on failure (then nothing of
  * this call stays patched).  Slots of modules that are no longer in set are
  * forgotten (their memory may be gone).  Pass the same hooks array on every

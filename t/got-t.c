@@ -308,7 +308,7 @@ patcher(void *arg)
 	int			 i;
 
 	for (i = 0; i < 50; i++) {
-		if (ht_got_patch(set, hooks, NHOOK) < 0)
+		if ((ht_got_resolve(hooks, NHOOK), ht_got_patch(set, hooks, NHOOK)) < 0)
 			return (void *)1;
 		if (ht_got_restore_all() < 0)
 			return (void *)1;
@@ -387,7 +387,7 @@ main(void)
 	    (HT_MOD_AGENT | HT_MOD_MAIN),
 	    "modules.c flags this binary as the agent");
 	nb = read_maps(maps_before);
-	r1 = ht_got_patch(&set, hooks, NHOOK);
+	r1 = (ht_got_resolve(hooks, NHOOK), ht_got_patch(&set, hooks, NHOOK));
 	ok(r1 > 0, "round 1: %d slots patched", r1);
 	n1 = ht_got_slots(slots, MAXSLOTS);
 	is_uint((size_t)r1, n1, "round 1: ht_got_slots lists them all");
@@ -450,7 +450,7 @@ main(void)
 	self = module_of(&set, (uintptr_t)main);
 	user_mod = module_of(&set, (uintptr_t)user_alloc);
 	nb = read_maps(maps_before);
-	r = ht_got_patch(&set, hooks, NHOOK);
+	r = (ht_got_resolve(hooks, NHOOK), ht_got_patch(&set, hooks, NHOOK));
 	n2 = ht_got_slots(slots, MAXSLOTS);
 	ok(r > r1, "round 2: %d slots patched, this binary's too", r);
 	is_uint((size_t)r, n2, "round 2: ht_got_slots lists them all");
@@ -510,7 +510,7 @@ main(void)
 	 * meanwhile, after making libc's function the original of
 	 * got-now.so's slot: calling the stub from the hook would now come
 	 * back to the hook, forever. */
-	r = ht_got_patch(&set, hooks, NHOOK);
+	r = (ht_got_resolve(hooks, NHOOK), ht_got_patch(&set, hooks, NHOOK));
 	is_int(env_now ? 0 : 1, r, "the next patch hooks the bound slot");
 	n2 = ht_got_slots(slots, MAXSLOTS);
 	for (i = k = 0; i < n2; i++)
@@ -581,7 +581,7 @@ main(void)
 	is_uint(1, k, "got-user.so's slot saved the fake malloc");
 
 	/* (e) idempotent. */
-	r = ht_got_patch(&set, hooks, NHOOK);
+	r = (ht_got_resolve(hooks, NHOOK), ht_got_patch(&set, hooks, NHOOK));
 	is_int(0, r, "patching again patches nothing");
 	is_uint(n2, ht_got_patched_slots(), "and keeps the same slots");
 	ht_modules_release(&set);
@@ -596,7 +596,7 @@ main(void)
 	scan(&set, 0);
 	lazy_mod = module_of(&set, (uintptr_t)lazy_churn);
 	nb = read_maps(maps_before);
-	r = ht_got_patch(&set, hooks, NHOOK);
+	r = (ht_got_resolve(hooks, NHOOK), ht_got_patch(&set, hooks, NHOOK));
 	is_int(4, r, "got-lazy.so: its 4 slots patched");
 	n3 = ht_got_slots(slots, MAXSLOTS);
 	is_uint(n2 + 4, n3, "the others kept");
@@ -642,14 +642,14 @@ main(void)
 	}
 
 	/* Modules that leave the set are forgotten. */
-	r = ht_got_patch(&set, hooks, NHOOK);
+	r = (ht_got_resolve(hooks, NHOOK), ht_got_patch(&set, hooks, NHOOK));
 	is_int((int)n3, r, "patched again");
 	ht_modules_release(&set);
 	dlclose(lazy);
 	lazy = dlopen(libpath("got-lazy.so"), RTLD_LAZY | RTLD_NOLOAD);
 	ok(lazy == NULL, "got-lazy.so is unloaded");
 	scan(&set, 0);
-	r = ht_got_patch(&set, hooks, NHOOK);
+	r = (ht_got_resolve(hooks, NHOOK), ht_got_patch(&set, hooks, NHOOK));
 	is_int(0, r, "a rescan without it patches nothing");
 	is_uint(n2, ht_got_patched_slots(), "and forgets its slots");
 	r = ht_got_restore_all();
