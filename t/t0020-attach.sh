@@ -13,6 +13,8 @@
 # mapping are the same.  The target runs with LD_BIND_NOW=1 (and is linked
 # with -z now) so that lazy binding cannot change a slot meanwhile.
 . "$(dirname "$0")/tap/libtap.sh"
+. "$(dirname "$0")/lib/htcheck.sh"
+. "$(dirname "$0")/lib/ptrace.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
@@ -22,61 +24,17 @@ command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
     bail "$TARGETS/attach-hammer not built (make check builds it)"
 [ "$(uname -m)" = x86_64 ] || skip_all "attach supports x86-64 only"
 
-# Can we ptrace at all?  (ptrace_scope 3, seccomp, a container without the
-# capability.)  The fixtures allow any tracer with PR_SET_PTRACER, so a
-# tracer of our own child stands for them.
-if ! python3 - <<'EOF' >"$HT_TMP/probe" 2>&1
-import ctypes, os, signal, sys
-libc = ctypes.CDLL(None, use_errno=True)
-pid = os.fork()
-if pid == 0:
-    signal.pause()
-    os._exit(0)
-r = libc.ptrace(0x4206, pid, None, None)    # PTRACE_SEIZE
-e = ctypes.get_errno()
-os.kill(pid, signal.SIGKILL)
-os.waitpid(pid, 0)
-if r != 0:
-    print(os.strerror(e))
-    sys.exit(1)
-EOF
-then
-	skip_all "ptrace is not permitted here: $(cat "$HT_TMP/probe")"
-fi
+require_ptrace
 
 XDG_STATE_HOME=$HT_TMP/state
 export XDG_STATE_HOME
 unset HEAPTOOL_SEED LD_PRELOAD
 # shellcheck disable=SC3045
 ulimit -c 0 2>/dev/null
-TAB=$(printf '\t')
 T=60	# seconds: any command that takes longer is hung
 
 # want/checks: queue assertions of t/lib/htcheck.py, then run them through
 # one python3 and turn its lines into TAP (as t0012-run-robust.sh does).
-want() {
-	printf '%s\n' "$*" >>"$HT_TMP/checks"
-}
-
-checks() {
-	[ -s "$HT_TMP/checks" ] || return 0
-	python3 "$HT_SRCDIR/t/lib/htcheck.py" - <"$HT_TMP/checks" \
-	    >"$HT_TMP/py.out" 2>&1
-	_pst=$?
-	: >"$HT_TMP/checks"
-	_pnot=0
-	while IFS= read -r _pl; do
-		case $_pl in
-		"ok$TAB"*) ok 0 "$label: ${_pl#"ok$TAB"}" ;;
-		"not ok$TAB"*) ok 1 "$label: ${_pl#"not ok$TAB"}"; _pnot=1 ;;
-		*) diag "$_pl" ;;
-		esac
-	done <"$HT_TMP/py.out"
-	if [ "$_pst" -ne 0 ] && [ "$_pnot" -eq 0 ]; then
-		ok 1 "$label: htcheck.py failed (status $_pst)"
-	fi
-}
-
 # ht NAME ARGS...: run heaptool ARGS with a timeout; stdout in
 # $HT_TMP/NAME.out, stderr in $HT_TMP/NAME.err, status in $st.
 ht() {

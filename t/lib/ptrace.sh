@@ -1,0 +1,27 @@
+# For shell tests that attach: require_ptrace skips the whole test, with the
+# reason, where this process may not ptrace (kernel.yama.ptrace_scope 3,
+# seccomp, a container without the capability).  The fixtures allow any
+# tracer with PR_SET_PTRACER, so tracing a child of our own stands for them.
+# Source it after t/tap/libtap.sh.
+
+require_ptrace() {
+	command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
+	if ! python3 - <<'EOF' >"$HT_TMP/probe" 2>&1
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid = os.fork()
+if pid == 0:
+    signal.pause()
+    os._exit(0)
+r = libc.ptrace(0x4206, pid, None, None)    # PTRACE_SEIZE
+e = ctypes.get_errno()
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+if r != 0:
+    print(os.strerror(e))
+    sys.exit(1)
+EOF
+	then
+		skip_all "ptrace is not permitted here: $(cat "$HT_TMP/probe")"
+	fi
+}
