@@ -3,6 +3,11 @@
  * one connection at a time and, between connections, patch modules the
  * loader brought in behind the dlopen hook's back.
  *
+ * Between connections it also writes the dumps whose time has come
+ * (dump.h): it polls the eventfd through which a sample that crosses an
+ * every-bytes mark wakes it, with a timeout no later than the next
+ * interval dump or RSS check.
+ *
  * Every wait is bounded: a whole request must arrive within IO_TIMEOUT_MS,
  * and a reply must make progress every IO_TIMEOUT_MS and be done within
  * REPLY_DEADLINE_MS, so a client that stalls delays the next one by seconds
@@ -313,22 +318,65 @@ reply_status(int fd)
 		(void)send_all(fd, buf, n, now_ms() + IO_TIMEOUT_MS);
 }
 
+/* Why a dump prefix is refused, from ht_dump_check_prefix's errno: the
+ * path is the target's view of the file system, which may not be the
+ * client's. */
+static const char *
+prefix_problem(int e)
+{
+	switch (e) {
+	case EINVAL:
+		return "the dump prefix must be an absolute path";
+	case ENAMETOOLONG:
+		return "the dump prefix is too long";
+	case ENOENT:
+	case ENOTDIR:
+		return "the dump directory does not exist where the target "
+		    "sees its files";
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return "the target may not write in the dump directory (as "
+		    "its user, where it sees its files)";
+	default:
+		return "the target cannot use the dump directory";
+	}
+}
+
 static void
 do_start(int fd, const struct ht_request *r)
 {
-	uint32_t	err = 0;
+	static struct ht_dump_cfg	cfg;	/* large; this thread only */
+	uint32_t			err = 0;
 
 	if (!ht_agent_hooked()) {
 		reply_err(fd, HT_ERR_DETACHED,
 		    "the hooks are removed (detached); hook again first");
 		return;
 	}
+	memset(&cfg, 0, sizeof(cfg));
+	if (r->dump_prefix[0] != '\0') {
+		/* Before anything changes: a refused start leaves the
+		 * running session as it was. */
+		if (ht_dump_check_prefix(r->dump_prefix) != 0) {
+			reply_err(fd, HT_ERR_DUMP_PREFIX,
+			    prefix_problem(errno));
+			return;
+		}
+		memcpy(cfg.prefix, r->dump_prefix, sizeof(cfg.prefix));
+		cfg.interval_ms = r->dump_interval_ms;
+		cfg.every_bytes = r->dump_every_bytes;
+		cfg.at_rss_bytes = r->dump_at_rss_bytes;
+		cfg.threshold_bytes = r->threshold_bytes;
+	}
 	ht_lock_acquire(&ht_agent_lock);
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    !(r->flags & HT_START_RESTART))
 		err = HT_ERR_RUNNING;
-	else
+	else {
 		ht_session_start(r->rate);
+		ht_dump_arm(&cfg);
+	}
 	ht_lock_release(&ht_agent_lock);
 	if (err != 0)
 		reply_err(fd, err, "a session is running");
@@ -374,7 +422,7 @@ do_report(int fd)
 		    "cannot create the report's memfd");
 		return;
 	}
-	if (ht_dump_fd(mfd, 0) != 0) {
+	if (ht_dump_fd(mfd, 0, 0) != 0) {
 		e = errno;
 		reply_err(fd, e == ENOMEM || e == ENOSPC ? HT_ERR_NOMEM :
 		    HT_ERR_INTERNAL, "cannot encode the profile");
@@ -503,16 +551,29 @@ serve_one(int fd)
 static void
 serve(void)
 {
-	struct pollfd	pfd;
-	uint64_t	next = now_ms() + WATCH_MS;
+	struct pollfd	pfds[2], pfd;
+	uint64_t	next = now_ms() + WATCH_MS, due;
 	int		fd, n, t;
 
 	for (;;) {
+		due = ht_dump_tick(now_ms());
 		t = left_ms(next);
-		pfd.fd = lfd;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		n = poll(&pfd, lfd >= 0 ? 1 : 0, t);
+		if (due != UINT64_MAX && left_ms(due) < t)
+			t = left_ms(due);
+		/* poll ignores an entry whose descriptor is negative. */
+		pfds[0].fd = lfd;
+		pfds[0].events = POLLIN;
+		pfds[0].revents = 0;
+		pfds[1].fd = ht_dump_wake_fd();
+		pfds[1].events = POLLIN;
+		pfds[1].revents = 0;
+		n = poll(pfds, 2, t);
+		if (pfds[1].revents & POLLIN)
+			ht_dump_wake_clear();
+		/* From here on, n speaks of the listening socket only. */
+		if (n > 0)
+			n = pfds[0].revents != 0;
+		pfd = pfds[0];
 		if (n > 0 && !socket_ours()) {
 			/* Closed or replaced under us: not ours to close.
 			 * The name went with our socket; bind it again at

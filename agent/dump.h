@@ -4,19 +4,111 @@
  * directory, created exclusively with mode 0600 and without following
  * symlinks, then renamed).  No allocation: the encoding buffer is mapped by
  * ht_dump_init(), early, so a dump still works when memory has run out.
+ *
+ * Dumps the agent writes by itself (DESIGN.md section 6): a session started
+ * with a dump prefix P writes P.PID.SEQ.heap (or, when P ends in '/',
+ * P + "heaptool.PID.SEQ.heap"), SEQ counting from 1 for the life of the
+ * process, across sessions, so that no dump of a session overwrites one of
+ * an earlier session.  The triggers:
+ *   - every interval_ms, by the agent's thread;
+ *   - each time the session's estimated allocated bytes cross a multiple of
+ *     every_bytes: the sample that crosses it (under ht_agent_lock, inside
+ *     a malloc hook) only wakes the agent's thread through an eventfd, and
+ *     that thread writes the file;
+ *   - when the process's RSS first reaches at_rss_bytes, then each time it
+ *     grows by a further 10% (the agent's thread reads /proc/self/statm
+ *     every HT_DUMP_RSS_MS);
+ *   - when an allocation fails: the failing thread writes the dump itself,
+ *     at once, before the hook returns the failure (at most one a second
+ *     and HT_DUMP_MAX_FAILURES a session);
+ *   - at normal exit (the destructor), if the session still runs.
+ * The session's dump settings are part of it: every start disarms the
+ * previous ones, stop and detach disarm them, and a dump file is never
+ * written for a stopped session.  threshold_bytes folds, in the files the
+ * triggers write, the sites below it (in use and allocated) into one SITE
+ * record with no frames; totals stay the same.
  */
 #ifndef HT_DUMP_H
 #define HT_DUMP_H
 
 #include <stdint.h>
 
-/* Map the encoding buffer.  Returns 0 or -1. */
+#define HT_DUMP_PREFIX_MAX	1024
+#define HT_DUMP_RSS_MS		200
+#define HT_DUMP_MAX_FAILURES	16
+
+struct ht_dump_cfg {
+	char		prefix[HT_DUMP_PREFIX_MAX + 1];	/* absolute; "" none */
+	uint64_t	interval_ms;	/* 0: none */
+	uint64_t	every_bytes;	/* 0: none */
+	uint64_t	at_rss_bytes;	/* 0: none */
+	uint64_t	threshold_bytes;	/* 0: keep every site */
+};
+
+/* Map the encoding buffer and create the wake-up eventfd.  Returns 0 or
+ * -1.  Idempotent. */
 int	ht_dump_init(void);
 /* Write the current profile to fd.  Takes ht_agent_lock: call with the
  * thread's guard set (see sampler.h) and without the lock.  flags are
- * HT_META_* bits.  Returns 0, or -1 with errno set. */
-int	ht_dump_fd(int fd, uint32_t flags);
-/* Write the current profile to path, atomically.  Returns 0 or -1. */
-int	ht_dump_path(const char *path, uint32_t flags);
+ * HT_META_* bits; sites below threshold bytes (0: none) are folded.
+ * Returns 0, or -1 with errno set. */
+int	ht_dump_fd(int fd, uint32_t flags, uint64_t threshold);
+/* Write the current profile to path, atomically, as ht_dump_fd.  Returns
+ * 0 or -1 with errno set. */
+int	ht_dump_path(const char *path, uint32_t flags, uint64_t threshold);
+
+/*
+ * Check a prefix before a session takes it: absolute, at most
+ * HT_DUMP_PREFIX_MAX bytes, and its directory writable and searchable by
+ * this process (as the target sees its file system).  Calls the kernel:
+ * not with ht_agent_lock held.  Returns 0, or -1 with errno set (EINVAL for
+ * a relative or empty prefix, ENAMETOOLONG, or access(2)'s).
+ */
+int	ht_dump_check_prefix(const char *prefix);
+
+/* With ht_agent_lock held, right after ht_session_start(): arm cfg's
+ * triggers for the new session (cfg NULL or its prefix "": none).  The
+ * caller then calls ht_dump_wake() without the lock, so that the agent's
+ * thread takes the new deadlines. */
+void	ht_dump_arm(const struct ht_dump_cfg *cfg);
+/* With ht_agent_lock held: disarm every trigger (ht_session_start and
+ * ht_session_stop call it). */
+void	ht_dump_disarm(void);
+/* With ht_agent_lock held: copy the running session's settings to *cfg;
+ * returns 1 if it has a prefix, else 0. */
+int	ht_dump_armed(struct ht_dump_cfg *cfg);
+
+/* With ht_agent_lock held, from the sampler: a sample of bytes (its
+ * estimate) was taken.  Returns 1 if an every-bytes dump is now due (then
+ * call ht_dump_wake() once the lock is released). */
+int	ht_dump_note_alloc(double bytes);
+/* Wake the agent's thread (eventfd).  Any thread, no lock. */
+void	ht_dump_wake(void);
+/* The eventfd for the agent's thread to poll (-1 if none), and the read
+ * that clears it. */
+int	ht_dump_wake_fd(void);
+void	ht_dump_wake_clear(void);
+
+/* The agent's thread: write the dumps now due (interval, every-bytes, RSS)
+ * and return the next deadline in CLOCK_MONOTONIC milliseconds, UINT64_MAX
+ * if none.  Call with the guard set and without the lock. */
+uint64_t	ht_dump_tick(uint64_t now_ms);
+
+/* Inside an allocation hook that saw the allocator fail (HT_HOOK_SLOW):
+ * write the failure dump now, in this thread, if the session armed one.
+ * Keeps errno.  Returns at once if this thread is inside the agent. */
+void	ht_dump_on_failure(void);
+
+/* At exit (the destructor): the exit dump, if the session runs with a
+ * prefix.  Guard set, lock not held. */
+void	ht_dump_at_exit(void);
+
+/* Write the dump named by the running session's prefix and the next SEQ
+ * now, with flags (HT_META_*).  Guard set, lock not held.  Returns 0, or
+ * -1 with errno set (ENOENT: no session with a prefix runs). */
+int	ht_dump_now(uint32_t flags);
+
+/* For fork's child: forget the eventfd (the child has no agent thread). */
+void	ht_dump_fork_child(void);
 
 #endif

@@ -943,7 +943,7 @@ finish_module(struct ctx *c, struct work *w)
 			continue;
 		}
 		if (o != w->orig[h])
-			__atomic_store_n(&c->hooks[h].multi, 1,
+			__atomic_or_fetch(&c->hooks[h].flags, HT_HOOK_MULTI,
 			    __ATOMIC_RELEASE);
 	}
 

@@ -29,15 +29,21 @@
 
 #define HT_GOT_MAX_HOOKS	64	/* the most names ht_got_patch takes */
 
+#define HT_HOOK_MULTI	0x1	/* modules were bound to different originals */
+#define HT_HOOK_SLOW	0x2	/* take the slow path (failure dumps armed) */
+
 struct ht_hook_def {
 	const char	*name;		/* symbol name, e.g. "malloc", "_Znwm" */
 	void		*hook;		/* our replacement */
 	/* Set by ht_got_patch before the first slot of this name is written:
 	 * the original of the first module patched.  Hooks call it. */
 	void		*orig;
-	/* Set to 1 when some module's original differs from orig; the hook
-	 * then asks ht_got_orig_for_caller(). */
-	int		 multi;
+	/* HT_HOOK_* bits, read by the hook's fast path in one load: any bit
+	 * set sends the call out of line.  ht_got_patch sets HT_HOOK_MULTI
+	 * (atomic OR) when some module's original differs from orig: the
+	 * hook then asks ht_got_orig_for_caller().  The agent sets and
+	 * clears HT_HOOK_SLOW on its own (got.c never touches it). */
+	unsigned	 flags;
 	/* dlsym(RTLD_DEFAULT, name), set by ht_got_resolve(): the original
 	 * of a slot still bound lazily to its PLT stub. */
 	void		*dl;

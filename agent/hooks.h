@@ -51,6 +51,25 @@ enum ht_hook_index {
 
 extern struct ht_hook_def	ht_hooks[HT_NHOOKS];
 
+/* Does hook i allocate (the malloc family and every operator new)? */
+static inline int
+ht_hook_allocates(enum ht_hook_index i)
+{
+	return i != HT_H_FREE && i != HT_H_FREE_SIZED &&
+	    i != HT_H_FREE_ALIGNED_SIZED && i < HT_H_DELETE;
+}
+
+/* Set (on) or clear HT_HOOK_SLOW on every allocating hook: while set, each
+ * allocation goes out of line, where a failure of the allocator writes the
+ * failure dump (dump.h).  Any thread; atomic. */
+void	ht_hooks_set_slow(int on);
+
+/* Look up, with the loader (dlsym, dladdr), what the throwing operators
+ * new need to see their failures: their nothrow partners in the same
+ * libstdc++ and std::get_new_handler.  After ht_got_resolve(), with none of
+ * the agent's locks held (see got.h). */
+void	ht_hooks_resolve_extra(void);
+
 /* Implemented by agent.c: the module list may have changed (after dlopen);
  * rescan, patch new modules.  Not with ht_agent_lock held. */
 void	ht_agent_modules_changed(void);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dump.h"
 #include "lock.h"
 #include "modules.h"
 #include "sampler.h"
@@ -155,8 +156,10 @@ weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 	*w = wcache[i].w;
 }
 
-/* With the lock held: record a sample of p (size bytes). */
-static void
+/* With the lock held: record a sample of p (size bytes).  Returns 1 when
+ * an every-bytes dump became due (wake the agent's thread after the
+ * lock), else 0. */
+static int
 record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
     const struct ht_regs *from)
 {
@@ -190,7 +193,7 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 	site = ht_sites_intern(&pcs[i], (uint32_t)(n - i));
 	if (site < 0) {
 		ht_session.dropped++;
-		return;
+		return 0;
 	}
 	weigh(size, ht_session.rate, &w);
 	e.ptr = (uintptr_t)p;
@@ -202,7 +205,7 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 	r = ht_live_insert(&e, &old);
 	if (r < 0) {
 		ht_session.dropped++;
-		return;
+		return 0;
 	}
 	if (r == 1) {
 		/* The address came back from the allocator, so its old block
@@ -223,6 +226,7 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 		ht_session.peak_ns = ht_now_ns();
 		ht_session.peak_gen++;
 	}
+	return ht_dump_note_alloc(e.bytes);
 }
 
 static void
@@ -250,7 +254,7 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
     const struct ht_regs *from)
 {
 	struct ht_tls	*t = &ht_tls;
-	int		 saved_errno;
+	int		 saved_errno, wake = 0;
 	unsigned	 gen;
 
 	if (t->guard)
@@ -277,10 +281,12 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 			goto out;
 	}
 	if (p != NULL)
-		record(t, p, size, caller, from);
+		wake = record(t, p, size, caller, from);
 	t->countdown = ht_sample_countdown(&t->rng, t->rate);
 out:
 	ht_lock_release(&ht_agent_lock);
+	if (wake)
+		ht_dump_wake();
 	t->guard = 0;
 	if (t->npending > 0)
 		drain_pending(t);
@@ -319,7 +325,7 @@ ht_sampler_free(void *p)
 }
 
 int
-ht_sampler_take(void *p, struct ht_live *e)
+ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch)
 {
 	struct ht_tls	*t = &ht_tls;
 	int		 found = 0;
@@ -333,6 +339,7 @@ ht_sampler_take(void *p, struct ht_live *e)
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    ht_live_remove((uintptr_t)p, e)) {
 		account_free(e);
+		*epoch = ht_session.epoch;
 		found = 1;
 	}
 	ht_lock_release(&ht_agent_lock);
@@ -341,7 +348,7 @@ ht_sampler_take(void *p, struct ht_live *e)
 }
 
 void
-ht_sampler_restore(const struct ht_live *e)
+ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 {
 	struct ht_tls	*t = &ht_tls;
 	struct ht_live	 old;
@@ -353,7 +360,8 @@ ht_sampler_restore(const struct ht_live *e)
 	t->guard = 1;
 	ht_lock_acquire(&ht_agent_lock);
 	s = ht_sites_get(e->site);
-	if (ht_session.state == HT_STATE_RUNNING && s != NULL &&
+	if (ht_session.state == HT_STATE_RUNNING &&
+	    ht_session.epoch == epoch && s != NULL &&
 	    ht_live_insert(e, &old) == 0) {
 		site_touch(s);
 		s->st.inuse_bytes += e->bytes;

@@ -68,11 +68,13 @@ void	ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
  * and sample it first. */
 void	ht_sampler_free(void *p);
 
-/* For realloc: remove p's sample into *e (returns 1), or return 0.  If the
- * reallocation then fails and p stays valid, ht_sampler_restore(e) puts the
- * sample back as it was. */
-int	ht_sampler_take(void *p, struct ht_live *e);
-void	ht_sampler_restore(const struct ht_live *e);
+/* For realloc: remove p's sample into *e and its session's epoch into
+ * *epoch (returns 1), or return 0.  If the reallocation then fails and p
+ * stays valid, ht_sampler_restore(e, epoch) puts the sample back as it was,
+ * unless another session started meanwhile (its tables owe nothing to an
+ * older epoch's sample). */
+int	ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch);
+void	ht_sampler_restore(const struct ht_live *e, uint64_t epoch);
 
 /* Seed for the per-thread generators (0: from the clock and the thread). */
 extern uint64_t	ht_sampler_seed;

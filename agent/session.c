@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dump.h"
 #include "mem.h"
 #include "session.h"
 #include "tables.h"
@@ -41,6 +42,8 @@ bump_gen(void)
 void
 ht_session_start(uint64_t rate)
 {
+	/* The new session has no dumps until its starter arms them. */
+	ht_dump_disarm();
 	ht_tables_reset();
 	ht_session.epoch++;
 	ht_session.rate = rate == 0 ? 1 : rate;
@@ -66,6 +69,7 @@ ht_session_stop(void)
 {
 	if (ht_session.state != HT_STATE_RUNNING)
 		return;
+	ht_dump_disarm();
 	ht_session.state = HT_STATE_STOPPED;
 	ht_session.end_ns = ht_now_ns();
 	bump_gen();

@@ -41,7 +41,8 @@ extern struct ht_session	ht_session;
 extern unsigned			ht_session_gen;
 
 /* With ht_agent_lock held.  Start a new session (new epoch; every table
- * emptied) at rate bytes; stop the running one (its profile stays). */
+ * emptied; no dumps armed: see ht_dump_arm) at rate bytes; stop the running
+ * one (its profile stays; its dumps are disarmed). */
 void	ht_session_start(uint64_t rate);
 void	ht_session_stop(void);
 

@@ -878,7 +878,9 @@ out_free:
 /* ---- start, stop, detach ---- */
 
 static const char start_usage[] =
-"usage: heaptool start [-p PID] [--rate SIZE] [--restart]\n"
+"usage: heaptool start [-p PID] [--rate SIZE] [--restart] [--dump-prefix P]\n"
+"                      [--dump-interval DUR] [--dump-every SIZE]\n"
+"                      [--dump-at-rss SIZE] [--threshold SIZE]\n"
 "\n"
 "Start a profiling session in the target: its allocations from now on\n"
 "are sampled and attributed to their call sites.  Each session starts\n"
@@ -888,6 +890,13 @@ static const char start_usage[] =
 "  -r, --rate SIZE    sample about one allocation per SIZE bytes\n"
 "                     (default 512KiB; 1 records every allocation)\n"
 "      --restart      end a running session and start a new one\n"
+"      --dump-prefix P     the target writes dumps P.PID.SEQ.heap (P as\n"
+"                          the target sees its files): when an\n"
+"                          allocation fails, at exit, and on:\n"
+"      --dump-interval DUR every DUR (e.g. 30s)\n"
+"      --dump-every SIZE   after each SIZE allocated\n"
+"      --dump-at-rss SIZE  when RSS reaches SIZE, then each further 10%\n"
+"      --threshold SIZE    fold the sites below SIZE in the dumps\n"
 "  -h, --help         show this help\n"
 "\n"
 "See man heaptool for the details.\n";
@@ -919,6 +928,7 @@ static const struct option start_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "rate", required_argument, NULL, 'r' },
 	{ "restart", no_argument, NULL, 'R' },
+	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -933,6 +943,8 @@ static const struct option pid_options[] = {
 int
 ht_cmd_start(int argc, char **argv)
 {
+	static struct ht_request req;
+	struct ht_dump_opts dumps;
 	struct ht_status st;
 	struct ht_ctl *c;
 	const char *popt = NULL;
@@ -942,6 +954,7 @@ ht_cmd_start(int argc, char **argv)
 	int ch, rc;
 	pid_t pid;
 
+	memset(&dumps, 0, sizeof(dumps));
 	optind = 0;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, ":p:r:h", start_options,
@@ -962,6 +975,15 @@ ht_cmd_start(int argc, char **argv)
 		case 'R':
 			flags |= HT_START_RESTART;
 			break;
+		case HT_OPT_DUMP_PREFIX:
+		case HT_OPT_DUMP_INTERVAL:
+		case HT_OPT_DUMP_EVERY:
+		case HT_OPT_DUMP_AT_RSS:
+		case HT_OPT_THRESHOLD:
+			if ((rc = ht_dump_opt(ch, optarg, &dumps)) !=
+			    HT_EXIT_OK)
+				return rc;
+			break;
 		case 'h':
 			return show_help(start_usage);
 		default:
@@ -971,11 +993,22 @@ ht_cmd_start(int argc, char **argv)
 	if (optind < argc)
 		return ht_usage("start: %s: unexpected argument; see "
 		    "'heaptool start --help'", argv[optind]);
+	if ((rc = ht_dump_opts_finish(&dumps)) != HT_EXIT_OK)
+		return rc;
 	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
 		return rc;
 	if ((c = ctl_open(pid)) == NULL)
 		return HT_EXIT_FAIL;
-	if (ht_ctl_command(c, HT_MSG_START, rate, flags) != 0) {
+	memset(&req, 0, sizeof(req));
+	req.type = HT_MSG_START;
+	req.rate = rate;
+	req.flags = flags;
+	req.dump_interval_ms = dumps.interval_ms;
+	req.dump_every_bytes = dumps.every_bytes;
+	req.dump_at_rss_bytes = dumps.at_rss_bytes;
+	req.threshold_bytes = dumps.threshold_bytes;
+	memcpy(req.dump_prefix, dumps.prefix, strlen(dumps.prefix) + 1);
+	if (ht_ctl_start(c, &req) != 0) {
 		rc = ctl_failed(c, pid);
 		goto out_free;
 	}
@@ -991,6 +1024,11 @@ ht_cmd_start(int argc, char **argv)
 	else
 		printf("heaptool: %ld: session started, rate %s\n", (long)pid,
 		    rs);
+	if (dumps.prefix[0] != '\0')
+		printf("heaptool: %ld: dumps to %s%s.%ld.SEQ.heap (as the "
+		    "target sees its files)\n", (long)pid, dumps.prefix,
+		    dumps.prefix[strlen(dumps.prefix) - 1] == '/' ?
+		    "heaptool" : "", (long)pid);
 	rc = flush_stdout();
 out_free:
 	ht_ctl_free(c);

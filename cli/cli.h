@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <stdarg.h>
+#include <stdint.h>
 
 #define HT_EXIT_OK	0
 #define HT_EXIT_FAIL	1
@@ -27,6 +28,8 @@ int	ht_cmd_stop(int argc, char **argv);
 int	ht_cmd_status(int argc, char **argv);
 int	ht_cmd_dump(int argc, char **argv);
 int	ht_cmd_detach(int argc, char **argv);
+int	ht_cmd_baseline(int argc, char **argv);
+int	ht_cmd_diff(int argc, char **argv);
 
 /*
  * Find the agent library (run.c): $HEAPTOOL_AGENT, else next to this
@@ -54,5 +57,42 @@ int	ht_usage(const char *fmt, ...)
 
 /* The hint printed after a size that does not parse. */
 #define HT_SIZE_HINT	"use e.g. 4096, 64K, 512KiB, 1M"
+
+/*
+ * The dump options that start and run share (run.c): a command adds
+ * HT_DUMP_LONGOPTS to its getopt_long table, hands each of their codes to
+ * ht_dump_opt, then calls ht_dump_opts_finish once.  The prefix is made
+ * absolute against the current directory; it names a place in the
+ * target's view of the file system.
+ */
+#define HT_OPT_DUMP_PREFIX	1001
+#define HT_OPT_DUMP_INTERVAL	1002
+#define HT_OPT_DUMP_EVERY	1003
+#define HT_OPT_DUMP_AT_RSS	1004
+#define HT_OPT_THRESHOLD	1005
+#define HT_DUMP_LONGOPTS						\
+	{ "dump-prefix", required_argument, NULL, HT_OPT_DUMP_PREFIX },	\
+	{ "dump-interval", required_argument, NULL, HT_OPT_DUMP_INTERVAL }, \
+	{ "dump-every", required_argument, NULL, HT_OPT_DUMP_EVERY },	\
+	{ "dump-at-rss", required_argument, NULL, HT_OPT_DUMP_AT_RSS },	\
+	{ "threshold", required_argument, NULL, HT_OPT_THRESHOLD }
+
+struct ht_dump_opts {
+	char		prefix[4096];	/* absolute after finish; "" none */
+	uint64_t	interval_ms;
+	uint64_t	every_bytes;
+	uint64_t	at_rss_bytes;
+	uint64_t	threshold_bytes;
+};
+
+/* Is ch one of HT_DUMP_LONGOPTS? */
+#define HT_IS_DUMP_OPT(ch)	((ch) >= HT_OPT_DUMP_PREFIX &&		\
+				    (ch) <= HT_OPT_THRESHOLD)
+/* Take option ch's argument into o.  Returns HT_EXIT_OK, or HT_EXIT_USAGE
+ * after printing why. */
+int	ht_dump_opt(int ch, const char *arg, struct ht_dump_opts *o);
+/* Check the options together and make the prefix absolute.  Returns
+ * HT_EXIT_OK, or an exit status after printing why. */
+int	ht_dump_opts_finish(struct ht_dump_opts *o);
 
 #endif

@@ -565,6 +565,11 @@ agent_error(struct ht_ctl *h, uint32_t code, const char *msg)
 		return fail(h, HT_CTL_EAGENT, "the agent refused the request "
 		    "as malformed (%s); use the heaptool that matches the "
 		    "agent", msg[0] != '\0' ? msg : "no reason given");
+	case HT_ERR_DUMP_PREFIX:
+		return fail(h, HT_CTL_EAGENT, "%s; the dump prefix is a path "
+		    "in the target's view of the file system, as its user: "
+		    "give one the target can write to",
+		    msg[0] != '\0' ? msg : "the dump prefix is unusable");
 	case HT_ERR_VERSION:
 		return fail(h, HT_CTL_EVERSION, "the agent refused this "
 		    "heaptool's protocol %d (%s); use the heaptool that "
@@ -592,10 +597,9 @@ version_error(struct ht_ctl *h, unsigned version)
  * the reply type (ERR already turned into a failure), or -1.
  */
 static int
-exchange(struct ht_ctl *h, uint16_t type, uint64_t rate, uint32_t flags)
+exchange_req(struct ht_ctl *h, const struct ht_request *r)
 {
-	uint8_t req[HT_PROTO_HEADER + 64], hdr[HT_PROTO_HEADER];
-	struct ht_request r;
+	uint8_t req[HT_PROTO_MAX_REQUEST], hdr[HT_PROTO_HEADER];
 	struct ht_msg_header mh;
 	char msg[512];
 	uint32_t code;
@@ -608,11 +612,7 @@ exchange(struct ht_ctl *h, uint16_t type, uint64_t rate, uint32_t flags)
 	h->agent_err = 0;
 	h->agent_version = 0;
 	h->len = 0;
-	memset(&r, 0, sizeof(r));
-	r.type = type;
-	r.rate = rate;
-	r.flags = flags;
-	len = ht_proto_encode_request(req, &r);
+	len = ht_proto_encode_request(req, r);
 
 	if ((fd = ctl_connect(h)) == -1)
 		return -1;
@@ -685,6 +685,18 @@ out_close:
 }
 
 static int
+exchange(struct ht_ctl *h, uint16_t type, uint64_t rate, uint32_t flags)
+{
+	struct ht_request r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.rate = rate;
+	r.flags = flags;
+	return exchange_req(h, &r);
+}
+
+static int
 unexpected(struct ht_ctl *h, int type, const char *want)
 {
 	return fail(h, HT_CTL_EPROTO, "the agent answered with a message of "
@@ -718,6 +730,20 @@ ht_ctl_command(struct ht_ctl *h, uint16_t type, uint64_t rate,
 	int t;
 
 	if ((t = exchange(h, type, rate, flags)) == -1)
+		return -1;
+	if (t != HT_MSG_OK)
+		return unexpected(h, t, "OK");
+	return 0;
+}
+
+int
+ht_ctl_start(struct ht_ctl *h, const struct ht_request *r)
+{
+	int t;
+
+	if (r->type != HT_MSG_START)
+		return fail(h, HT_CTL_EPROTO, "not a START request");
+	if ((t = exchange_req(h, r)) == -1)
 		return -1;
 	if (t != HT_MSG_OK)
 		return unexpected(h, t, "OK");

@@ -74,6 +74,13 @@ int		 ht_ctl_command(struct ht_ctl *, uint16_t type, uint64_t rate,
 		    uint32_t flags);
 
 /*
+ * Send START with everything r carries (type HT_MSG_START: rate, flags and
+ * the dump settings; the prefix as the target sees its file system).
+ * Returns 0 or -1.
+ */
+int		 ht_ctl_start(struct ht_ctl *, const struct ht_request *r);
+
+/*
  * Send REPORT.  Returns 0 and the profile bytes in *buf, *len (owned by the
  * handle, valid until the next call or ht_ctl_free), or -1.  The bytes are
  * not decoded here.

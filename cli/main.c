@@ -14,29 +14,37 @@ static const char usage_text[] =
 "usage: heaptool COMMAND [OPTION...]\n"
 "\n"
 "Commands:\n"
-"  run [--rate SIZE] [-o FILE] -- CMD [ARG...]\n"
+"  run [--rate SIZE] [-o FILE] [DUMP OPTIONS] -- CMD [ARG...]\n"
 "        run CMD with the heap profiler loaded from its start; when it\n"
 "        exits, save the profile to FILE and print a summary\n"
 "  attach [--timeout DUR] PID\n"
 "        load the profiler into the running process PID; PID becomes\n"
 "        the current target of the commands below\n"
-"  start [-p PID] [--rate SIZE] [--restart]\n"
+"  start [-p PID] [--rate SIZE] [--restart] [DUMP OPTIONS]\n"
 "        start a profiling session in the target\n"
 "  stop [-p PID]\n"
 "        end the session; its profile stays readable\n"
 "  status [-p PID] [--json]\n"
 "        show the agent and its session\n"
 "  report [-p PID] [--detail] [--json] [--top N] [--bytes] [-o OUT]\n"
-"         [FILE]\n"
+"         [--diff | FILE]\n"
 "        print the target's profile, or the profile saved in FILE:\n"
 "        totals, or every allocation site with --detail, as text or\n"
-"        JSON\n"
+"        JSON; with --diff, what changed since the baseline\n"
+"  baseline [-p PID]\n"
+"        remember the target's profile now, for report --diff\n"
 "  dump [-p PID] -o FILE\n"
 "        save the target's profile to FILE\n"
+"  diff [--detail] [--json] [--top N] [--bytes] [-o OUT] OLD NEW\n"
+"        compare two profiles: what grew, per module and per site\n"
 "  detach [-p PID]\n"
 "        end the session, remove every hook, forget the target\n"
 "  help [COMMAND]\n"
 "        show this help, or the help of COMMAND\n"
+"\n"
+"Dump options (the target writes P.PID.SEQ.heap files itself):\n"
+"  --dump-prefix P [--dump-interval DUR] [--dump-every SIZE]\n"
+"  [--dump-at-rss SIZE] [--threshold SIZE]\n"
 "\n"
 "Options:\n"
 "  -h, --help     show this help\n"
@@ -96,6 +104,8 @@ static const struct command commands[] = {
 	{ "status", ht_cmd_status },
 	{ "dump", ht_cmd_dump },
 	{ "detach", ht_cmd_detach },
+	{ "baseline", ht_cmd_baseline },
+	{ "diff", ht_cmd_diff },
 };
 
 static const struct command *

@@ -1,12 +1,10 @@
 /*
  * Reports (see report.h).
  *
- * A report is built in two steps.  First a view: one row per site with the
- * figures to show (today the site's current figures; a report at the peak
- * will fill the rows from the peak values instead), sorted, cut after --top
- * with the rest folded into one row, and the totals and per-module sums
- * computed from the rows.  Then a writer prints the view as text or JSON.
- * New formats are new writers over the same view.
+ * A report is built in two steps.  First the view (view.h): the rows to
+ * show, sorted, cut and folded, with their totals.  Then a writer prints
+ * the view: text and JSON here, pprof, collapsed stacks and the flame graph
+ * in modules of their own.
  */
 #include "config.h"
 
@@ -17,271 +15,58 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "collapsed.h"
 #include "ctl.h"
+#include "diff.h"
+#include "flame.h"
 #include "json.h"
+#include "pprof.h"
 #include "report.h"
-#include "sampling.h"
 #include "size.h"
 
-struct figures {
-	uint64_t	inuse_bytes;
-	uint64_t	inuse_objects;
-	uint64_t	alloc_bytes;
-	uint64_t	alloc_objects;
-	uint64_t	samples;
-	uint64_t	live_samples;
-	double		inuse_var;
+static const struct {
+	const char		*name;
+	enum ht_report_format	 format;
+} formats[] = {
+	{ "text", HT_REPORT_TEXT },
+	{ "json", HT_REPORT_JSON },
+	{ "pprof", HT_REPORT_PPROF },
+	{ "collapsed", HT_REPORT_COLLAPSED },
+	{ "svg", HT_REPORT_SVG },
 };
 
-/* A site, or (site NULL) the fold of nfolded smaller sites. */
-struct row {
-	struct figures			 f;
-	const struct ht_site_rec	*site;
-	size_t				 nfolded;
-};
-
-struct modrow {
-	const char	*name;
-	struct figures	 f;
-};
-
-struct view {
-	const struct ht_profile	*prof;
-	struct ht_sym		*sym;
-	const struct ht_report_opts *opts;
-	struct row		*rows;	/* shown sites, then the fold */
-	size_t			 nrows;
-	size_t			 nsites;	/* sites in the profile */
-	struct figures		 total;
-	struct modrow		*mods;
-	size_t			 nmods;
-	const struct ht_thread_rec **threads;
-	size_t			 nthreads;
-};
-
-static const char *const runtime_modules[] = {
-	"libc.so", "libc-", "libstdc++.so", "ld-linux", "libheaptool-agent.so",
+static const char *const sort_names[] = {
+	[HT_VIEW_INUSE] = "inuse",
+	[HT_VIEW_ALLOC] = "alloc",
+	[HT_VIEW_OBJECTS] = "objects",
 };
 
 int
 ht_report_format_parse(const char *name, enum ht_report_format *fmt)
 {
-	if (strcmp(name, "text") == 0)
-		*fmt = HT_REPORT_TEXT;
-	else if (strcmp(name, "json") == 0)
-		*fmt = HT_REPORT_JSON;
-	else
-		return -1;
-	return 0;
-}
-
-static void
-figures_add(struct figures *to, const struct figures *f)
-{
-	to->inuse_bytes += f->inuse_bytes;
-	to->inuse_objects += f->inuse_objects;
-	to->alloc_bytes += f->alloc_bytes;
-	to->alloc_objects += f->alloc_objects;
-	to->samples += f->samples;
-	to->live_samples += f->live_samples;
-	/* Samples are independent, so the Horvitz-Thompson variances of
-	 * disjoint sets of sites add up. */
-	to->inuse_var += f->inuse_var;
-}
-
-static void
-interval(const struct figures *f, uint64_t *lo, uint64_t *hi)
-{
-	double l, h;
-
-	ht_sample_interval((double)f->inuse_bytes, f->inuse_var, &l, &h);
-	*lo = l <= 0 ? 0 : (uint64_t)(l + 0.5);
-	*hi = h <= 0 ? 0 : (uint64_t)(h + 0.5);
-}
-
-static int
-row_cmp(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-	uint32_t i, n;
-
-	if (x->f.inuse_bytes != y->f.inuse_bytes)
-		return x->f.inuse_bytes > y->f.inuse_bytes ? -1 : 1;
-	if (x->f.alloc_bytes != y->f.alloc_bytes)
-		return x->f.alloc_bytes > y->f.alloc_bytes ? -1 : 1;
-	if (x->f.samples != y->f.samples)
-		return x->f.samples > y->f.samples ? -1 : 1;
-	/* The same profile always prints in the same order. */
-	n = x->site->nframes < y->site->nframes ? x->site->nframes :
-	    y->site->nframes;
-	for (i = 0; i < n; i++)
-		if (x->site->frames[i] != y->site->frames[i])
-			return x->site->frames[i] < y->site->frames[i] ? -1 : 1;
-	if (x->site->nframes != y->site->nframes)
-		return x->site->nframes < y->site->nframes ? -1 : 1;
-	return 0;
-}
-
-static int
-modrow_cmp(const void *a, const void *b)
-{
-	const struct modrow *x = a, *y = b;
-
-	if (x->f.inuse_bytes != y->f.inuse_bytes)
-		return x->f.inuse_bytes > y->f.inuse_bytes ? -1 : 1;
-	if (x->f.alloc_bytes != y->f.alloc_bytes)
-		return x->f.alloc_bytes > y->f.alloc_bytes ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-static int
-thread_cmp(const void *a, const void *b)
-{
-	const struct ht_thread_rec *x = *(const struct ht_thread_rec *const *)a;
-	const struct ht_thread_rec *y = *(const struct ht_thread_rec *const *)b;
-
-	if (x->inuse_bytes != y->inuse_bytes)
-		return x->inuse_bytes > y->inuse_bytes ? -1 : 1;
-	if (x->alloc_bytes != y->alloc_bytes)
-		return x->alloc_bytes > y->alloc_bytes ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-static int
-is_runtime(const char *name)
-{
-	size_t i, n;
-
-	for (i = 0; i < sizeof(runtime_modules) / sizeof(runtime_modules[0]);
-	    i++) {
-		n = strlen(runtime_modules[i]);
-		if (strncmp(name, runtime_modules[i], n) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * The module a site is charged to: that of its first frame outside the C
- * and C++ runtimes, the loader and the agent (an allocation made by
- * strdup or std::vector belongs to whoever called them); failing that,
- * that of its first frame.
- */
-static const char *
-site_module(struct ht_sym *sym, const struct ht_site_rec *s)
-{
-	const char *first = NULL, *name;
-	uint32_t i, n;
-
-	n = s->nframes < HT_PROFILE_MAX_FRAMES ? s->nframes :
-	    HT_PROFILE_MAX_FRAMES;
-	for (i = 0; i < n; i++) {
-		if ((name = ht_sym_module_name(sym, s->frames[i])) == NULL)
-			continue;
-		if (!is_runtime(name))
-			return name;
-		if (first == NULL)
-			first = name;
-	}
-	return first != NULL ? first : "[unknown]";
-}
-
-static int
-module_charge(struct view *v, const char *name, const struct figures *f)
-{
-	struct modrow *m;
 	size_t i;
 
-	for (i = 0; i < v->nmods; i++)
-		if (strcmp(v->mods[i].name, name) == 0)
-			break;
-	if (i == v->nmods) {
-		m = reallocarray(v->mods, v->nmods + 1, sizeof(*m));
-		if (m == NULL)
-			return -1;
-		v->mods = m;
-		memset(&v->mods[i], 0, sizeof(v->mods[i]));
-		v->mods[i].name = name;
-		v->nmods++;
-	}
-	figures_add(&v->mods[i].f, f);
-	return 0;
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(name, formats[i].name) == 0) {
+			*fmt = formats[i].format;
+			return 0;
+		}
+	return -1;
 }
 
-static void
-view_free(struct view *v)
+int
+ht_report_sort_parse(const char *name, enum ht_view_sort *sort)
 {
-	free(v->rows);
-	free(v->mods);
-	free(v->threads);
-}
+	size_t i;
 
-static int
-view_build(struct view *v, const struct ht_profile *prof, struct ht_sym *sym,
-    const struct ht_report_opts *opts)
-{
-	const struct ht_site_rec *s;
-	struct row *r, fold;
-	size_t i, keep;
-
-	memset(v, 0, sizeof(*v));
-	v->prof = prof;
-	v->sym = sym;
-	v->opts = opts;
-	v->nsites = prof->nsites;
-	/* One more for the folded remainder. */
-	if ((v->rows = calloc(prof->nsites + 1, sizeof(*v->rows))) == NULL)
-		goto out_nomem;
-	for (i = 0; i < prof->nsites; i++) {
-		s = &prof->sites[i];
-		r = &v->rows[i];
-		r->site = s;
-		r->f.inuse_bytes = s->inuse_bytes;
-		r->f.inuse_objects = s->inuse_objects;
-		r->f.alloc_bytes = s->alloc_bytes;
-		r->f.alloc_objects = s->alloc_objects;
-		r->f.samples = s->samples;
-		r->f.live_samples = s->live_samples;
-		r->f.inuse_var = s->inuse_var > 0 ? s->inuse_var : 0;
-		figures_add(&v->total, &r->f);
-		if (module_charge(v, site_module(sym, s), &r->f) != 0)
-			goto out_nomem;
-	}
-	qsort(v->rows, prof->nsites, sizeof(*v->rows), row_cmp);
-	if (v->nmods > 1)
-		qsort(v->mods, v->nmods, sizeof(*v->mods), modrow_cmp);
-
-	keep = prof->nsites;
-	if (opts->top > 0 && opts->top < prof->nsites)
-		keep = opts->top;
-	v->nrows = keep;
-	if (keep < prof->nsites) {
-		/* Fold the rest into one row: it never drops bytes. */
-		memset(&fold, 0, sizeof(fold));
-		for (i = keep; i < prof->nsites; i++)
-			figures_add(&fold.f, &v->rows[i].f);
-		fold.nfolded = prof->nsites - keep;
-		v->rows[keep] = fold;
-		v->nrows = keep + 1;
-	}
-
-	if (prof->nthreads > 0) {
-		v->threads = calloc(prof->nthreads, sizeof(*v->threads));
-		if (v->threads == NULL)
-			goto out_nomem;
-		for (i = 0; i < prof->nthreads; i++)
-			v->threads[i] = &prof->threads[i];
-		qsort(v->threads, prof->nthreads, sizeof(*v->threads),
-		    thread_cmp);
-		v->nthreads = prof->nthreads;
-	}
-	return 0;
-
-out_nomem:
-	view_free(v);
-	errno = ENOMEM;
+	for (i = 0; i < sizeof(sort_names) / sizeof(sort_names[0]); i++)
+		if (strcmp(name, sort_names[i]) == 0) {
+			*sort = (enum ht_view_sort)i;
+			return 0;
+		}
 	return -1;
 }
 
@@ -298,38 +83,19 @@ state_name(uint32_t state)
 	}
 }
 
+/* Seconds from the session's start to ns, or 0. */
+static double
+since_start_s(const struct ht_meta *m, uint64_t ns)
+{
+	if (m->start_ns == 0 || ns < m->start_ns)
+		return 0;
+	return (double)(ns - m->start_ns) / 1e9;
+}
+
 static double
 duration_s(const struct ht_meta *m)
 {
-	if (m->start_ns == 0 || m->end_ns < m->start_ns)
-		return 0;
-	return (double)(m->end_ns - m->start_ns) / 1e9;
-}
-
-/* The peak can never be below what is in use now; the two are rounded
- * from different sums, so clamp rather than print a contradiction. */
-static uint64_t
-peak_bytes(const struct view *v)
-{
-	uint64_t p = v->prof->meta.peak_inuse_bytes;
-
-	return p > v->total.inuse_bytes ? p : v->total.inuse_bytes;
-}
-
-/* What the allocator holds that the session did not see allocated. */
-static uint64_t
-predates_bytes(const struct view *v)
-{
-	uint64_t heap = v->prof->meta.heap_inuse_bytes;
-
-	return heap > v->total.inuse_bytes ? heap - v->total.inuse_bytes : 0;
-}
-
-static uint64_t
-freed_bytes(const struct figures *f)
-{
-	return f->alloc_bytes > f->inuse_bytes ?
-	    f->alloc_bytes - f->inuse_bytes : 0;
+	return since_start_s(m, m->end_ns);
 }
 
 /* Text output. */
@@ -362,7 +128,8 @@ size_str(const struct text *t, uint64_t v, char *buf, size_t len)
 }
 
 static void
-text_interval(const struct text *t, const struct figures *f, int exact)
+text_interval(const struct text *t, const struct ht_view_figures *f,
+    int exact)
 {
 	char lo_s[32], hi_s[32];
 	uint64_t lo, hi;
@@ -371,7 +138,7 @@ text_interval(const struct text *t, const struct figures *f, int exact)
 		fprintf(t->fp, "exact");
 		return;
 	}
-	interval(f, &lo, &hi);
+	ht_view_interval(f, &lo, &hi);
 	fprintf(t->fp, "95%% %s..%s", size_str(t, lo, lo_s, sizeof(lo_s)),
 	    size_str(t, hi, hi_s, sizeof(hi_s)));
 }
@@ -386,12 +153,12 @@ plural(uint64_t n)
 }
 
 static void
-text_summary(const struct view *v, const struct text *t)
+text_summary(const struct ht_view *v, const struct text *t)
 {
 	const struct ht_meta *m = &v->prof->meta;
-	const struct figures *f = &v->total;
+	const struct ht_view_figures *f = &v->total;
 	char a[32], b[32], c[32];
-	int exact = m->rate == 1;
+	uint64_t predates = ht_view_predates_bytes(v);
 	size_t i, w;
 
 	fprintf(t->fp, "pid %" PRIu64 " (", m->pid);
@@ -399,27 +166,35 @@ text_summary(const struct view *v, const struct text *t)
 	fprintf(t->fp, "): session %" PRIu64 " %s%s, ", m->epoch,
 	    state_name(m->state),
 	    (m->flags & HT_META_AT_EXIT) ? " at exit" : "");
-	if (exact)
+	if (v->exact)
 		fprintf(t->fp, "rate 1 (every allocation, exact)");
 	else
 		fprintf(t->fp, "rate %s (sampled: figures are estimates)",
 		    size_str(t, m->rate, a, sizeof(a)));
-	fprintf(t->fp, ", %.2f s\n", duration_s(m));
+	fprintf(t->fp, ", %.2f s", duration_s(m));
+	if (v->opts.at_peak)
+		fprintf(t->fp, "; at peak, %.2f s in",
+		    since_start_s(m, m->peak_ns));
+	putc('\n', t->fp);
 
 	fprintf(t->fp, LABEL "%10s in %" PRIu64 " object%s (", "in use",
 	    size_str(t, f->inuse_bytes, a, sizeof(a)), f->inuse_objects,
 	    plural(f->inuse_objects));
-	text_interval(t, f, exact);
-	fprintf(t->fp, "; %" PRIu64 " live sample%s)\n", f->live_samples,
-	    plural(f->live_samples));
+	text_interval(t, f, v->exact);
+	if (v->live_known)
+		fprintf(t->fp, "; %" PRIu64 " live sample%s", f->live_samples,
+		    plural(f->live_samples));
+	fputs(")\n", t->fp);
 	fprintf(t->fp, LABEL "%10s in %" PRIu64 " object%s (%" PRIu64
-	    " sample%s)\n", "allocated",
+	    " sample%s%s)\n", "allocated",
 	    size_str(t, f->alloc_bytes, a, sizeof(a)), f->alloc_objects,
-	    plural(f->alloc_objects), f->samples, plural(f->samples));
-	fprintf(t->fp, LABEL "%10s\n", "freed",
-	    size_str(t, freed_bytes(f), a, sizeof(a)));
+	    plural(f->alloc_objects), f->samples, plural(f->samples),
+	    v->opts.at_peak ? "; whole session" : "");
+	fprintf(t->fp, LABEL "%10s%s\n", "freed",
+	    size_str(t, ht_view_freed_bytes(v), a, sizeof(a)),
+	    v->opts.at_peak ? " (whole session)" : "");
 	fprintf(t->fp, LABEL "%10s\n", "peak",
-	    size_str(t, peak_bytes(v), a, sizeof(a)));
+	    size_str(t, ht_view_peak_bytes(v), a, sizeof(a)));
 	if (m->heap_inuse_bytes != 0 || m->heap_free_bytes != 0 ||
 	    m->heap_mmap_bytes != 0) {
 		fprintf(t->fp, LABEL "%10s in use, %s free, %s mmap",
@@ -427,10 +202,10 @@ text_summary(const struct view *v, const struct text *t)
 		    size_str(t, m->heap_inuse_bytes, a, sizeof(a)),
 		    size_str(t, m->heap_free_bytes, b, sizeof(b)),
 		    size_str(t, m->heap_mmap_bytes, c, sizeof(c)));
-		if (predates_bytes(v) > 0)
+		if (predates > 0)
 			fprintf(t->fp, "; %s%s predates the session",
-			    exact ? "" : "about ",
-			    size_str(t, predates_bytes(v), a, sizeof(a)));
+			    v->exact ? "" : "about ",
+			    size_str(t, predates, a, sizeof(a)));
 		putc('\n', t->fp);
 	}
 	if (m->rss_bytes != 0)
@@ -510,50 +285,70 @@ text_frame(const struct text *t, const struct ht_sym_frame *fr)
 	putc('\n', t->fp);
 }
 
+/* The first line of a row: the sorted column first, with its share. */
+static void
+text_row_head(const struct ht_view *v, const struct text *t,
+    const struct ht_view_row *r, double pct)
+{
+	char a[32], b[32];
+	const struct ht_view_figures *f = &r->f;
+
+	size_str(t, f->inuse_bytes, a, sizeof(a));
+	size_str(t, f->alloc_bytes, b, sizeof(b));
+	switch (v->opts.sort) {
+	case HT_VIEW_ALLOC:
+		fprintf(t->fp, " allocated %s (%.1f%%) in %" PRIu64
+		    " object%s, in use %s in %" PRIu64 " object%s\n", b, pct,
+		    f->alloc_objects, plural(f->alloc_objects), a,
+		    f->inuse_objects, plural(f->inuse_objects));
+		break;
+	case HT_VIEW_OBJECTS:
+		fprintf(t->fp, " in use %s in %" PRIu64 " object%s (%.1f%%), "
+		    "allocated %s in %" PRIu64 " object%s\n", a,
+		    f->inuse_objects, plural(f->inuse_objects), pct, b,
+		    f->alloc_objects, plural(f->alloc_objects));
+		break;
+	default:
+		fprintf(t->fp, " in use %s (%.1f%%) in %" PRIu64 " object%s, "
+		    "allocated %s in %" PRIu64 " object%s\n", a, pct,
+		    f->inuse_objects, plural(f->inuse_objects), b,
+		    f->alloc_objects, plural(f->alloc_objects));
+		break;
+	}
+}
+
 static int
-text_detail(const struct view *v, const struct text *t)
+text_detail(struct ht_view *v, const struct text *t)
 {
 	const struct ht_sym_frame *fr;
-	const struct row *r;
-	char a[32], b[32];
+	const struct ht_view_row *r;
+	uint64_t total = ht_view_value(v, &v->total);
 	size_t i;
-	uint32_t k, n;
-	int exact = v->prof->meta.rate == 1, nfr, j;
-	double pct;
+	int nfr, j;
 
-	fprintf(t->fp, "\n%zu sites, by bytes in use\n", v->nsites);
+	fprintf(t->fp, "\n%zu site%s, by %s%s\n", v->nsites,
+	    v->nsites == 1 ? "" : "s", ht_view_value_name(v),
+	    v->opts.at_peak ? " at peak" : "");
 	for (i = 0; i < v->nrows; i++) {
 		r = &v->rows[i];
-		pct = v->total.inuse_bytes == 0 ? 0 :
-		    100.0 * (double)r->f.inuse_bytes /
-		    (double)v->total.inuse_bytes;
 		if (r->site == NULL)
 			fprintf(t->fp, "\n(%zu smaller site%s)", r->nfolded,
-			    r->nfolded == 1 ? "" : "s");
+			    plural(r->nfolded));
 		else
 			fprintf(t->fp, "\n#%zu", i + 1);
-		fprintf(t->fp, " in use %s (%.1f%%) in %" PRIu64 " object%s, "
-		    "allocated %s in %" PRIu64 " object%s\n",
-		    size_str(t, r->f.inuse_bytes, a, sizeof(a)), pct,
-		    r->f.inuse_objects, plural(r->f.inuse_objects),
-		    size_str(t, r->f.alloc_bytes, b, sizeof(b)),
-		    r->f.alloc_objects, plural(r->f.alloc_objects));
-		fprintf(t->fp, "    %" PRIu64 " sample%s, %" PRIu64 " live; "
-		    "in use ", r->f.samples, plural(r->f.samples),
-		    r->f.live_samples);
-		text_interval(t, &r->f, exact);
+		text_row_head(v, t, r, total == 0 ? 0 :
+		    100.0 * (double)ht_view_value(v, &r->f) / (double)total);
+		fprintf(t->fp, "    %" PRIu64 " sample%s", r->f.samples,
+		    plural(r->f.samples));
+		if (v->live_known)
+			fprintf(t->fp, ", %" PRIu64 " live", r->f.live_samples);
+		fputs("; in use ", t->fp);
+		text_interval(t, &r->f, v->exact);
 		putc('\n', t->fp);
-		if (r->site == NULL)
-			continue;
-		n = r->site->nframes < HT_PROFILE_MAX_FRAMES ?
-		    r->site->nframes : HT_PROFILE_MAX_FRAMES;
-		for (k = 0; k < n; k++) {
-			nfr = ht_sym_lookup(v->sym, r->site->frames[k], &fr);
-			if (nfr < 0)
-				return -1;
-			for (j = 0; j < nfr; j++)
-				text_frame(t, &fr[j]);
-		}
+		if ((nfr = ht_view_frames(v, r, &fr)) < 0)
+			return -1;
+		for (j = 0; j < nfr; j++)
+			text_frame(t, &fr[j]);
 	}
 	return 0;
 }
@@ -569,12 +364,12 @@ problem_note(void *arg, const char *path, const char *why)
 }
 
 static int
-write_text(FILE *fp, const struct view *v)
+write_text(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 {
-	struct text t = { fp, v->opts->raw_bytes };
+	struct text t = { fp, opts->raw_bytes };
 
 	text_summary(v, &t);
-	if (v->opts->detail) {
+	if (opts->detail) {
 		if (text_detail(v, &t) != 0)
 			return -1;
 		if (ht_sym_problems(v->sym, NULL, NULL) > 0) {
@@ -596,55 +391,60 @@ json_hex(struct ht_json *j, const char *key, uint64_t v)
 	ht_json_string(j, key, buf);
 }
 
+/* live_samples is null where the profile does not know it. */
 static void
-json_figures(struct ht_json *j, const struct figures *f)
+json_live(struct ht_json *j, const struct ht_view *v, uint64_t n)
+{
+	if (v->live_known)
+		ht_json_uint(j, "live_samples", n);
+	else
+		ht_json_null(j, "live_samples");
+}
+
+static void
+json_figures(struct ht_json *j, const struct ht_view *v,
+    const struct ht_view_figures *f)
 {
 	uint64_t lo, hi;
 
-	interval(f, &lo, &hi);
+	ht_view_interval(f, &lo, &hi);
 	ht_json_uint(j, "inuse_bytes", f->inuse_bytes);
 	ht_json_uint(j, "inuse_objects", f->inuse_objects);
 	ht_json_uint(j, "alloc_bytes", f->alloc_bytes);
 	ht_json_uint(j, "alloc_objects", f->alloc_objects);
 	ht_json_uint(j, "samples", f->samples);
-	ht_json_uint(j, "live_samples", f->live_samples);
+	json_live(j, v, f->live_samples);
 	ht_json_uint(j, "inuse_bytes_low", lo);
 	ht_json_uint(j, "inuse_bytes_high", hi);
 }
 
 static int
-json_site(struct ht_json *j, const struct view *v, const struct row *r)
+json_site(struct ht_json *j, struct ht_view *v, const struct ht_view_row *r)
 {
 	const struct ht_sym_frame *fr;
-	uint32_t k, n;
 	int nfr, i;
 
 	ht_json_object_begin(j, NULL);
-	json_figures(j, &r->f);
+	json_figures(j, v, &r->f);
 	ht_json_uint(j, "folded_sites", r->nfolded);
 	ht_json_array_begin(j, "frames");
-	n = r->site == NULL ? 0 : r->site->nframes < HT_PROFILE_MAX_FRAMES ?
-	    r->site->nframes : HT_PROFILE_MAX_FRAMES;
-	for (k = 0; k < n; k++) {
-		if ((nfr = ht_sym_lookup(v->sym, r->site->frames[k],
-		    &fr)) < 0)
-			return -1;
-		for (i = 0; i < nfr; i++) {
-			ht_json_object_begin(j, NULL);
-			json_hex(j, "address", fr[i].address);
-			ht_json_string(j, "module", fr[i].module);
-			json_hex(j, "offset", fr[i].offset);
-			ht_json_string(j, "function", fr[i].function);
-			ht_json_string(j, "file", fr[i].file);
-			if (fr[i].line > 0)
-				ht_json_uint(j, "line", fr[i].line);
-			else
-				ht_json_null(j, "line");
-			ht_json_bool(j, "inlined", fr[i].inlined);
-			if (fr[i].flags & HT_SYM_BUILD_ID_MISMATCH)
-				ht_json_bool(j, "build_id_mismatch", 1);
-			ht_json_object_end(j);
-		}
+	if ((nfr = ht_view_frames(v, r, &fr)) < 0)
+		return -1;
+	for (i = 0; i < nfr; i++) {
+		ht_json_object_begin(j, NULL);
+		json_hex(j, "address", fr[i].address);
+		ht_json_string(j, "module", fr[i].module);
+		json_hex(j, "offset", fr[i].offset);
+		ht_json_string(j, "function", fr[i].function);
+		ht_json_string(j, "file", fr[i].file);
+		if (fr[i].line > 0)
+			ht_json_uint(j, "line", fr[i].line);
+		else
+			ht_json_null(j, "line");
+		ht_json_bool(j, "inlined", fr[i].inlined);
+		if (fr[i].flags & HT_SYM_BUILD_ID_MISMATCH)
+			ht_json_bool(j, "build_id_mismatch", 1);
+		ht_json_object_end(j);
 	}
 	ht_json_array_end(j);
 	ht_json_object_end(j);
@@ -652,7 +452,7 @@ json_site(struct ht_json *j, const struct view *v, const struct row *r)
 }
 
 static int
-write_json(FILE *fp, const struct view *v)
+write_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 {
 	const struct ht_meta *m = &v->prof->meta;
 	const struct ht_thread_rec *th;
@@ -671,20 +471,23 @@ write_json(FILE *fp, const struct view *v)
 	ht_json_string(&j, "state", state_name(m->state));
 	ht_json_uint(&j, "rate", m->rate);
 	ht_json_double(&j, "duration_s", duration_s(m));
-	ht_json_bool(&j, "exact", m->rate == 1);
+	ht_json_bool(&j, "exact", v->exact);
 	ht_json_bool(&j, "at_exit", (m->flags & HT_META_AT_EXIT) != 0);
+	ht_json_double(&j, "peak_s", since_start_s(m, m->peak_ns));
+	ht_json_bool(&j, "at_peak", v->opts.at_peak);
+	ht_json_string(&j, "sort", sort_names[v->opts.sort]);
 	ht_json_object_end(&j);
 
 	ht_json_object_begin(&j, "totals");
-	interval(&v->total, &lo, &hi);
+	ht_view_interval(&v->total, &lo, &hi);
 	ht_json_uint(&j, "inuse_bytes", v->total.inuse_bytes);
 	ht_json_uint(&j, "inuse_objects", v->total.inuse_objects);
 	ht_json_uint(&j, "alloc_bytes", v->total.alloc_bytes);
 	ht_json_uint(&j, "alloc_objects", v->total.alloc_objects);
-	ht_json_uint(&j, "freed_bytes", freed_bytes(&v->total));
-	ht_json_uint(&j, "peak_inuse_bytes", peak_bytes(v));
+	ht_json_uint(&j, "freed_bytes", ht_view_freed_bytes(v));
+	ht_json_uint(&j, "peak_inuse_bytes", ht_view_peak_bytes(v));
 	ht_json_uint(&j, "samples", v->total.samples);
-	ht_json_uint(&j, "live_samples", v->total.live_samples);
+	json_live(&j, v, v->total.live_samples);
 	ht_json_uint(&j, "inuse_bytes_low", lo);
 	ht_json_uint(&j, "inuse_bytes_high", hi);
 	ht_json_uint(&j, "site_count", v->nsites);
@@ -699,7 +502,7 @@ write_json(FILE *fp, const struct view *v)
 	ht_json_uint(&j, "heap_inuse_bytes", m->heap_inuse_bytes);
 	ht_json_uint(&j, "heap_free_bytes", m->heap_free_bytes);
 	ht_json_uint(&j, "heap_mmap_bytes", m->heap_mmap_bytes);
-	ht_json_uint(&j, "predates_session_bytes", predates_bytes(v));
+	ht_json_uint(&j, "predates_session_bytes", ht_view_predates_bytes(v));
 	ht_json_uint(&j, "rss_bytes", m->rss_bytes);
 	ht_json_object_end(&j);
 
@@ -731,7 +534,7 @@ write_json(FILE *fp, const struct view *v)
 	}
 	ht_json_array_end(&j);
 
-	if (v->opts->detail) {
+	if (opts->detail) {
 		ht_json_array_begin(&j, "sites");
 		for (i = 0; i < v->nrows; i++)
 			if (json_site(&j, v, &v->rows[i]) != 0)
@@ -742,24 +545,50 @@ write_json(FILE *fp, const struct view *v)
 	return ht_json_finish(&j);
 }
 
+/* The exports cannot hold a note: say on stderr why frames are bare. */
+static void
+problem_warn(void *arg, const char *path, const char *why)
+{
+	(void)arg;
+	ht_warn("note: %s: %s; its frames show as module+offset", path, why);
+}
+
 int
 ht_report_write(FILE *fp, const struct ht_profile *prof, struct ht_sym *sym,
     const struct ht_report_opts *opts)
 {
-	struct view v;
+	struct ht_view_opts vopts;
+	struct ht_view v;
 	int rc;
 
-	if (view_build(&v, prof, sym, opts) != 0)
+	memset(&vopts, 0, sizeof(vopts));
+	vopts.sort = opts->sort;
+	vopts.top = opts->top;
+	vopts.threshold = opts->threshold;
+	vopts.at_peak = opts->at_peak;
+	if (ht_view_build(&v, prof, sym, &vopts) != 0)
 		return -1;
 	switch (opts->format) {
 	case HT_REPORT_JSON:
-		rc = write_json(fp, &v);
+		rc = write_json(fp, &v, opts);
+		break;
+	case HT_REPORT_PPROF:
+		rc = ht_pprof_write(fp, &v);
+		break;
+	case HT_REPORT_COLLAPSED:
+		rc = ht_collapsed_write(fp, &v);
+		break;
+	case HT_REPORT_SVG:
+		rc = ht_flame_write(fp, &v);
 		break;
 	default:
-		rc = write_text(fp, &v);
+		rc = write_text(fp, &v, opts);
 		break;
 	}
-	view_free(&v);
+	if (rc == 0 && opts->format != HT_REPORT_TEXT &&
+	    opts->format != HT_REPORT_JSON)
+		ht_sym_problems(sym, problem_warn, NULL);
+	ht_view_free(&v);
 	if (rc == 0 && (fflush(fp) != 0 || ferror(fp)))
 		rc = -1;
 	return rc;
@@ -768,8 +597,9 @@ ht_report_write(FILE *fp, const struct ht_profile *prof, struct ht_sym *sym,
 /* The report command. */
 
 static const char report_usage[] =
-"usage: heaptool report [-p PID] [--detail] [--json | --format FORMAT]\n"
-"                       [--top N] [--bytes] [-o OUT] [FILE]\n"
+"usage: heaptool report [-p PID] [--detail] [--format FORMAT | --json]\n"
+"                       [--sort COLUMN] [--top N] [--threshold SIZE]\n"
+"                       [--at-peak] [--bytes] [-o OUT] [--diff | FILE]\n"
 "\n"
 "Print a profile: the session, the totals with their 95% intervals,\n"
 "memory by module and by thread.  The profile is the one saved in FILE\n"
@@ -778,21 +608,42 @@ static const char report_usage[] =
 "\n"
 "  -p, --pid PID        report on the running process PID\n"
 "  -d, --detail         also list every allocation site with its stack\n"
+"  -f, --format FORMAT  text (default), json, pprof (gzip'd profile.proto),\n"
+"                       collapsed (stacks for flamegraph.pl) or svg (an\n"
+"                       interactive flame graph); pprof and svg need -o\n"
+"                       or a redirection\n"
 "  -j, --json           same as --format json\n"
-"  -f, --format FORMAT  text (default) or json\n"
-"  -t, --top N          list the N largest sites, fold the rest into one\n"
+"  -s, --sort COLUMN    inuse (bytes in use, default), alloc (bytes\n"
+"                       allocated) or objects (objects in use): the order\n"
+"                       of the sites and the value of collapsed and svg\n"
+"  -t, --top N          list the N first sites, fold the rest into one\n"
+"      --threshold SIZE fold the sites below SIZE in use and allocated\n"
+"      --at-peak        the sites as they were at the peak of memory in use\n"
+"      --diff           what changed since heaptool baseline, as heaptool\n"
+"                       diff prints it (with --detail, --json, --top,\n"
+"                       --bytes and -o only)\n"
 "  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
 "  -o, --output OUT     write the report to OUT instead of stdout\n"
 "  -h, --help           show this help\n"
 "\n"
 "See man heaptool for the details and the JSON keys.\n";
 
+enum {
+	OPT_THRESHOLD = 256,
+	OPT_AT_PEAK,
+	OPT_DIFF,
+};
+
 static const struct option report_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "detail", no_argument, NULL, 'd' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "format", required_argument, NULL, 'f' },
+	{ "sort", required_argument, NULL, 's' },
 	{ "top", required_argument, NULL, 't' },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "at-peak", no_argument, NULL, OPT_AT_PEAK },
+	{ "diff", no_argument, NULL, OPT_DIFF },
 	{ "bytes", no_argument, NULL, 'b' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
@@ -843,6 +694,34 @@ live_profile(pid_t pid)
 	return prof;
 }
 
+/* report --diff: the target now against its baseline, with the options
+ * that heaptool diff has (the others do not apply to a diff). */
+static int
+report_diff(const char *popt, const struct ht_report_opts *opts,
+    const char *out, const char *file)
+{
+	struct ht_diff_opts dopts;
+
+	if (file != NULL)
+		return ht_usage("report --diff: %s: the diff is of the "
+		    "target against its baseline; to compare two files use "
+		    "heaptool diff OLD NEW", file);
+	if (opts->format != HT_REPORT_TEXT && opts->format != HT_REPORT_JSON)
+		return ht_usage("report --diff: a diff is written as text or "
+		    "JSON only; drop --format or use --json");
+	if (opts->sort != HT_VIEW_INUSE || opts->threshold != 0 ||
+	    opts->at_peak)
+		return ht_usage("report --diff: --sort, --threshold and "
+		    "--at-peak do not apply to a diff; see 'heaptool diff "
+		    "--help'");
+	memset(&dopts, 0, sizeof(dopts));
+	dopts.detail = opts->detail;
+	dopts.json = opts->format == HT_REPORT_JSON;
+	dopts.top = opts->top;
+	dopts.raw_bytes = opts->raw_bytes;
+	return ht_diff_live(popt, &dopts, out);
+}
+
 int
 ht_cmd_report(int argc, char **argv)
 {
@@ -853,7 +732,7 @@ ht_cmd_report(int argc, char **argv)
 	const char *path, *out = NULL, *popt = NULL;
 	char err[256], root[64], what[64];
 	FILE *fp;
-	int c, rc = HT_EXIT_FAIL;
+	int c, diff = 0, rc = HT_EXIT_FAIL;
 	pid_t pid = 0;
 
 	memset(&opts, 0, sizeof(opts));
@@ -861,7 +740,7 @@ ht_cmd_report(int argc, char **argv)
 	opts.format = HT_REPORT_TEXT;
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:djf:t:bo:h", report_options,
+	while ((c = getopt_long(argc, argv, ":p:djf:s:t:bo:h", report_options,
 	    NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -876,8 +755,24 @@ ht_cmd_report(int argc, char **argv)
 		case 'f':
 			if (ht_report_format_parse(optarg, &opts.format) != 0)
 				return ht_usage("--format %s: not a format "
-				    "this heaptool writes; use text or json",
-				    optarg);
+				    "this heaptool writes; use text, json, "
+				    "pprof, collapsed or svg", optarg);
+			break;
+		case 's':
+			if (ht_report_sort_parse(optarg, &opts.sort) != 0)
+				return ht_usage("--sort %s: not a column; use "
+				    "inuse, alloc or objects", optarg);
+			break;
+		case OPT_THRESHOLD:
+			if (ht_size_parse(optarg, &opts.threshold) != 0)
+				return ht_usage("--threshold %s: not a size; "
+				    HT_SIZE_HINT, optarg);
+			break;
+		case OPT_AT_PEAK:
+			opts.at_peak = 1;
+			break;
+		case OPT_DIFF:
+			diff = 1;
 			break;
 		case 't':
 			if (parse_count(optarg, &opts.top) != 0)
@@ -908,9 +803,17 @@ ht_cmd_report(int argc, char **argv)
 	if (argc - optind > 1)
 		return ht_usage("report: %s: one profile at a time; see "
 		    "'heaptool report --help'", argv[optind + 1]);
+	if (diff)
+		return report_diff(popt, &opts, out,
+		    optind < argc ? argv[optind] : NULL);
 	if (optind < argc && popt != NULL)
 		return ht_usage("report: -p %s and %s: give a process or a "
 		    "file, not both", popt, argv[optind]);
+	if ((opts.format == HT_REPORT_PPROF || opts.format == HT_REPORT_SVG) &&
+	    out == NULL && isatty(STDOUT_FILENO))
+		return ht_usage("report: --format %s writes a file, not "
+		    "text for a terminal; give -o FILE or redirect stdout",
+		    opts.format == HT_REPORT_PPROF ? "pprof" : "svg");
 
 	if (optind < argc) {
 		path = argv[optind];

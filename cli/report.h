@@ -1,11 +1,13 @@
 /*
- * Reports: a decoded profile printed for people (text) or scripts (JSON).
+ * Reports: a decoded profile printed for people (text), for scripts (JSON),
+ * or exported for other tools (pprof, collapsed stacks, an SVG flame graph).
  *
- * Every figure of the summary is the exact sum of the sites' figures
- * (DESIGN.md section 4): the totals, the per-module table and the folded
- * "smaller sites" line are all computed from the same rows, so summary and
- * detail never disagree in any format.  The session's own counters (peak,
- * agent overhead, allocator view) come from the profile's META record.
+ * Every format prints one view (view.h), so every figure of the summary is
+ * the exact sum of the sites' figures (DESIGN.md section 4): the totals, the
+ * per-module table and the folded "smaller sites" line are all computed
+ * from the same rows, and summary and detail never disagree in any format.
+ * The session's own counters (peak, agent overhead, allocator view) come
+ * from the profile's META record.
  *
  * The JSON keys are a stable interface (DESIGN.md section 2; documented in
  * heaptool(1)): keys may be added, never renamed.
@@ -14,32 +16,46 @@
 #define HT_REPORT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "profile.h"
 #include "symbolize.h"
+#include "view.h"
 
 enum ht_report_format {
 	HT_REPORT_TEXT,
 	HT_REPORT_JSON,
+	HT_REPORT_PPROF,
+	HT_REPORT_COLLAPSED,
+	HT_REPORT_SVG,
 };
 
+/* All zero is the default report: the text summary of the sites now. */
 struct ht_report_opts {
 	enum ht_report_format	format;
 	int			detail;		/* list the sites */
 	/* Keep this many sites and fold the rest; 0 keeps all. */
 	size_t			top;
 	int			raw_bytes;	/* text: no KiB/MiB */
+	enum ht_view_sort	sort;
+	/* Fold the sites below this many bytes in use and allocated. */
+	uint64_t		threshold;
+	int			at_peak;	/* the sites at the peak */
 };
 
 /* Parse a --format name.  Returns 0, or -1 for a name this heaptool does
  * not produce. */
 int	ht_report_format_parse(const char *, enum ht_report_format *);
 
+/* Parse a --sort name (inuse, alloc, objects).  Returns 0 or -1. */
+int	ht_report_sort_parse(const char *, enum ht_view_sort *);
+
 /*
  * Write the report of prof to fp.  sym (built from prof's modules) names
- * the modules and, with detail, the frames.  Returns 0, or -1 on a write
- * error or when out of memory (errno says which).
+ * the modules and, with detail, the frames.  pprof, collapsed and svg
+ * always hold the sites (detail or not) and pprof is binary.  Returns 0,
+ * or -1 on a write error or when out of memory (errno says which).
  */
 int	ht_report_write(FILE *fp, const struct ht_profile *prof,
 	    struct ht_sym *sym, const struct ht_report_opts *opts);

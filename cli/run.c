@@ -10,6 +10,11 @@
  *   HEAPTOOL_RATE     the sampling rate in bytes, decimal
  *   HEAPTOOL_OUTPUT   the absolute path of the profile, written atomically
  *                     by the agent when the process exits
+ *   HEAPTOOL_DUMP_PREFIX, HEAPTOOL_DUMP_INTERVAL_MS, HEAPTOOL_DUMP_EVERY,
+ *   HEAPTOOL_DUMP_AT_RSS, HEAPTOOL_THRESHOLD
+ *                     the session's dumps (--dump-prefix ... --threshold:
+ *                     an absolute prefix, milliseconds, bytes), each set
+ *                     only when given and removed otherwise
  * HEAPTOOL_SEED, when set by the user (tests fix it), passes through.
  *
  * The parent waits as system(3) does, ignoring SIGINT and SIGQUIT (the
@@ -33,6 +38,7 @@
 
 #include "cli.h"
 #include "profile.h"
+#include "proto.h"
 #include "report.h"
 #include "size.h"
 #include "symbolize.h"
@@ -41,7 +47,10 @@
 #define DEFAULT_RATE	524288
 
 static const char run_usage[] =
-"usage: heaptool run [--rate SIZE] [-o FILE] [--] CMD [ARG...]\n"
+"usage: heaptool run [--rate SIZE] [-o FILE] [--dump-prefix P]\n"
+"                    [--dump-interval DUR] [--dump-every SIZE]\n"
+"                    [--dump-at-rss SIZE] [--threshold SIZE]\n"
+"                    [--] CMD [ARG...]\n"
 "\n"
 "Run CMD with the heap profiler loaded from its start.  When CMD exits,\n"
 "its profile is saved to FILE and a summary is printed on stderr.\n"
@@ -51,6 +60,13 @@ static const char run_usage[] =
 "                     (default 512KiB; 1 records every allocation)\n"
 "  -o, --output FILE  save the profile to FILE\n"
 "                     (default heaptool.PID.heap in this directory)\n"
+"      --dump-prefix P     also write dumps P.PID.SEQ.heap: when an\n"
+"                          allocation fails, at exit, and on the\n"
+"                          triggers below\n"
+"      --dump-interval DUR every DUR (e.g. 30s)\n"
+"      --dump-every SIZE   after each SIZE allocated\n"
+"      --dump-at-rss SIZE  when RSS reaches SIZE, then each further 10%\n"
+"      --threshold SIZE    fold the sites below SIZE in the dumps\n"
 "  -h, --help         show this help\n"
 "\n"
 "The exit status is CMD's, or 128+N if a signal N killed it.\n"
@@ -59,9 +75,91 @@ static const char run_usage[] =
 static const struct option run_options[] = {
 	{ "rate", required_argument, NULL, 'r' },
 	{ "output", required_argument, NULL, 'o' },
+	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+int
+ht_dump_opt(int ch, const char *arg, struct ht_dump_opts *o)
+{
+	uint64_t v;
+
+	switch (ch) {
+	case HT_OPT_DUMP_PREFIX:
+		if (arg[0] == '\0')
+			return ht_usage("--dump-prefix: empty; give the start "
+			    "of the dump files' paths, e.g. /tmp/app");
+		if ((size_t)snprintf(o->prefix, sizeof(o->prefix), "%s",
+		    arg) >= sizeof(o->prefix))
+			return ht_usage("--dump-prefix: too long");
+		return HT_EXIT_OK;
+	case HT_OPT_DUMP_INTERVAL:
+		if (ht_duration_parse(arg, &v) != 0 || v == 0)
+			return ht_usage("--dump-interval %s: not a duration "
+			    "above 0; use e.g. 500ms, 10s, 5m", arg);
+		o->interval_ms = v;
+		return HT_EXIT_OK;
+	case HT_OPT_THRESHOLD:
+		if (ht_size_parse(arg, &v) != 0)
+			return ht_usage("--threshold %s: not a size; "
+			    HT_SIZE_HINT, arg);
+		o->threshold_bytes = v;
+		return HT_EXIT_OK;
+	}
+	if (ht_size_parse(arg, &v) != 0 || v == 0)
+		return ht_usage("%s %s: not a size above 0; " HT_SIZE_HINT,
+		    ch == HT_OPT_DUMP_EVERY ? "--dump-every" : "--dump-at-rss",
+		    arg);
+	if (ch == HT_OPT_DUMP_EVERY)
+		o->every_bytes = v;
+	else
+		o->at_rss_bytes = v;
+	return HT_EXIT_OK;
+}
+
+int
+ht_dump_opts_finish(struct ht_dump_opts *o)
+{
+	char cwd[PATH_MAX], abs[sizeof(o->prefix)];
+
+	if (o->prefix[0] == '\0') {
+		if (o->interval_ms != 0 || o->every_bytes != 0 ||
+		    o->at_rss_bytes != 0 || o->threshold_bytes != 0)
+			return ht_usage("--dump-interval, --dump-every, "
+			    "--dump-at-rss and --threshold need "
+			    "--dump-prefix, which says where the dumps go");
+		return HT_EXIT_OK;
+	}
+	if (o->prefix[0] != '/') {
+		if (getcwd(cwd, sizeof(cwd)) == NULL) {
+			ht_warn("current directory: %s; give --dump-prefix "
+			    "an absolute path", strerror(errno));
+			return HT_EXIT_FAIL;
+		}
+		if ((size_t)snprintf(abs, sizeof(abs), "%s%s%s", cwd,
+		    strcmp(cwd, "/") == 0 ? "" : "/", o->prefix) >=
+		    sizeof(abs))
+			return ht_usage("--dump-prefix %s: too long",
+			    o->prefix);
+		memcpy(o->prefix, abs, sizeof(abs));
+	}
+	if (strlen(o->prefix) > HT_PROTO_MAX_PREFIX)
+		return ht_usage("--dump-prefix %s: longer than %d bytes; "
+		    "choose a shorter path", o->prefix, HT_PROTO_MAX_PREFIX);
+	return HT_EXIT_OK;
+}
+
+static int
+setenv_u64(const char *name, uint64_t v)
+{
+	char num[32];
+
+	if (v == 0)
+		return unsetenv(name);
+	snprintf(num, sizeof(num), "%" PRIu64, v);
+	return setenv(name, num, 1);
+}
 
 static int
 exists(const char *path)
@@ -168,6 +266,28 @@ check_output_dir(const char *path)
 	return 0;
 }
 
+/* The dump prefix's directory must be writable: the agent checks it too,
+ * and would start without dumps. */
+static int
+check_dump_dir(const char *prefix)
+{
+	char dir[PATH_MAX], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", prefix);
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	if (access(dir, W_OK | X_OK) != 0) {
+		ht_warn("--dump-prefix %s: directory %s: %s; choose a "
+		    "writable place for the dumps", prefix, dir,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* The default profile path: dir (ending in '/') + "heaptool.PID.heap". */
 static int
 default_output(const char *dir, pid_t pid, char *buf, size_t len)
@@ -187,7 +307,8 @@ default_output(const char *dir, pid_t pid, char *buf, size_t len)
 /* In the child: set up the agent's environment and exec.  Only returns
  * on failure, with errno set. */
 static void
-exec_child(char **cmd, const char *agent, uint64_t rate, const char *output)
+exec_child(char **cmd, const char *agent, uint64_t rate, const char *output,
+    const struct ht_dump_opts *d)
 {
 	char num[32], *preload;
 	const char *old;
@@ -206,6 +327,13 @@ exec_child(char **cmd, const char *agent, uint64_t rate, const char *output)
 	snprintf(num, sizeof(num), "%" PRIu64, rate);
 	if (setenv("HEAPTOOL_RATE", num, 1) != 0 ||
 	    setenv("HEAPTOOL_OUTPUT", output, 1) != 0)
+		return;
+	if ((d->prefix[0] != '\0' ? setenv("HEAPTOOL_DUMP_PREFIX", d->prefix,
+	    1) : unsetenv("HEAPTOOL_DUMP_PREFIX")) != 0 ||
+	    setenv_u64("HEAPTOOL_DUMP_INTERVAL_MS", d->interval_ms) != 0 ||
+	    setenv_u64("HEAPTOOL_DUMP_EVERY", d->every_bytes) != 0 ||
+	    setenv_u64("HEAPTOOL_DUMP_AT_RSS", d->at_rss_bytes) != 0 ||
+	    setenv_u64("HEAPTOOL_THRESHOLD", d->threshold_bytes) != 0)
 		return;
 	execvp(cmd[0], cmd);
 }
@@ -267,12 +395,14 @@ ht_cmd_run(int argc, char **argv)
 {
 	char agent[PATH_MAX], output[PATH_MAX], dir[PATH_MAX];
 	struct sigaction ign, old_int, old_quit;
+	struct ht_dump_opts dumps;
 	const char *outopt = NULL;
 	uint64_t rate = DEFAULT_RATE;
-	int c, status, fds[2], child_errno;
+	int c, rc, status, fds[2], child_errno;
 	ssize_t n;
 	pid_t pid;
 
+	memset(&dumps, 0, sizeof(dumps));
 	optind = 0;
 	opterr = 0;
 	/* "+": options end at CMD, whose own options are its own. */
@@ -297,6 +427,15 @@ ht_cmd_run(int argc, char **argv)
 		case 'h':
 			fputs(run_usage, stdout);
 			return fflush(stdout) == 0 ? HT_EXIT_OK : HT_EXIT_FAIL;
+		case HT_OPT_DUMP_PREFIX:
+		case HT_OPT_DUMP_INTERVAL:
+		case HT_OPT_DUMP_EVERY:
+		case HT_OPT_DUMP_AT_RSS:
+		case HT_OPT_THRESHOLD:
+			if ((rc = ht_dump_opt(c, optarg, &dumps)) !=
+			    HT_EXIT_OK)
+				return rc;
+			break;
 		case ':':
 			return ht_usage("run: %s needs a value; see 'heaptool "
 			    "run --help'", argv[optind - 1]);
@@ -308,6 +447,12 @@ ht_cmd_run(int argc, char **argv)
 	if (optind >= argc)
 		return ht_usage("run: no command given; usage: heaptool run "
 		    "[--rate SIZE] [-o FILE] -- CMD [ARG...]");
+	if ((rc = ht_dump_opts_finish(&dumps)) != HT_EXIT_OK)
+		return rc;
+	/* The command runs here, in this file system: say now when it
+	 * could not write its dumps. */
+	if (dumps.prefix[0] != '\0' && check_dump_dir(dumps.prefix) != 0)
+		return HT_EXIT_FAIL;
 
 	if (ht_agent_find(agent, sizeof(agent)) != 0)
 		return HT_EXIT_FAIL;
@@ -365,7 +510,7 @@ ht_cmd_run(int argc, char **argv)
 		    sizeof(output)) != 0)
 			errno = ENAMETOOLONG;
 		else
-			exec_child(argv + optind, agent, rate, output);
+			exec_child(argv + optind, agent, rate, output, &dumps);
 		child_errno = errno;
 		n = write(fds[1], &child_errno, sizeof(child_errno));
 		(void)n;

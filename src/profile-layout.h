@@ -12,6 +12,9 @@
 #define THREAD_FIXED	44
 #define SITE_FIXED	84
 #define HEADER_SIZE	16
+/* Version 2 appends to SITE, after the frames, u32 folded. */
+#define SITE_V2_TAIL	4
+#define PROFILE_VERSION_MIN	1	/* the oldest the reader takes */
 
 /* The reader's bounds: a profile file, and the modules of one process
  * (each decoded MODULE costs 4 KiB whatever its encoded size). */

@@ -212,7 +212,7 @@ decode_thread(struct cursor *c, struct ht_thread_rec *t)
 
 /* Returns 0, or -1 if nframes is over the limit. */
 static int
-decode_site(struct cursor *c, struct ht_site_rec *s)
+decode_site(struct cursor *c, struct ht_site_rec *s, uint32_t version)
 {
 	uint32_t	i;
 
@@ -231,6 +231,8 @@ decode_site(struct cursor *c, struct ht_site_rec *s)
 		return -1;
 	for (i = 0; i < s->nframes; i++)
 		s->frames[i] = get_u64(c);
+	if (version >= 2)
+		s->folded = get_u32(c);
 	return 0;
 }
 
@@ -262,9 +264,11 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 		return NULL;
 	}
 	version = (uint32_t)le(b + 8, 4);
-	if (version != HT_PROFILE_VERSION) {
-		seterr(err, errlen, "format version %u, this heaptool reads %u",
-		    (unsigned)version, (unsigned)HT_PROFILE_VERSION);
+	if (version < PROFILE_VERSION_MIN || version > HT_PROFILE_VERSION) {
+		seterr(err, errlen, "format version %u, this heaptool reads "
+		    "%u to %u", (unsigned)version,
+		    (unsigned)PROFILE_VERSION_MIN,
+		    (unsigned)HT_PROFILE_VERSION);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -350,7 +354,7 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			pr->sites = p;
 			site = &pr->sites[pr->nsites];
 			memset(site, 0, sizeof(*site));
-			if (decode_site(&c, site) == -1) {
+			if (decode_site(&c, site, version) == -1) {
 				seterr(err, errlen, "SITE record at offset %zu "
 				    "has %u frames, at most %d", off,
 				    (unsigned)site->nframes,

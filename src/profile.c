@@ -188,7 +188,7 @@ ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
 
 	if (n > HT_PROFILE_MAX_FRAMES)
 		n = HT_PROFILE_MAX_FRAMES;
-	put_rec(w, HT_REC_SITE, SITE_FIXED + 8 * (size_t)n);
+	put_rec(w, HT_REC_SITE, SITE_FIXED + 8 * (size_t)n + 4);
 	put_u64(w, s->inuse_bytes);
 	put_u64(w, s->inuse_objects);
 	put_u64(w, s->alloc_bytes);
@@ -202,6 +202,7 @@ ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
 	put_u32(w, n);
 	for (i = 0; i < n; i++)
 		put_u64(w, s->frames[i]);
+	put_u32(w, s->folded);
 }
 
 int

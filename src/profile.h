@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #define HT_PROFILE_MAGIC	"HEAPPROF"
-#define HT_PROFILE_VERSION	1
+#define HT_PROFILE_VERSION	2	/* written; the reader takes 1 and 2 */
 #define HT_PROFILE_MAX_FRAMES	64
 #define HT_PROFILE_MAX_BUILD_ID	64
 
@@ -74,6 +74,12 @@ struct ht_meta {
 	char		command[256];	/* the target's comm or argv[0], NUL-terminated */
 };
 #define HT_META_AT_EXIT	0x1	/* written by the agent as the process exited */
+/* Dump files written by the agent itself say what made it write them. */
+#define HT_META_ON_FAILURE	0x2	/* an allocation failed */
+#define HT_META_ON_INTERVAL	0x4	/* --dump-interval */
+#define HT_META_ON_EVERY	0x8	/* --dump-every */
+#define HT_META_ON_RSS		0x10	/* --dump-at-rss */
+#define HT_META_ON_REQUEST	0x20	/* heaptool_dump() */
 
 struct ht_module_rec {
 	uint64_t	bias;		/* load bias: runtime address - ELF vaddr */
@@ -107,6 +113,10 @@ struct ht_site_rec {
 	uint64_t	peak_inuse_objects;
 	uint32_t	nframes;
 	uint64_t	frames[HT_PROFILE_MAX_FRAMES];
+	/* Version 2: the number of sites folded into this record (a record
+	 * with no frames that stands for the sites below a dump's threshold);
+	 * 0 for a site of its own, and in version 1 profiles. */
+	uint32_t	folded;
 };
 
 /*
@@ -147,7 +157,7 @@ struct ht_profile {
 
 /* Decode len bytes at buf.  Returns a profile, or NULL with a one-line
  * reason in err (e.g. "not a heaptool profile", "truncated SITE record at
- * offset 1234", "format version 7, this heaptool reads 1"). */
+ * offset 1234", "format version 7, this heaptool reads 1 to 2"). */
 struct ht_profile	*ht_profile_decode(const void *buf, size_t len,
 			    char *err, size_t errlen);
 /* Read and decode a whole file (path "-" is stdin).  NULL with err as above,

@@ -11,7 +11,8 @@
 
 /* STATUS payload: six u32, seven u64, then the u16-prefixed version. */
 #define STATUS_FIXED	(6 * 4 + 7 * 8)
-#define START_PAYLOAD	12
+/* START: rate, flags, four u64 dump settings, the prefix's u16 length. */
+#define START_FIXED	(8 + 4 + 4 * 8 + 2)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -95,6 +96,7 @@ ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r)
 {
 	struct ht_msg_header	h;
 	const uint8_t		*p = buf + HT_PROTO_HEADER;
+	size_t			 n;
 
 	memset(r, 0, sizeof(*r));
 	if (len < HT_PROTO_HEADER || ht_proto_get_header(buf, &h) != 0)
@@ -117,12 +119,26 @@ ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r)
 			return HT_ERR_BAD_REQUEST;
 		break;
 	case HT_MSG_START:
-		if (h.length != START_PAYLOAD)
+		if (h.length < START_FIXED)
 			return HT_ERR_BAD_REQUEST;
 		r->rate = get64(p);
 		r->flags = get32(p + 8);
-		if (r->rate == 0 || (r->flags & ~(uint32_t)HT_START_RESTART))
+		r->dump_interval_ms = get64(p + 12);
+		r->dump_every_bytes = get64(p + 20);
+		r->dump_at_rss_bytes = get64(p + 28);
+		r->threshold_bytes = get64(p + 36);
+		n = get16(p + 44);
+		if (r->rate == 0 || (r->flags & ~(uint32_t)HT_START_RESTART) ||
+		    n > HT_PROTO_MAX_PREFIX || h.length != START_FIXED + n ||
+		    memchr(p + START_FIXED, '\0', n) != NULL)
 			goto bad;
+		/* Dump settings without a place to dump mean nothing: one
+		 * encoding per request, so they are refused. */
+		if (n == 0 && (r->dump_interval_ms | r->dump_every_bytes |
+		    r->dump_at_rss_bytes | r->threshold_bytes) != 0)
+			goto bad;
+		memcpy(r->dump_prefix, p + START_FIXED, n);
+		r->dump_prefix[n] = '\0';
 		break;
 	default:
 		return HT_ERR_BAD_REQUEST;
@@ -137,11 +153,21 @@ bad:
 size_t
 ht_proto_encode_request(uint8_t *out, const struct ht_request *r)
 {
+	uint8_t	*p = out + HT_PROTO_HEADER;
+	size_t	 n;
+
 	if (r->type == HT_MSG_START) {
-		ht_proto_put_header(out, r->type, START_PAYLOAD);
-		put64(out + HT_PROTO_HEADER, r->rate);
-		put32(out + HT_PROTO_HEADER + 8, r->flags);
-		return HT_PROTO_HEADER + START_PAYLOAD;
+		n = strnlen(r->dump_prefix, HT_PROTO_MAX_PREFIX);
+		ht_proto_put_header(out, r->type, (uint32_t)(START_FIXED + n));
+		put64(p, r->rate);
+		put32(p + 8, r->flags);
+		put64(p + 12, r->dump_interval_ms);
+		put64(p + 20, r->dump_every_bytes);
+		put64(p + 28, r->dump_at_rss_bytes);
+		put64(p + 36, r->threshold_bytes);
+		put16(p + 44, (uint16_t)n);
+		memcpy(p + START_FIXED, r->dump_prefix, n);
+		return HT_PROTO_HEADER + START_FIXED + n;
 	}
 	ht_proto_put_header(out, r->type, 0);
 	return HT_PROTO_HEADER;

@@ -20,7 +20,12 @@
  * profile are at most HT_PROTO_MAX_REPLY bytes.
  *
  * Payloads:
- *   START:   u64 rate (bytes, >= 1), u32 flags (HT_START_RESTART)
+ *   START:   u64 rate (bytes, >= 1), u32 flags (HT_START_RESTART),
+ *            u64 dump_interval_ms, u64 dump_every_bytes,
+ *            u64 dump_at_rss_bytes, u64 threshold_bytes (0: off), then the
+ *            dump prefix as u16 length + bytes (at most
+ *            HT_PROTO_MAX_PREFIX, no NUL; empty: no dumps, and then the
+ *            four numbers must be 0)
  *   OK:      empty
  *   ERR:     u32 code (enum ht_err), then the message: UTF-8, no NUL
  *   STATUS:  struct ht_status, encoded field by field in declaration order
@@ -37,10 +42,11 @@
 #include <stdint.h>
 
 #define HT_PROTO_MAGIC		0x50435448u	/* "HTCP" little-endian */
-#define HT_PROTO_VERSION	1
+#define HT_PROTO_VERSION	2
 #define HT_PROTO_HEADER		16
 #define HT_PROTO_MAX_REQUEST	4096
 #define HT_PROTO_MAX_REPLY	(1u << 30)
+#define HT_PROTO_MAX_PREFIX	1024	/* bytes of a START's dump prefix */
 
 enum ht_msg {
 	/* requests */
@@ -68,6 +74,8 @@ enum ht_err {
 	HT_ERR_DETACHED = 5,	/* start while the hooks are removed */
 	HT_ERR_NOMEM = 6,	/* the agent could not map its tables */
 	HT_ERR_INTERNAL = 7,
+	HT_ERR_DUMP_PREFIX = 8,	/* the dump prefix is relative, or its
+				   directory is not writable by the target */
 };
 
 struct ht_msg_header {
@@ -95,11 +103,17 @@ struct ht_status {
 	char		agent_version[32];	/* e.g. "0.1.0" */
 };
 
-/* A parsed request (agent side). */
+/* A parsed request (agent side).  Everything but type is START's. */
 struct ht_request {
 	uint16_t	type;
-	uint64_t	rate;	/* START */
-	uint32_t	flags;	/* START */
+	uint64_t	rate;
+	uint32_t	flags;
+	uint64_t	dump_interval_ms;	/* 0: no periodic dumps */
+	uint64_t	dump_every_bytes;	/* 0: no dumps by volume */
+	uint64_t	dump_at_rss_bytes;	/* 0: no dumps by RSS */
+	uint64_t	threshold_bytes;	/* 0: dumps keep every site */
+	/* The dump files' prefix, NUL-terminated; "" means no dumps. */
+	char		dump_prefix[HT_PROTO_MAX_PREFIX + 1];
 };
 
 /* The control socket's abstract address for pid: a NUL byte, then
@@ -122,8 +136,9 @@ int	ht_proto_get_header(const uint8_t *in, struct ht_msg_header *h);
 int	ht_proto_parse_request(const uint8_t *buf, size_t len,
 	    struct ht_request *r);
 
-/* Encode a request (CLI side) into out (at least HT_PROTO_HEADER + 12
- * bytes).  Returns the message length. */
+/* Encode a request (CLI side) into out (at least HT_PROTO_MAX_REQUEST
+ * bytes).  A dump prefix longer than HT_PROTO_MAX_PREFIX is cut there: the
+ * caller checks it first.  Returns the message length. */
 size_t	ht_proto_encode_request(uint8_t *out, const struct ht_request *r);
 
 /* Encode an ERR reply (header + payload) into out of cap bytes; the message

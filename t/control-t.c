@@ -291,10 +291,16 @@ static int
 request(pid_t pid, uint16_t type, uint64_t rate, uint32_t flags,
     struct reply *r)
 {
-	struct ht_request	q = { type, rate, flags };
-	uint8_t			b[HT_PROTO_HEADER + 12];
-	size_t			n = ht_proto_encode_request(b, &q);
-	int			fd, rc;
+	static struct ht_request	q;
+	static uint8_t			b[HT_PROTO_MAX_REQUEST];
+	size_t				n;
+	int				fd, rc;
+
+	memset(&q, 0, sizeof(q));
+	q.type = type;
+	q.rate = rate;
+	q.flags = flags;
+	n = ht_proto_encode_request(b, &q);
 
 	if ((fd = agent_connect(pid, 1)) < 0)
 		return -1;
@@ -544,18 +550,23 @@ test_clients(pid_t pid)
 	ht_proto_put_header(b, HT_MSG_HELLO, 5);
 	is_int(1, raw(pid, b, 21, 0, HT_ERR_BAD_REQUEST),
 	    "HELLO with a payload: ERR BAD_REQUEST");
-	ht_proto_put_header(b, HT_MSG_START, 12);
-	memset(b + 16, 0, 12);
-	is_int(1, raw(pid, b, 28, 0, HT_ERR_BAD_REQUEST),
+	ht_proto_put_header(b, HT_MSG_START, 46);
+	memset(b + 16, 0, 46);
+	is_int(1, raw(pid, b, 62, 0, HT_ERR_BAD_REQUEST),
 	    "START rate 0: ERR BAD_REQUEST");
 	b[16] = 1;
 	b[24] = 0x80;
-	is_int(1, raw(pid, b, 28, 0, HT_ERR_BAD_REQUEST),
+	is_int(1, raw(pid, b, 62, 0, HT_ERR_BAD_REQUEST),
 	    "START with an unknown flag: ERR BAD_REQUEST");
+	ht_proto_put_header(b, HT_MSG_START, 12);
+	memset(b + 16, 0, 12);
+	b[16] = 1;
+	is_int(1, raw(pid, b, 28, 0, HT_ERR_BAD_REQUEST),
+	    "START of protocol 1's size: ERR BAD_REQUEST");
 	ht_proto_put_header(b, 99, 0);
 	is_int(1, raw(pid, b, 16, 0, HT_ERR_BAD_REQUEST),
 	    "unknown request type: ERR BAD_REQUEST");
-	ht_proto_put_header(b, HT_MSG_START, 12);
+	ht_proto_put_header(b, HT_MSG_START, 46);
 	is_int(1, raw(pid, b, 20, 1, HT_ERR_BAD_REQUEST),
 	    "truncated payload, then EOF: ERR BAD_REQUEST");
 	is_int(1, raw(pid, b, 10, 1, HT_ERR_BAD_REQUEST),

@@ -79,7 +79,7 @@ orig_of(int h, uintptr_t caller)
 {
 	void	*f;
 
-	if (__atomic_load_n(&hooks[h].multi, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&hooks[h].flags, __ATOMIC_ACQUIRE) & HT_HOOK_MULTI)
 		f = ht_got_orig_for_caller(hooks, (size_t)h, caller);
 	else
 		f = __atomic_load_n(&hooks[h].orig, __ATOMIC_ACQUIRE);
@@ -553,8 +553,9 @@ main(void)
 	free(p);
 
 	/* (f) a module bound to another malloc keeps calling it. */
-	ok(hooks[H_MALLOC].multi, "malloc has more than one original");
-	ok(!hooks[H_CALLOC].multi, "calloc has one");
+	ok(hooks[H_MALLOC].flags & HT_HOOK_MULTI,
+	    "malloc has more than one original");
+	ok(!(hooks[H_CALLOC].flags & HT_HOOK_MULTI), "calloc has one");
 	ok(ht_got_orig_for_caller(hooks, H_MALLOC, (uintptr_t)user_alloc) ==
 	    fake_malloc, "orig for a caller in got-user.so: its fake malloc");
 	ok(ht_got_orig_for_caller(hooks, H_MALLOC, (uintptr_t)now_churn) ==

@@ -114,6 +114,21 @@ bb_site(struct bb *b, uint32_t nframes)
 		bb_le(b, 0x400000 + i, 8);
 }
 
+/* A version 2 SITE: version 1's fields, then u32 folded. */
+static void
+bb_site2(struct bb *b, uint32_t nframes, uint32_t folded)
+{
+	uint32_t	i;
+
+	bb_rec(b, HT_REC_SITE, 84 + 8 * nframes + 4);
+	for (i = 0; i < 10; i++)
+		bb_le(b, i, 8);
+	bb_le(b, nframes, 4);
+	for (i = 0; i < nframes; i++)
+		bb_le(b, 0x400000 + i, 8);
+	bb_le(b, folded, 4);
+}
+
 static void
 bb_module(struct bb *b, uint32_t bidlen, const char *path)
 {
@@ -225,6 +240,7 @@ fill(void)
 	for (i = 0; i < HT_PROFILE_MAX_FRAMES; i++)
 		sites[1].frames[i] = 0xffffffffffff0000ULL + (uint64_t)i;
 	sites[2].nframes = 0;	/* the folded remainder has no frames */
+	sites[2].folded = 0xfedcba98;
 	sites[3].nframes = 1;
 	sites[3].frames[0] = 1;
 	sites[3].alloc_var = 0;
@@ -338,6 +354,7 @@ same_site(const struct ht_site_rec *a, const struct ht_site_rec *b)
 	SAME(peak_inuse_objects);
 	SAME(nframes);
 	SAME_MEM(frames, a->nframes * sizeof(a->frames[0]));
+	SAME(folded);
 	return 1;
 }
 
@@ -437,10 +454,18 @@ test_round_trip(void)
 	    "THREAD alloc_objects at 28");
 	off += 8 + le_at(enc, off + 4, 4);
 	is_uint(HT_REC_SITE, le_at(enc, off, 4), "SITE fourth");
-	is_uint(84 + 3 * 8, le_at(enc, off + 4, 4), "SITE length");
+	is_uint(84 + 3 * 8 + 4, le_at(enc, off + 4, 4), "SITE length");
 	is_uint(3, le_at(enc, off + 8 + 80, 4), "SITE nframes at 80");
 	is_uint(sites[0].frames[0], le_at(enc, off + 8 + 84, 8),
 	    "SITE first frame at 84");
+	is_uint(0, le_at(enc, off + 8 + 84 + 24, 4),
+	    "SITE folded after the frames (0: a site of its own)");
+	off += 8 + le_at(enc, off + 4, 4);
+	off += 8 + le_at(enc, off + 4, 4);
+	is_uint(84 + 4, le_at(enc, off + 4, 4),
+	    "folded SITE length: no frames");
+	is_uint(sites[2].folded, le_at(enc, off + 8 + 84, 4),
+	    "folded SITE: the number of sites folded");
 	is_uint(HT_REC_END, le_at(enc, enclen - 8, 4), "END last");
 	is_uint(0, le_at(enc, enclen - 4, 4), "END empty");
 
@@ -494,8 +519,8 @@ test_flush(void)
 	write_all(&w);
 	is_int(0, ht_pw_finish(&w), "encode through a 7-byte buffer");
 	diag("%d flushes", s.calls);
-	ok(s.calls > (int)(enclen / 7), "flushed every 7 bytes (%d calls)",
-	    s.calls);
+	ok(s.calls >= (int)((enclen + 6) / 7),
+	    "flushed every 7 bytes (%d calls)", s.calls);
 	ok(s.max <= sizeof(tiny), "no flush larger than the buffer");
 	ok(s.len == enclen && memcmp(s.buf, enc, enclen) == 0,
 	    "flushed bytes equal the buffered encoding");
@@ -658,11 +683,53 @@ test_hand_made(void)
 	bb_header(&b, 1);
 	b.n = 12;
 	rejects(&b, "truncated profile header", "a cut header");
-	bb_header(&b, 2);
+	bb_header(&b, 3);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 2, this heaptool reads 1",
-	    "another major version");
+	rejects(&b, "format version 3, this heaptool reads 1 to 2",
+	    "a later major version");
+	bb_header(&b, 0);
+	bb_meta(&b, "", 0);
+	bb_end(&b);
+	rejects(&b, "format version 0, this heaptool reads 1 to 2",
+	    "version 0");
+
+	/* Version 2: SITE has u32 folded after the frames; version 1's
+	 * SITE, without it, still reads (folded 0). */
+	bb_header(&b, 2);
+	bb_meta(&b, "", 0);
+	bb_site2(&b, 2, 0);
+	bb_site2(&b, 0, 41);
+	bb_end(&b);
+	p = accepts(&b, "a hand-built version 2 profile");
+	ok(p != NULL && p->version == 2 && p->nsites == 2 &&
+	    p->sites[0].nframes == 2 && p->sites[0].frames[1] == 0x400001 &&
+	    p->sites[0].folded == 0 && p->sites[1].nframes == 0 &&
+	    p->sites[1].folded == 41 && p->sites[1].peak_inuse_objects == 9,
+	    "version 2 SITE fields, folded included");
+	ht_profile_free(p);
+	bb_header(&b, 2);
+	bb_meta(&b, "", 0);
+	bb_site(&b, 2);
+	bb_end(&b);
+	rejects(&b, "short SITE record", "a version 2 SITE without folded");
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_site(&b, 1);
+	bb_end(&b);
+	p = accepts(&b, "a version 1 profile");
+	ok(p != NULL && p->version == 1 && p->nsites == 1 &&
+	    p->sites[0].folded == 0 && p->sites[0].frames[0] == 0x400000,
+	    "version 1 SITE reads with folded 0");
+	ht_profile_free(p);
+	bb_header(&b, 1);
+	bb_meta(&b, "", 0);
+	bb_site2(&b, 1, 5);
+	bb_end(&b);
+	p = accepts(&b, "a version 1 SITE with a longer payload");
+	ok(p != NULL && p->sites[0].folded == 0,
+	    "version 1: the tail is ignored, not read as folded");
+	ht_profile_free(p);
 
 	bb_header(&b, 1);
 	rejects(&b, "missing END", "a header alone");

@@ -99,10 +99,10 @@ make_seeds(void)
 {
 	static const uint64_t	rates[] = { 1, 2, 4096, 524288,
 	    UINT64_MAX };
-	struct ht_request	r;
-	struct ht_status	s;
-	uint8_t			b[512];
-	size_t			i, n;
+	static struct ht_request	r;
+	struct ht_status		s;
+	static uint8_t			b[HT_PROTO_MAX_REQUEST];
+	size_t				i, n;
 
 	for (i = HT_MSG_HELLO; i <= HT_MSG_HOOK; i++) {
 		memset(&r, 0, sizeof(r));
@@ -117,6 +117,22 @@ make_seeds(void)
 				n = ht_proto_encode_request(b, &r);
 				add_seed(b, n);
 			}
+			/* With dump settings and prefixes of a few
+			 * lengths, up to the longest. */
+			r.dump_interval_ms = 1000;
+			r.dump_every_bytes = 1 << 20;
+			r.dump_at_rss_bytes = 1ull << 30;
+			r.threshold_bytes = 4096;
+			strcpy(r.dump_prefix, "/tmp/heaptool/app");
+			add_seed(b, ht_proto_encode_request(b, &r));
+			r.dump_interval_ms = r.dump_every_bytes = 0;
+			r.dump_at_rss_bytes = r.threshold_bytes = 0;
+			strcpy(r.dump_prefix, "/");
+			add_seed(b, ht_proto_encode_request(b, &r));
+			memset(r.dump_prefix, 'q', HT_PROTO_MAX_PREFIX);
+			r.dump_prefix[0] = '/';
+			r.dump_prefix[HT_PROTO_MAX_PREFIX] = '\0';
+			add_seed(b, ht_proto_encode_request(b, &r));
 			continue;
 		}
 		add_seed(b, ht_proto_encode_request(b, &r));
@@ -140,13 +156,15 @@ make_seeds(void)
 	add_seed(b, ht_proto_encode_status(b, sizeof(b), &s));
 	strcpy(s.agent_version, "");
 	add_seed(b, ht_proto_encode_status(b, sizeof(b), &s));
-	/* Another version, and the largest request the reader takes. */
-	n = ht_proto_encode_request(b, &(struct ht_request){ .type = 1 });
+	/* Another version, and a long request. */
+	memset(&r, 0, sizeof(r));
+	r.type = HT_MSG_HELLO;
+	n = ht_proto_encode_request(b, &r);
 	le(b + 4, HT_PROTO_VERSION + 1, 2);
 	add_seed(b, n);
-	memset(b, 0, sizeof(b));
-	ht_proto_put_header(b, HT_MSG_HELLO, sizeof(b) - HT_PROTO_HEADER);
-	add_seed(b, sizeof(b));
+	memset(b, 0, 512);
+	ht_proto_put_header(b, HT_MSG_HELLO, 512 - HT_PROTO_HEADER);
+	add_seed(b, 512);
 }
 
 static void
@@ -225,7 +243,7 @@ mutate(struct input *in)
 			    sizeof(types[0]))], 2);
 			break;
 		case 1:
-			le(in->b + 4, below(3), 2);
+			le(in->b + 4, below(HT_PROTO_VERSION + 2), 2);
 			break;
 		case 2:
 			le(in->b + 12, vals[below(sizeof(vals) /
@@ -238,14 +256,27 @@ mutate(struct input *in)
 		}
 		break;
 	case 9:		/* START payload fields at edge values */
-		if (in->n < HT_PROTO_HEADER + 12)
+		if (in->n < HT_PROTO_HEADER + 46)
 			break;
-		if (next() & 1)
-			le(in->b + 16, vals[below(sizeof(vals) /
-			    sizeof(vals[0]))], 8);
-		else
+		switch (next() % 4) {
+		case 0:		/* rate, or a dump setting */
+			le(in->b + 16 + 12 * (next() & 1) + 8 * below(4),
+			    vals[below(sizeof(vals) / sizeof(vals[0]))], 8);
+			break;
+		case 1:
 			le(in->b + 24, vals[below(sizeof(vals) /
 			    sizeof(vals[0]))], 4);
+			break;
+		case 2:		/* the prefix's length, near the payload's */
+			le(in->b + 60, (in->n - 62 + below(3) - 1) & 0xffff,
+			    2);
+			break;
+		default:	/* a NUL, or a slash, in the prefix */
+			if (in->n > 62)
+				in->b[62 + below(in->n - 62)] =
+				    next() & 1 ? 0 : '/';
+			break;
+		}
 		break;
 	default:	/* start over from a seed */
 		*in = seeds[below(nseeds)];

@@ -4,7 +4,9 @@
  * independently of the encoder, parse; the encoder's bytes are checked at
  * their offsets); and every rejection of the strict request parser and of
  * the reply decoders: bad magic, other versions, short and oversized
- * messages, payloads of the wrong size, rate 0, unknown types and flags.
+ * messages, payloads of the wrong size, rate 0, unknown types and flags,
+ * dump prefixes that are too long, hold a NUL or disagree with the length,
+ * and dump settings without a prefix.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -110,7 +112,8 @@ test_requests(void)
 	static const uint64_t	rates[] = { 1, 2, 4096, 524288,
 	    0x0123456789abcdefull, UINT64_MAX };
 	struct ht_request	r, q;
-	uint8_t			b[HT_PROTO_HEADER + 12], h[64];
+	static uint8_t		b[HT_PROTO_MAX_REQUEST];
+	uint8_t			h[128];
 	size_t			i, j, n;
 
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
@@ -130,28 +133,69 @@ test_requests(void)
 	}
 	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
 		for (j = 0; j < 2; j++) {
+			memset(&r, 0, sizeof(r));
 			r.type = HT_MSG_START;
 			r.rate = rates[i];
 			r.flags = j ? HT_START_RESTART : 0;
 			n = ht_proto_encode_request(b, &r);
-			ok(n == HT_PROTO_HEADER + 12 &&
-			    get(b + 8, 4) == 12 &&
+			ok(n == HT_PROTO_HEADER + 46 &&
+			    get(b + 8, 4) == 46 &&
 			    get(b + 16, 8) == rates[i] &&
-			    get(b + 24, 4) == r.flags,
+			    get(b + 24, 4) == r.flags &&
+			    get(b + 28, 8) == 0 && get(b + 60, 2) == 0,
 			    "START rate %llu flags %u: layout",
 			    (unsigned long long)rates[i], r.flags);
 			ok(ht_proto_parse_request(b, n, &q) == 0 &&
 			    q.type == HT_MSG_START && q.rate == rates[i] &&
-			    q.flags == r.flags,
+			    q.flags == r.flags && q.dump_prefix[0] == '\0',
 			    "START rate %llu flags %u round trips",
 			    (unsigned long long)rates[i], r.flags);
 		}
 	}
-	hdr(h, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 12, 0);
+
+	/* The dump settings, each at its offset, and the prefix. */
+	memset(&r, 0, sizeof(r));
+	r.type = HT_MSG_START;
+	r.rate = 4096;
+	r.dump_interval_ms = 0x1111111111111111ull;
+	r.dump_every_bytes = 0x2222222222222222ull;
+	r.dump_at_rss_bytes = 0x3333333333333333ull;
+	r.threshold_bytes = UINT64_MAX;
+	snprintf(r.dump_prefix, sizeof(r.dump_prefix), "/tmp/dumps/app");
+	n = ht_proto_encode_request(b, &r);
+	ok(n == HT_PROTO_HEADER + 46 + 14 && get(b + 8, 4) == 46 + 14 &&
+	    get(b + 28, 8) == r.dump_interval_ms &&
+	    get(b + 36, 8) == r.dump_every_bytes &&
+	    get(b + 44, 8) == r.dump_at_rss_bytes &&
+	    get(b + 52, 8) == UINT64_MAX && get(b + 60, 2) == 14 &&
+	    memcmp(b + 62, "/tmp/dumps/app", 14) == 0,
+	    "START with dump settings: layout");
+	ok(ht_proto_parse_request(b, n, &q) == 0 &&
+	    q.dump_interval_ms == r.dump_interval_ms &&
+	    q.dump_every_bytes == r.dump_every_bytes &&
+	    q.dump_at_rss_bytes == r.dump_at_rss_bytes &&
+	    q.threshold_bytes == UINT64_MAX &&
+	    strcmp(q.dump_prefix, "/tmp/dumps/app") == 0,
+	    "START with dump settings round trips");
+	memset(r.dump_prefix, 'p', HT_PROTO_MAX_PREFIX);
+	r.dump_prefix[HT_PROTO_MAX_PREFIX] = '\0';
+	n = ht_proto_encode_request(b, &r);
+	ok(n == HT_PROTO_HEADER + 46 + HT_PROTO_MAX_PREFIX &&
+	    n <= HT_PROTO_MAX_REQUEST &&
+	    ht_proto_parse_request(b, n, &q) == 0 &&
+	    strlen(q.dump_prefix) == HT_PROTO_MAX_PREFIX,
+	    "a prefix of HT_PROTO_MAX_PREFIX bytes round trips");
+
+	hdr(h, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 46 + 2, 0);
+	memset(h + 16, 0, 46);
 	le(h + 16, 65536, 8);
 	le(h + 24, HT_START_RESTART, 4);
-	ok(ht_proto_parse_request(h, 28, &q) == 0 && q.rate == 65536 &&
-	    q.flags == HT_START_RESTART, "hand-made START parses");
+	le(h + 28, 500, 8);
+	le(h + 60, 2, 2);
+	memcpy(h + 62, "/d", 2);
+	ok(ht_proto_parse_request(h, 64, &q) == 0 && q.rate == 65536 &&
+	    q.flags == HT_START_RESTART && q.dump_interval_ms == 500 &&
+	    strcmp(q.dump_prefix, "/d") == 0, "hand-made START parses");
 }
 
 static void
@@ -163,7 +207,7 @@ test_rejections(void)
 	static const uint32_t	bad_flags[] = { 0x2, 0x3, 0x100,
 	    0x80000000u, 0xffffffffu };
 	static uint8_t		big[HT_PROTO_MAX_REQUEST + 64];
-	uint8_t			b[64];
+	uint8_t			b[128];
 	size_t			i;
 	int			all;
 
@@ -186,7 +230,7 @@ test_rejections(void)
 	hdr(b, HT_PROTO_MAGIC, 0xffff, 200, 40, 9);
 	is_int(HT_ERR_VERSION, parse(b, 16),
 	    "another version is refused as such whatever its other fields");
-	hdr(b, 0x50435449, 2, HT_MSG_HELLO, 0, 0);
+	hdr(b, 0x50435449, HT_PROTO_VERSION + 1, HT_MSG_HELLO, 0, 0);
 	is_int(HT_ERR_BAD_REQUEST, parse(b, 16),
 	    "bad magic wins over another version");
 
@@ -204,35 +248,67 @@ test_rejections(void)
 	is_int(HT_ERR_BAD_REQUEST, parse(b, 16),
 	    "length 2^32-1 refused without reading past the buffer");
 
-	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 11, 0);
-	le(b + 16, 4096, 8);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 27), "START payload 11 refused");
-	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 13, 0);
-	le(b + 16, 4096, 8);
-	le(b + 24, 0, 5);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 29), "START payload 13 refused");
-	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 0, 0);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 16), "START without payload");
 	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 12, 0);
 	le(b + 16, 4096, 8);
 	le(b + 24, 0, 4);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 27),
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 28),
+	    "START of protocol 1's 12 bytes refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 45, 0);
+	memset(b + 16, 0, 48);
+	le(b + 16, 4096, 8);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 61), "START payload 45 refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 47, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 63),
+	    "START payload 47 with an empty prefix refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 0, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 16), "START without payload");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 46, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 61),
 	    "START one byte short of its announced length");
-	is_int(0, parse(b, 28), "the same START, whole, parses");
+	is_int(0, parse(b, 62), "the same START, whole, parses");
 	le(b + 16, 0, 8);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 28), "START rate 0 refused");
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 62), "START rate 0 refused");
 	le(b + 16, 1, 8);
-	is_int(0, parse(b, 28), "START rate 1 accepted");
+	is_int(0, parse(b, 62), "START rate 1 accepted");
 	for (i = 0, all = 1; i < sizeof(bad_flags) / sizeof(bad_flags[0]);
 	    i++) {
 		le(b + 24, bad_flags[i], 4);
-		all &= parse(b, 28) == HT_ERR_BAD_REQUEST;
+		all &= parse(b, 62) == HT_ERR_BAD_REQUEST;
 	}
 	ok(all, "START with unknown flags refused");
 	le(b + 24, 0, 4);
+	for (i = 0, all = 1; i < 4; i++) {
+		le(b + 28 + 8 * i, 1, 8);
+		all &= parse(b, 62) == HT_ERR_BAD_REQUEST;
+		le(b + 28 + 8 * i, 0, 8);
+	}
+	ok(all, "START with a dump setting but no prefix refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 46 + 3, 0);
+	le(b + 60, 3, 2);
+	memcpy(b + 62, "/a\0", 3);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 65), "a prefix with a NUL refused");
+	memcpy(b + 62, "/ab", 3);
+	is_int(0, parse(b, 65), "the same prefix without it parses");
+	le(b + 60, 4, 2);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 65),
+	    "a prefix longer than the payload refused");
+	le(b + 60, 2, 2);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 65),
+	    "a prefix shorter than the payload refused");
+	memset(big, 'x', sizeof(big));
+	hdr(big, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START,
+	    46 + HT_PROTO_MAX_PREFIX + 1, 0);
+	memset(big + 16, 0, 46);
+	le(big + 16, 1, 8);
+	le(big + 60, HT_PROTO_MAX_PREFIX + 1, 2);
+	is_int(HT_ERR_BAD_REQUEST, parse(big, 62 + HT_PROTO_MAX_PREFIX + 1),
+	    "a prefix of HT_PROTO_MAX_PREFIX + 1 bytes refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 46, 0);
+	memset(b + 16, 0, 46);
+	le(b + 16, 4096, 8);
 	for (i = 0, all = 1; i < 32; i++) {
 		le(b + 12, 1u << i, 4);
-		all &= parse(b, 28) == HT_ERR_BAD_REQUEST;
+		all &= parse(b, 62) == HT_ERR_BAD_REQUEST;
 	}
 	ok(all, "any header flag refused");
 

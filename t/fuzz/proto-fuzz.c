@@ -8,7 +8,9 @@
  *     test whose own mutation loop calls LLVMFuzzerTestOneInput and reads
  *     the counters below.
  * Properties: nothing crashes or reads outside the input; the parser
- * answers 0, HT_ERR_BAD_REQUEST or HT_ERR_VERSION; every accepted request
+ * answers 0, HT_ERR_BAD_REQUEST or HT_ERR_VERSION; an accepted START has a
+ * terminated dump prefix of at most HT_PROTO_MAX_PREFIX bytes and no dump
+ * setting without one; every accepted request
  * re-encodes to exactly the input bytes (the parser accepts one encoding per
  * request, so nothing it accepts is ambiguous) and parses again to the same
  * request; every decoded ERR or STATUS re-encodes and decodes to the same
@@ -39,15 +41,20 @@ static int
 same_request(const struct ht_request *a, const struct ht_request *b)
 {
 	return a->type == b->type && a->rate == b->rate &&
-	    a->flags == b->flags;
+	    a->flags == b->flags &&
+	    a->dump_interval_ms == b->dump_interval_ms &&
+	    a->dump_every_bytes == b->dump_every_bytes &&
+	    a->dump_at_rss_bytes == b->dump_at_rss_bytes &&
+	    a->threshold_bytes == b->threshold_bytes &&
+	    strcmp(a->dump_prefix, b->dump_prefix) == 0;
 }
 
 static void
 fuzz_request(const uint8_t *data, size_t size)
 {
-	struct ht_request	r, q;
-	uint8_t			out[HT_PROTO_HEADER + 12];
-	size_t			n;
+	static struct ht_request	r, q;
+	static uint8_t			out[HT_PROTO_MAX_REQUEST];
+	size_t				n, pl;
 	int			rc;
 
 	rc = ht_proto_parse_request(data, size, &r);
@@ -63,9 +70,16 @@ fuzz_request(const uint8_t *data, size_t size)
 		FAIL("parser returned an unknown code");
 	if (r.type < HT_MSG_HELLO || r.type > HT_MSG_HOOK)
 		FAIL("parser accepted an unknown type");
+	pl = strnlen(r.dump_prefix, sizeof(r.dump_prefix));
+	if (pl > HT_PROTO_MAX_PREFIX)
+		FAIL("parser left the dump prefix unterminated");
 	if (r.type == HT_MSG_START ? r.rate == 0 ||
-	    (r.flags & ~(uint32_t)HT_START_RESTART) != 0 :
-	    r.rate != 0 || r.flags != 0)
+	    (r.flags & ~(uint32_t)HT_START_RESTART) != 0 ||
+	    (pl == 0 && (r.dump_interval_ms | r.dump_every_bytes |
+	    r.dump_at_rss_bytes | r.threshold_bytes) != 0) :
+	    r.rate != 0 || r.flags != 0 || pl != 0 || r.dump_interval_ms != 0 ||
+	    r.dump_every_bytes != 0 || r.dump_at_rss_bytes != 0 ||
+	    r.threshold_bytes != 0)
 		FAIL("parser accepted bad START fields");
 	n = ht_proto_encode_request(out, &r);
 	if (n != size || memcmp(out, data, n) != 0)

@@ -1,0 +1,208 @@
+/*
+ * The in-process API (include/heaptool.h): a program linked with the agent,
+ * or running under heaptool run, starts and stops its own sessions and
+ * writes its own dumps, without ptrace and without the CLI.
+ *
+ * Each entry point does what the control thread does for the matching
+ * request, with the calling thread's guard set for the duration, so that
+ * nothing done here is sampled and the lock discipline of sampler.h holds.
+ * Every call is safe from any thread: the session changes under
+ * ht_agent_lock, the set-up and the hooks under agent.c's own locks.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "dump.h"
+#include "lock.h"
+#include "profile.h"
+#include "sampler.h"
+#include "session.h"
+
+#define API	__attribute__((visibility("default")))
+
+int	heaptool_start(size_t rate) API;
+int	heaptool_stop(void) API;
+int	heaptool_dump(const char *path) API;
+int	heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
+	    uint64_t every_bytes, uint64_t threshold_bytes) API;
+const char	*heaptool_strerror(int code) API;
+
+static void
+enter(void)
+{
+	ht_tls.guard++;
+}
+
+static void
+leave(void)
+{
+	ht_tls.guard--;
+}
+
+int
+heaptool_start(size_t rate)
+{
+	int	rc;
+
+	if (rate == 0)
+		return HT_API_EINVAL;
+	enter();
+	if ((rc = ht_agent_prepare()) == 0) {
+		ht_lock_acquire(&ht_agent_lock);
+		if (ht_session.state == HT_STATE_RUNNING)
+			rc = HT_API_ERUNNING;
+		else
+			ht_session_start((uint64_t)rate);
+		ht_lock_release(&ht_agent_lock);
+	}
+	leave();
+	return rc;
+}
+
+int
+heaptool_stop(void)
+{
+	int	rc = 0;
+
+	enter();
+	ht_lock_acquire(&ht_agent_lock);
+	if (ht_session.state != HT_STATE_RUNNING)
+		rc = HT_API_ENOTRUNNING;
+	else
+		ht_session_stop();
+	ht_lock_release(&ht_agent_lock);
+	leave();
+	return rc;
+}
+
+int
+heaptool_dump(const char *path)
+{
+	struct ht_dump_cfg	cfg;
+	uint64_t		threshold = 0;
+	uint32_t		state;
+	int			rc = 0;
+
+	enter();
+	if (ht_dump_init() != 0) {
+		leave();
+		return HT_API_ENOMEM;
+	}
+	ht_lock_acquire(&ht_agent_lock);
+	state = ht_session.state;
+	if (ht_dump_armed(&cfg))
+		threshold = cfg.threshold_bytes;
+	ht_lock_release(&ht_agent_lock);
+	if (state == HT_STATE_NONE)
+		rc = HT_API_ENOSESSION;
+	else if (path == NULL) {
+		/* The next file of the session's prefix. */
+		if (ht_dump_now(HT_META_ON_REQUEST) != 0)
+			rc = errno == ENOENT ? HT_API_EPREFIX : HT_API_EIO;
+	} else if (path[0] == '\0')
+		rc = HT_API_EINVAL;
+	else if (ht_dump_path(path, HT_META_ON_REQUEST, threshold) != 0)
+		rc = HT_API_EIO;
+	leave();
+	return rc;
+}
+
+int
+heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
+    uint64_t every_bytes, uint64_t threshold_bytes)
+{
+	static struct ht_lock		cfg_lock;
+	static struct ht_dump_cfg	cfg, old;	/* large */
+	size_t				len = 0, cl = 0;
+	int				rc = 0;
+
+	enter();
+	/* One caller at a time owns the static settings. */
+	ht_lock_acquire(&cfg_lock);
+	memset(&cfg, 0, sizeof(cfg));
+	if (prefix != NULL && prefix[0] != '\0') {
+		/* A relative prefix is taken against the current directory
+		 * now, so that a later chdir does not move the dumps. */
+		if (prefix[0] != '/') {
+			if (getcwd(cfg.prefix, sizeof(cfg.prefix)) == NULL) {
+				rc = HT_API_EPREFIX;
+				goto out;
+			}
+			cl = strlen(cfg.prefix);
+			if (cl > 1)
+				cfg.prefix[cl++] = '/';
+		}
+		len = strlen(prefix);
+		if (cl + len > HT_DUMP_PREFIX_MAX) {
+			errno = ENAMETOOLONG;
+			rc = HT_API_EPREFIX;
+			goto out;
+		}
+		memcpy(cfg.prefix + cl, prefix, len + 1);
+		if (ht_dump_check_prefix(cfg.prefix) != 0) {
+			rc = HT_API_EPREFIX;
+			goto out;
+		}
+		cfg.interval_ms = interval_ms;
+		cfg.every_bytes = every_bytes;
+		cfg.threshold_bytes = threshold_bytes;
+	} else if (interval_ms != 0 || every_bytes != 0 ||
+	    threshold_bytes != 0) {
+		rc = HT_API_EINVAL;
+		goto out;
+	}
+	ht_lock_acquire(&ht_agent_lock);
+	if (ht_session.state != HT_STATE_RUNNING)
+		rc = HT_API_ENOTRUNNING;
+	else {
+		/* The API has no RSS trigger: keep the session's. */
+		if (ht_dump_armed(&old))
+			cfg.at_rss_bytes = old.at_rss_bytes;
+		if (cfg.prefix[0] == '\0')
+			ht_dump_disarm();
+		else
+			ht_dump_arm(&cfg);
+	}
+	ht_lock_release(&ht_agent_lock);
+	if (rc == 0)
+		ht_dump_wake();
+out:
+	ht_lock_release(&cfg_lock);
+	leave();
+	return rc;
+}
+
+const char *
+heaptool_strerror(int code)
+{
+	switch (code) {
+	case 0:
+		return "success";
+	case HT_API_EINVAL:
+		return "invalid argument";
+	case HT_API_ERUNNING:
+		return "a session is running";
+	case HT_API_ENOTRUNNING:
+		return "no session is running";
+	case HT_API_ENOSESSION:
+		return "no session was started";
+	case HT_API_EDETACHED:
+		return "the profiler was detached from this process";
+	case HT_API_EDISABLED:
+		return "the profiler is disabled in this process";
+	case HT_API_ENOMEM:
+		return "the profiler could not map its memory";
+	case HT_API_EIO:
+		return "the profile could not be written (see errno)";
+	case HT_API_EPREFIX:
+		return "the dump prefix cannot be used (see errno)";
+	case HT_API_EHOOK:
+		return "the profiler could not install its hooks";
+	default:
+		return "unknown heaptool error";
+	}
+}

@@ -1,0 +1,67 @@
+/*
+ * Collapsed stacks (see collapsed.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "collapsed.h"
+
+/* One frame's name, made safe for the format. */
+static void
+put_name(FILE *fp, const char *s)
+{
+	size_t i, n, len = strlen(s);
+	unsigned char c;
+
+	for (i = 0; i < len; i += n) {
+		if ((n = ht_view_utf8_len(s + i, len - i)) == 0) {
+			putc('?', fp);
+			n = 1;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(s + i, 1, n, fp);
+			continue;
+		}
+		c = (unsigned char)s[i];
+		if (c == ';')
+			putc(':', fp);
+		else if (c <= ' ' || c == 0x7f)
+			putc('_', fp);
+		else
+			putc(c, fp);
+	}
+}
+
+int
+ht_collapsed_write(FILE *fp, struct ht_view *v)
+{
+	const struct ht_sym_frame *fr;
+	const struct ht_view_row *r;
+	char buf[4200];
+	uint64_t value;
+	size_t i;
+	int n, k;
+
+	for (i = 0; i < v->nrows; i++) {
+		r = &v->rows[i];
+		if ((value = ht_view_value(v, &r->f)) == 0)
+			continue;
+		if ((n = ht_view_frames(v, r, &fr)) < 0)
+			return -1;
+		if (n == 0)
+			put_name(fp, ht_view_row_name(r, buf, sizeof(buf)));
+		/* The outermost frame first. */
+		for (k = n - 1; k >= 0; k--) {
+			put_name(fp, ht_view_frame_name(&fr[k], buf,
+			    sizeof(buf)));
+			if (k > 0)
+				putc(';', fp);
+		}
+		fprintf(fp, " %" PRIu64 "\n", value);
+	}
+	return ferror(fp) ? -1 : 0;
+}

@@ -1,0 +1,561 @@
+/*
+ * The flame graph (see flame.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame.h"
+#include "size.h"
+
+/* Geometry, in pixels. */
+#define IMAGE_W		1200
+#define MARGIN		10
+#define FRAMES_W	(IMAGE_W - 2 * MARGIN)
+#define FRAME_H		16	/* a row: the rectangle and a 1 px gap */
+#define TOP		52	/* title, subtitle and controls */
+#define BOTTOM		28	/* the details line */
+#define CHAR_W		7	/* of 12 px Verdana, about */
+
+enum kind {
+	K_ROOT,
+	K_FUNCTION,
+	K_INLINED,
+	K_UNKNOWN,	/* no function name */
+	K_ROW,		/* the fold, or a site without a stack */
+};
+
+struct node {
+	char		*name;
+	const char	*file;		/* of the first frame merged, or NULL */
+	int		 line;		/* 0 unknown, -1 several */
+	enum kind	 kind;
+	uint32_t	 parent;
+	uint32_t	 depth;
+	uint32_t	 first;		/* first child + 1, 0 for none */
+	uint32_t	 next;		/* next sibling + 1 */
+	uint64_t	 value;
+	uint64_t	 x;		/* from the left, in value units */
+};
+
+struct flame {
+	struct ht_view		*v;
+	struct node		*nodes;
+	size_t			 n;
+	size_t			 cap;
+	struct ht_view_index	 index;
+	uint32_t		 max_depth;
+	/* The key being looked up. */
+	uint32_t		 key_parent;
+	const char		*key_name;
+};
+
+static int
+node_eq(void *ctx, uint32_t id)
+{
+	struct flame *fl = ctx;
+
+	return fl->nodes[id].parent == fl->key_parent &&
+	    strcmp(fl->nodes[id].name, fl->key_name) == 0;
+}
+
+static uint64_t
+node_hash(uint32_t parent, const char *name)
+{
+	return ht_view_hash(ht_view_hash(HT_VIEW_HASH0, &parent,
+	    sizeof(parent)), name, strlen(name));
+}
+
+/* A new node; returns its index, or -1 (ENOMEM). */
+static int64_t
+node_new(struct flame *fl, const char *name, enum kind kind)
+{
+	struct node *p, *nd;
+	size_t cap;
+
+	if (fl->n == fl->cap) {
+		cap = fl->cap == 0 ? 256 : fl->cap * 2;
+		if (cap > UINT32_MAX - 1 ||
+		    (p = reallocarray(fl->nodes, cap, sizeof(*p))) == NULL)
+			goto out_nomem;
+		fl->nodes = p;
+		fl->cap = cap;
+	}
+	nd = &fl->nodes[fl->n];
+	memset(nd, 0, sizeof(*nd));
+	if ((nd->name = strdup(name)) == NULL)
+		goto out_nomem;
+	nd->kind = kind;
+	return (int64_t)fl->n++;
+
+out_nomem:
+	errno = ENOMEM;
+	return -1;
+}
+
+/*
+ * The child of parent named name, created (with the frame's file and line)
+ * if new, and charged value.  Returns its index, or -1 (ENOMEM).
+ */
+static int64_t
+child(struct flame *fl, uint32_t parent, const char *name, enum kind kind,
+    const struct ht_sym_frame *fr, uint64_t value)
+{
+	struct node *nd;
+	uint64_t h = node_hash(parent, name);
+	int64_t id;
+
+	fl->key_parent = parent;
+	fl->key_name = name;
+	if ((id = ht_view_index_find(&fl->index, h, node_eq, fl)) < 0) {
+		if ((id = node_new(fl, name, kind)) < 0 ||
+		    ht_view_index_add(&fl->index, h, (uint32_t)id) != 0)
+			return -1;
+		nd = &fl->nodes[id];
+		nd->parent = parent;
+		nd->depth = fl->nodes[parent].depth + 1;
+		nd->next = fl->nodes[parent].first;
+		fl->nodes[parent].first = (uint32_t)id + 1;
+		if (fr != NULL) {
+			nd->file = fr->file;
+			nd->line = fr->line;
+		}
+		if (nd->depth > fl->max_depth)
+			fl->max_depth = nd->depth;
+	} else if (fr != NULL) {
+		/* Frames of one function merged from several lines. */
+		nd = &fl->nodes[id];
+		if (nd->line != fr->line || (nd->file == NULL) !=
+		    (fr->file == NULL) || (nd->file != NULL &&
+		    strcmp(nd->file, fr->file) != 0))
+			nd->line = -1;
+	}
+	fl->nodes[id].value += value;
+	return id;
+}
+
+static int
+build(struct flame *fl)
+{
+	struct ht_view *v = fl->v;
+	const struct ht_sym_frame *fr;
+	const struct ht_view_row *r;
+	char buf[4200];
+	uint64_t value;
+	int64_t cur;
+	size_t i;
+	int n, k;
+
+	if (node_new(fl, "all", K_ROOT) < 0)
+		return -1;
+	for (i = 0; i < v->nrows; i++) {
+		r = &v->rows[i];
+		if ((value = ht_view_value(v, &r->f)) == 0)
+			continue;
+		fl->nodes[0].value += value;
+		if ((n = ht_view_frames(v, r, &fr)) < 0)
+			return -1;
+		if (n == 0 && child(fl, 0, ht_view_row_name(r, buf,
+		    sizeof(buf)), K_ROW, NULL, value) < 0)
+			return -1;
+		/* The outermost frame sits on the root. */
+		for (cur = 0, k = n - 1; k >= 0; k--)
+			if ((cur = child(fl, (uint32_t)cur,
+			    ht_view_frame_name(&fr[k], buf, sizeof(buf)),
+			    fr[k].function == NULL ? K_UNKNOWN :
+			    fr[k].inlined ? K_INLINED : K_FUNCTION, &fr[k],
+			    value)) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+static const struct node *sort_nodes;
+
+static int
+by_value(const void *a, const void *b)
+{
+	const struct node *x = &sort_nodes[*(const uint32_t *)a];
+	const struct node *y = &sort_nodes[*(const uint32_t *)b];
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Order every node's children by value, largest first, and give each its
+ * offset: the parent's plus the values of the siblings before it.  Nodes
+ * are created after their parents, so one pass in creation order lays out
+ * parents before children.
+ */
+static int
+layout(struct flame *fl)
+{
+	uint32_t *kids, nk, c, j;
+	uint64_t x;
+	size_t i;
+
+	if ((kids = calloc(fl->n, sizeof(*kids))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	sort_nodes = fl->nodes;
+	for (i = 0; i < fl->n; i++) {
+		nk = 0;
+		for (c = fl->nodes[i].first; c != 0; c = fl->nodes[c - 1].next)
+			kids[nk++] = c - 1;
+		qsort(kids, nk, sizeof(*kids), by_value);
+		x = fl->nodes[i].x;
+		fl->nodes[i].first = nk > 0 ? kids[0] + 1 : 0;
+		for (j = 0; j < nk; j++) {
+			fl->nodes[kids[j]].x = x;
+			x += fl->nodes[kids[j]].value;
+			fl->nodes[kids[j]].next = j + 1 < nk ? kids[j + 1] + 1 :
+			    0;
+		}
+	}
+	free(kids);
+	return 0;
+}
+
+/* s as XML character data or attribute value: markup escaped, control
+ * characters and bytes that are not UTF-8 as '?'.  At most max
+ * characters (not bytes) are written; returns how many were. */
+static size_t
+put_xml(FILE *fp, const char *s, size_t max)
+{
+	size_t i, n, len = strlen(s), chars = 0;
+	unsigned char c;
+
+	for (i = 0; i < len && chars < max; i += n, chars++) {
+		if ((n = ht_view_utf8_len(s + i, len - i)) == 0) {
+			putc('?', fp);
+			n = 1;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(s + i, 1, n, fp);
+			continue;
+		}
+		switch (c = (unsigned char)s[i]) {
+		case '&':
+			fputs("&amp;", fp);
+			break;
+		case '<':
+			fputs("&lt;", fp);
+			break;
+		case '>':
+			fputs("&gt;", fp);
+			break;
+		case '"':
+			fputs("&quot;", fp);
+			break;
+		case '\'':
+			fputs("&apos;", fp);
+			break;
+		default:
+			/* XML 1.0 allows no control characters but tab and
+			 * newlines; none belongs in a name. */
+			putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
+			break;
+		}
+	}
+	return chars;
+}
+
+/* The number of characters of s (UTF-8, ill-formed bytes one each). */
+static size_t
+chars_of(const char *s)
+{
+	size_t i, n, len = strlen(s), chars = 0;
+
+	for (i = 0; i < len; i += n, chars++)
+		if ((n = ht_view_utf8_len(s + i, len - i)) == 0)
+			n = 1;
+	return chars;
+}
+
+/* The label of a frame w pixels wide: as much of the name as fits, ".."
+ * where it is cut, nothing when not even three characters fit.  The script
+ * does the same on zoom. */
+static void
+put_label(FILE *fp, const char *name, double w)
+{
+	double fit = (w - 6) / CHAR_W;
+	size_t n;
+
+	if (fit < 3)
+		return;
+	n = (size_t)fit;
+	if (chars_of(name) <= n)
+		put_xml(fp, name, n);
+	else {
+		put_xml(fp, name, n - 2);
+		fputs("..", fp);
+	}
+}
+
+static void
+put_value(FILE *fp, const struct ht_view *v, uint64_t value, uint64_t total)
+{
+	char buf[32];
+
+	if (v->opts.sort == HT_VIEW_OBJECTS)
+		fprintf(fp, "%" PRIu64 " object%s", value,
+		    value == 1 ? "" : "s");
+	else
+		fprintf(fp, "%s (%" PRIu64 " bytes)",
+		    ht_size_format(value, buf, sizeof(buf)), value);
+	fprintf(fp, ", %.2f%%", total == 0 ? 100.0 :
+	    100.0 * (double)value / (double)total);
+}
+
+/* A color from the name, so a function keeps its color across graphs:
+ * greens for functions, teal for inlined calls, greys for the rest. */
+static void
+put_color(FILE *fp, const struct node *nd)
+{
+	uint64_t h = ht_view_hash(HT_VIEW_HASH0, nd->name, strlen(nd->name));
+	unsigned a = (unsigned)(h & 0xff), b = (unsigned)(h >> 8 & 0xff);
+
+	switch (nd->kind) {
+	case K_ROOT:
+		fputs("rgb(200,200,200)", fp);
+		break;
+	case K_ROW:
+		fputs("rgb(225,225,205)", fp);
+		break;
+	case K_UNKNOWN:
+		fprintf(fp, "rgb(%u,%u,%u)", 175 + a % 30, 175 + a % 30,
+		    185 + a % 30);
+		break;
+	case K_INLINED:
+		fprintf(fp, "rgb(%u,%u,%u)", 60 + a % 50, 185 + b % 50,
+		    175 + a % 50);
+		break;
+	default:
+		fprintf(fp, "rgb(%u,%u,%u)", 70 + a % 70, 170 + b % 70,
+		    50 + a % 40);
+		break;
+	}
+}
+
+static void
+put_frame(FILE *fp, const struct flame *fl, const struct node *nd)
+{
+	uint64_t total = fl->nodes[0].value;
+	double x, w, y;
+
+	if (total == 0) {
+		x = MARGIN;
+		w = FRAMES_W;
+	} else {
+		x = MARGIN + (double)nd->x / (double)total * FRAMES_W;
+		w = (double)nd->value / (double)total * FRAMES_W;
+	}
+	y = TOP + (double)(fl->max_depth - nd->depth) * FRAME_H;
+	fprintf(fp, "<g class=\"f\" data-d=\"%" PRIu32 "\" data-x=\"%" PRIu64
+	    "\" data-v=\"%" PRIu64 "\" data-n=\"", nd->depth, nd->x,
+	    nd->value);
+	put_xml(fp, nd->name, SIZE_MAX);
+	fputs("\"><title>", fp);
+	if (nd->kind == K_INLINED)
+		fputs("[inlined] ", fp);
+	put_xml(fp, nd->name, SIZE_MAX);
+	if (nd->file != NULL) {
+		putc('\n', fp);
+		put_xml(fp, nd->file, SIZE_MAX);
+		if (nd->line > 0)
+			fprintf(fp, ":%d", nd->line);
+		else if (nd->line < 0)
+			fputs(" (several lines)", fp);
+	}
+	putc('\n', fp);
+	put_value(fp, fl->v, nd->value, total);
+	fprintf(fp, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+	    "height=\"%d\" rx=\"2\" fill=\"", x, y, w, FRAME_H - 1);
+	put_color(fp, nd);
+	fprintf(fp, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3, y + 11.5);
+	put_label(fp, nd->name, w);
+	fputs("</text></g>\n", fp);
+}
+
+/* The script: zoom on click, search, and details on hover.  It finds
+ * everything in the frames' data- attributes. */
+static const char script[] =
+"var W = " "%d" ", X0 = " "%d" ", frames, details, matched;\n"
+"function attr(g, a) { return +g.getAttribute(a); }\n"
+"function fit(g, x, w) {\n"
+"  var r = g.getElementsByTagName('rect')[0];\n"
+"  var t = g.getElementsByTagName('text')[0];\n"
+"  var s = g.getAttribute('data-n'), n = Math.floor((w - 6) / %d);\n"
+"  r.setAttribute('x', x.toFixed(2));\n"
+"  r.setAttribute('width', w.toFixed(2));\n"
+"  t.setAttribute('x', (x + 3).toFixed(2));\n"
+"  t.textContent = n < 3 ? '' : s.length <= n ? s :\n"
+"      s.substring(0, n - 2) + '..';\n"
+"}\n"
+"function zoom(z) {\n"
+"  var x0 = attr(z, 'data-x'), w0 = attr(z, 'data-v');\n"
+"  var d0 = attr(z, 'data-d');\n"
+"  for (var i = 0; i < frames.length; i++) {\n"
+"    var g = frames[i], x = attr(g, 'data-x'), v = attr(g, 'data-v');\n"
+"    var a = Math.max(x, x0), b = Math.min(x + v, x0 + w0);\n"
+"    if (w0 <= 0 || b <= a) { g.style.display = 'none'; continue; }\n"
+"    g.style.display = '';\n"
+"    g.style.opacity = attr(g, 'data-d') < d0 ? 0.5 : 1;\n"
+"    fit(g, X0 + (a - x0) / w0 * W, (b - a) / w0 * W);\n"
+"  }\n"
+"}\n"
+"function search() {\n"
+"  var s = prompt('Search frames (regular expression)', ''), re, m = [];\n"
+"  if (s === null) return;\n"
+"  try { re = new RegExp(s); } catch (e) { alert(e); return; }\n"
+"  for (var i = 0; i < frames.length; i++) {\n"
+"    var g = frames[i], r = g.getElementsByTagName('rect')[0];\n"
+"    if (!r.getAttribute('data-c'))\n"
+"      r.setAttribute('data-c', r.getAttribute('fill'));\n"
+"    var hit = s !== '' && re.test(g.getAttribute('data-n'));\n"
+"    r.setAttribute('fill', hit ? 'rgb(230,0,230)' :\n"
+"        r.getAttribute('data-c'));\n"
+"    if (hit) m.push([attr(g, 'data-x'), attr(g, 'data-v')]);\n"
+"  }\n"
+"  /* A match inside another counts once. */\n"
+"  m.sort(function(p, q) { return p[0] - q[0] || q[1] - p[1]; });\n"
+"  var sum = 0, end = -1;\n"
+"  for (i = 0; i < m.length; i++)\n"
+"    if (m[i][0] >= end) { sum += m[i][1]; end = m[i][0] + m[i][1]; }\n"
+"  var all = attr(frames[0], 'data-v');\n"
+"  matched.textContent = s === '' ? '' : 'Matched: ' +\n"
+"      (all > 0 ? (100 * sum / all).toFixed(2) : '0') + '%%';\n"
+"}\n"
+"function init() {\n"
+"  frames = document.getElementsByClassName('f');\n"
+"  details = document.getElementById('details');\n"
+"  matched = document.getElementById('matched');\n"
+"  for (var i = 0; i < frames.length; i++) {\n"
+"    frames[i].onclick = function() { zoom(this); };\n"
+"    frames[i].onmouseover = function() {\n"
+"      var t = this.getElementsByTagName('title')[0].textContent;\n"
+"      details.textContent = t.replace(/\\n/g, '  |  ');\n"
+"    };\n"
+"    frames[i].onmouseout = function() { details.textContent = ' '; };\n"
+"  }\n"
+"  document.getElementById('reset').onclick = function() {\n"
+"    zoom(frames[0]);\n"
+"  };\n"
+"  document.getElementById('search').onclick = search;\n"
+"}\n";
+
+static void
+put_header(FILE *fp, const struct flame *fl, int height)
+{
+	const struct ht_view *v = fl->v;
+	const struct ht_meta *m = &v->prof->meta;
+	char a[32];
+
+	fprintf(fp, "<?xml version=\"1.0\" encoding=\"UTF-8\" "
+	    "standalone=\"no\"?>\n"
+	    "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
+	    "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+	    "onload=\"init()\">\n", IMAGE_W, height, IMAGE_W, height);
+	fputs("<style>text { font-family: Verdana, sans-serif; "
+	    "font-size: 12px; fill: rgb(0,0,0); } g.f { cursor: pointer; } "
+	    "g.f:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; } "
+	    ".c { cursor: pointer; fill: rgb(60,60,160); } "
+	    "#title { font-size: 17px; }</style>\n", fp);
+	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", fp);
+	fprintf(fp, script, FRAMES_W, MARGIN, CHAR_W);
+	fputs("]]></script>\n", fp);
+	fprintf(fp, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
+	    "fill=\"rgb(248,248,240)\"/>\n", IMAGE_W, height);
+	fprintf(fp, "<text id=\"title\" x=\"%d\" y=\"22\" "
+	    "text-anchor=\"middle\">", IMAGE_W / 2);
+	fputs("Heap ", fp);
+	put_xml(fp, ht_view_value_name(v), SIZE_MAX);
+	if (v->opts.at_peak)
+		fputs(" at peak", fp);
+	fputs(": ", fp);
+	put_xml(fp, m->command, sizeof(m->command));
+	fprintf(fp, " (pid %" PRIu64 ")</text>\n", m->pid);
+	fprintf(fp, "<text x=\"%d\" y=\"40\" text-anchor=\"middle\">",
+	    IMAGE_W / 2);
+	if (v->opts.sort == HT_VIEW_OBJECTS)
+		fprintf(fp, "%" PRIu64 " objects", fl->nodes[0].value);
+	else
+		fputs(ht_size_format(fl->nodes[0].value, a, sizeof(a)), fp);
+	fprintf(fp, " in %zu site%s; ", v->nsites, v->nsites == 1 ? "" : "s");
+	if (v->exact)
+		fputs("rate 1, exact", fp);
+	else
+		fprintf(fp, "sampled every %s: estimates",
+		    ht_size_format(m->rate, a, sizeof(a)));
+	fputs("</text>\n", fp);
+	fprintf(fp, "<text id=\"reset\" class=\"c\" x=\"%d\" y=\"22\">"
+	    "Reset zoom</text>\n", MARGIN);
+	fprintf(fp, "<text id=\"search\" class=\"c\" x=\"%d\" y=\"22\" "
+	    "text-anchor=\"end\">Search</text>\n", IMAGE_W - MARGIN);
+	fprintf(fp, "<text id=\"matched\" x=\"%d\" y=\"%d\" "
+	    "text-anchor=\"end\"> </text>\n", IMAGE_W - MARGIN, height - 10);
+	fprintf(fp, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
+	    MARGIN, height - 10);
+}
+
+/* Depth first, parents before children, largest first: the root is the
+ * first frame, as the script expects.  Returns 0, or -1 (ENOMEM). */
+static int
+put_tree(FILE *fp, const struct flame *fl)
+{
+	uint32_t *stack, top = 0, base, c, t, l, r;
+
+	if ((stack = calloc(fl->n, sizeof(*stack))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	stack[top++] = 0;
+	while (top > 0) {
+		c = stack[--top];
+		put_frame(fp, fl, &fl->nodes[c]);
+		/* Push the children, then reverse them on the stack so
+		 * that the largest is popped first. */
+		base = top;
+		for (c = fl->nodes[c].first; c != 0; c = fl->nodes[c - 1].next)
+			stack[top++] = c - 1;
+		for (l = base, r = top; l + 1 < r; l++, r--) {
+			t = stack[l];
+			stack[l] = stack[r - 1];
+			stack[r - 1] = t;
+		}
+	}
+	free(stack);
+	return 0;
+}
+
+int
+ht_flame_write(FILE *fp, struct ht_view *v)
+{
+	struct flame fl;
+	size_t i;
+	int rc = -1, height;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.v = v;
+	if (build(&fl) != 0 || layout(&fl) != 0)
+		goto out;
+	height = TOP + (int)(fl.max_depth + 1) * FRAME_H + BOTTOM;
+	put_header(fp, &fl, height);
+	if (put_tree(fp, &fl) != 0)
+		goto out;
+	fputs("</svg>\n", fp);
+	rc = ferror(fp) ? -1 : 0;
+out:
+	for (i = 0; i < fl.n; i++)
+		free(fl.nodes[i].name);
+	free(fl.nodes);
+	ht_view_index_free(&fl.index);
+	return rc;
+}

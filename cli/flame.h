@@ -1,0 +1,31 @@
+/*
+ * The flame graph: a view as one self-contained, interactive SVG file.
+ *
+ * The rows' stacks are merged into a tree by frame name (outermost at the
+ * bottom, "all" the root) and drawn as one rectangle per node, as wide as
+ * the node's share of the view's value (bytes in use by default, bytes
+ * allocated with --sort alloc, objects in use with --sort objects); children
+ * are ordered by value, largest first.  Each node's title (shown on hover)
+ * gives its function, file:line, value and percentage.  A few lines of
+ * inline JavaScript zoom into a node when it is clicked and search the
+ * frames by regular expression; without scripts (an image viewer) the
+ * graph still renders.  All text is escaped for XML, and bytes that are not
+ * UTF-8 are shown as '?'.
+ *
+ * Each frame is a <g class="f"> holding a <title>, a <rect> and a <text>,
+ * with attributes data-n (the name), data-d (depth, 0 for the root), data-x
+ * and data-v (its offset and value in the view's unit), so that tools and
+ * tests can read the graph back.
+ */
+#ifndef HT_FLAME_H
+#define HT_FLAME_H
+
+#include <stdio.h>
+
+#include "view.h"
+
+/* Write v to fp.  Returns 0, or -1 with errno set (ENOMEM, or a write
+ * error). */
+int	ht_flame_write(FILE *fp, struct ht_view *v);
+
+#endif

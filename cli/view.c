@@ -1,0 +1,554 @@
+/*
+ * The view (see view.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampling.h"
+#include "view.h"
+
+/* Modules that allocate on their callers' behalf: a site is charged to the
+ * first module of its stack that is none of these. */
+static const char *const runtime_modules[] = {
+	"libc.so", "libc-", "libstdc++.so", "ld-linux", "libheaptool-agent.so",
+};
+
+static void
+figures_add(struct ht_view_figures *to, const struct ht_view_figures *f)
+{
+	to->inuse_bytes += f->inuse_bytes;
+	to->inuse_objects += f->inuse_objects;
+	to->alloc_bytes += f->alloc_bytes;
+	to->alloc_objects += f->alloc_objects;
+	to->samples += f->samples;
+	to->live_samples += f->live_samples;
+	/* Samples are independent, so the Horvitz-Thompson variances of
+	 * disjoint sets of sites add up. */
+	to->inuse_var += f->inuse_var;
+}
+
+uint64_t
+ht_view_value(const struct ht_view *v, const struct ht_view_figures *f)
+{
+	switch (v->opts.sort) {
+	case HT_VIEW_ALLOC:
+		return f->alloc_bytes;
+	case HT_VIEW_OBJECTS:
+		return f->inuse_objects;
+	default:
+		return f->inuse_bytes;
+	}
+}
+
+const char *
+ht_view_value_name(const struct ht_view *v)
+{
+	switch (v->opts.sort) {
+	case HT_VIEW_ALLOC:
+		return "bytes allocated";
+	case HT_VIEW_OBJECTS:
+		return "objects in use";
+	default:
+		return "bytes in use";
+	}
+}
+
+void
+ht_view_interval(const struct ht_view_figures *f, uint64_t *lo, uint64_t *hi)
+{
+	double l, h;
+
+	ht_sample_interval((double)f->inuse_bytes, f->inuse_var, &l, &h);
+	*lo = l <= 0 ? 0 : (uint64_t)(l + 0.5);
+	*hi = h <= 0 ? 0 : (uint64_t)(h + 0.5);
+}
+
+/* The columns of the sort, most significant first. */
+static void
+sort_keys(enum ht_view_sort sort, const struct ht_view_figures *f,
+    uint64_t k[3])
+{
+	switch (sort) {
+	case HT_VIEW_ALLOC:
+		k[0] = f->alloc_bytes;
+		k[1] = f->inuse_bytes;
+		k[2] = f->alloc_objects;
+		break;
+	case HT_VIEW_OBJECTS:
+		k[0] = f->inuse_objects;
+		k[1] = f->alloc_objects;
+		k[2] = f->inuse_bytes;
+		break;
+	default:
+		k[0] = f->inuse_bytes;
+		k[1] = f->alloc_bytes;
+		k[2] = f->samples;
+		break;
+	}
+}
+
+static int
+figures_cmp(enum ht_view_sort sort, const struct ht_view_figures *x,
+    const struct ht_view_figures *y)
+{
+	uint64_t a[3], b[3];
+	int i;
+
+	sort_keys(sort, x, a);
+	sort_keys(sort, y, b);
+	for (i = 0; i < 3; i++)
+		if (a[i] != b[i])
+			return a[i] > b[i] ? -1 : 1;
+	return 0;
+}
+
+/* qsort has no context argument: the sort of the view being built.  Views
+ * are built one at a time. */
+static enum ht_view_sort cur_sort;
+
+static int
+row_cmp(const void *a, const void *b)
+{
+	const struct ht_view_row *x = a, *y = b;
+	uint32_t i, n;
+	int c;
+
+	if ((c = figures_cmp(cur_sort, &x->f, &y->f)) != 0)
+		return c;
+	/* The same profile always prints in the same order. */
+	n = x->site->nframes < y->site->nframes ? x->site->nframes :
+	    y->site->nframes;
+	if (n > HT_PROFILE_MAX_FRAMES)
+		n = HT_PROFILE_MAX_FRAMES;
+	for (i = 0; i < n; i++)
+		if (x->site->frames[i] != y->site->frames[i])
+			return x->site->frames[i] < y->site->frames[i] ? -1 : 1;
+	if (x->site->nframes != y->site->nframes)
+		return x->site->nframes < y->site->nframes ? -1 : 1;
+	return 0;
+}
+
+static int
+module_cmp(const void *a, const void *b)
+{
+	const struct ht_view_module *x = a, *y = b;
+	int c;
+
+	if ((c = figures_cmp(cur_sort, &x->f, &y->f)) != 0)
+		return c;
+	return strcmp(x->name, y->name);
+}
+
+static int
+thread_cmp(const void *a, const void *b)
+{
+	const struct ht_thread_rec *x = *(const struct ht_thread_rec *const *)a;
+	const struct ht_thread_rec *y = *(const struct ht_thread_rec *const *)b;
+
+	if (x->inuse_bytes != y->inuse_bytes)
+		return x->inuse_bytes > y->inuse_bytes ? -1 : 1;
+	if (x->alloc_bytes != y->alloc_bytes)
+		return x->alloc_bytes > y->alloc_bytes ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int
+is_runtime(const char *name)
+{
+	size_t i, n;
+
+	for (i = 0; i < sizeof(runtime_modules) / sizeof(runtime_modules[0]);
+	    i++) {
+		n = strlen(runtime_modules[i]);
+		if (strncmp(name, runtime_modules[i], n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static uint32_t
+site_nframes(const struct ht_site_rec *s)
+{
+	return s->nframes < HT_PROFILE_MAX_FRAMES ? s->nframes :
+	    HT_PROFILE_MAX_FRAMES;
+}
+
+/*
+ * The module a site is charged to: that of its first frame outside the C
+ * and C++ runtimes, the loader and the agent (an allocation made by
+ * strdup or std::vector belongs to whoever called them); failing that,
+ * that of its first frame, or "[unknown]".
+ */
+static const char *
+site_module(struct ht_sym *sym, const struct ht_site_rec *s)
+{
+	const char *first = NULL, *name;
+	uint32_t i, n;
+
+	/* The agent kept no stack of the sites it folded. */
+	if (s->folded > 0)
+		return "[folded sites]";
+	n = site_nframes(s);
+	for (i = 0; i < n; i++) {
+		if ((name = ht_sym_module_name(sym, s->frames[i])) == NULL)
+			continue;
+		if (!is_runtime(name))
+			return name;
+		if (first == NULL)
+			first = name;
+	}
+	return first != NULL ? first : "[unknown]";
+}
+
+static int
+module_charge(struct ht_view *v, const char *name,
+    const struct ht_view_figures *f)
+{
+	struct ht_view_module *m;
+	size_t i;
+
+	for (i = 0; i < v->nmods; i++)
+		if (strcmp(v->mods[i].name, name) == 0)
+			break;
+	if (i == v->nmods) {
+		m = reallocarray(v->mods, v->nmods + 1, sizeof(*m));
+		if (m == NULL)
+			return -1;
+		v->mods = m;
+		memset(&v->mods[i], 0, sizeof(v->mods[i]));
+		v->mods[i].name = name;
+		v->nmods++;
+	}
+	figures_add(&v->mods[i].f, f);
+	return 0;
+}
+
+/* A site's figures now, or at the peak. */
+static void
+site_figures(const struct ht_view *v, const struct ht_site_rec *s,
+    struct ht_view_figures *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->alloc_bytes = s->alloc_bytes;
+	f->alloc_objects = s->alloc_objects;
+	f->samples = s->samples;
+	if (!v->opts.at_peak) {
+		f->inuse_bytes = s->inuse_bytes;
+		f->inuse_objects = s->inuse_objects;
+		f->live_samples = s->live_samples;
+		f->inuse_var = s->inuse_var > 0 ? s->inuse_var : 0;
+		return;
+	}
+	f->inuse_bytes = s->peak_inuse_bytes;
+	f->inuse_objects = s->peak_inuse_objects;
+	/* At rate 1 every object in use is a live sample. */
+	f->live_samples = v->exact ? s->peak_inuse_objects : 0;
+	/* A sample of s bytes has variance (1 - p) / p * s per byte it
+	 * stands for: the site's ratio over all its samples, times the
+	 * bytes at the peak. */
+	if (s->alloc_var > 0 && s->alloc_bytes > 0)
+		f->inuse_var = s->alloc_var / (double)s->alloc_bytes *
+		    (double)s->peak_inuse_bytes;
+}
+
+static int
+below(const struct ht_view *v, const struct ht_view_row *r)
+{
+	return r->f.inuse_bytes < v->opts.threshold &&
+	    r->f.alloc_bytes < v->opts.threshold;
+}
+
+void
+ht_view_free(struct ht_view *v)
+{
+	free(v->rows);
+	free(v->mods);
+	free(v->threads);
+	free(v->frames);
+	memset(v, 0, sizeof(*v));
+}
+
+int
+ht_view_build(struct ht_view *v, const struct ht_profile *prof,
+    struct ht_sym *sym, const struct ht_view_opts *opts)
+{
+	const struct ht_site_rec *s;
+	struct ht_view_row *r, fold;
+	size_t i, nkept;
+
+	memset(v, 0, sizeof(*v));
+	v->prof = prof;
+	v->sym = sym;
+	v->opts = *opts;
+	v->exact = prof->meta.rate == 1;
+	v->live_known = !opts->at_peak || v->exact;
+	/* One more for the folded remainder. */
+	if ((v->rows = calloc(prof->nsites + 1, sizeof(*v->rows))) == NULL)
+		goto out_nomem;
+	for (i = 0; i < prof->nsites; i++) {
+		s = &prof->sites[i];
+		r = &v->rows[i];
+		r->site = s;
+		site_figures(v, s, &r->f);
+		v->now_inuse_bytes += s->inuse_bytes;
+		/* A record that stands for sites the agent folded (those
+		 * below a dump's threshold) counts as those sites. */
+		v->nsites += s->folded > 0 ? s->folded : 1;
+	}
+	cur_sort = opts->sort;
+	qsort(v->rows, prof->nsites, sizeof(*v->rows), row_cmp);
+
+	/* Keep the first top rows that are not below the threshold, in
+	 * order; fold the others into one row, which never drops bytes. */
+	memset(&fold, 0, sizeof(fold));
+	nkept = 0;
+	for (i = 0; i < prof->nsites; i++) {
+		r = &v->rows[i];
+		figures_add(&v->total, &r->f);
+		if (module_charge(v, site_module(sym, r->site), &r->f) != 0)
+			goto out_nomem;
+		if ((opts->top == 0 || nkept < opts->top) && !below(v, r) &&
+		    r->site->folded == 0)
+			v->rows[nkept++] = *r;
+		else {
+			figures_add(&fold.f, &r->f);
+			fold.nfolded += r->site->folded > 0 ?
+			    r->site->folded : 1;
+		}
+	}
+	v->nrows = nkept;
+	if (fold.nfolded > 0)
+		v->rows[v->nrows++] = fold;
+	if (v->nmods > 1)
+		qsort(v->mods, v->nmods, sizeof(*v->mods), module_cmp);
+
+	if (prof->nthreads > 0 && !opts->at_peak) {
+		v->threads = calloc(prof->nthreads, sizeof(*v->threads));
+		if (v->threads == NULL)
+			goto out_nomem;
+		for (i = 0; i < prof->nthreads; i++)
+			v->threads[i] = &prof->threads[i];
+		qsort(v->threads, prof->nthreads, sizeof(*v->threads),
+		    thread_cmp);
+		v->nthreads = prof->nthreads;
+	}
+	return 0;
+
+out_nomem:
+	ht_view_free(v);
+	errno = ENOMEM;
+	return -1;
+}
+
+int
+ht_view_frames(struct ht_view *v, const struct ht_view_row *r,
+    const struct ht_sym_frame **frames)
+{
+	const struct ht_sym_frame *fr;
+	struct ht_sym_frame *p;
+	size_t n = 0, cap;
+	uint32_t k, nk;
+	int nfr;
+
+	*frames = v->frames;
+	if (r->site == NULL)
+		return 0;
+	nk = site_nframes(r->site);
+	for (k = 0; k < nk; k++) {
+		if ((nfr = ht_sym_lookup(v->sym, r->site->frames[k], &fr)) < 0)
+			goto out_nomem;
+		if (n + (size_t)nfr > v->frames_cap) {
+			cap = v->frames_cap == 0 ? 128 : v->frames_cap;
+			while (cap < n + (size_t)nfr)
+				cap *= 2;
+			if ((p = reallocarray(v->frames, cap,
+			    sizeof(*p))) == NULL)
+				goto out_nomem;
+			v->frames = p;
+			v->frames_cap = cap;
+		}
+		memcpy(&v->frames[n], fr, (size_t)nfr * sizeof(*fr));
+		n += (size_t)nfr;
+	}
+	*frames = v->frames;
+	return (int)n;
+
+out_nomem:
+	errno = ENOMEM;
+	return -1;
+}
+
+const char *
+ht_view_frame_name(const struct ht_sym_frame *f, char *buf, size_t len)
+{
+	if (f->function != NULL)
+		return f->function;
+	if (f->module != NULL)
+		snprintf(buf, len, "%s+0x%" PRIx64, f->module, f->offset);
+	else
+		snprintf(buf, len, "0x%" PRIx64, f->address);
+	return buf;
+}
+
+const char *
+ht_view_row_name(const struct ht_view_row *r, char *buf, size_t len)
+{
+	if (r->site == NULL)
+		snprintf(buf, len, "(%zu smaller site%s)", r->nfolded,
+		    r->nfolded == 1 ? "" : "s");
+	else
+		snprintf(buf, len, "[no stack]");
+	return buf;
+}
+
+uint64_t
+ht_view_peak_bytes(const struct ht_view *v)
+{
+	uint64_t p = v->prof->meta.peak_inuse_bytes;
+
+	/* The peak and the figures are rounded from different sums: clamp
+	 * rather than print a contradiction. */
+	if (p < v->total.inuse_bytes)
+		p = v->total.inuse_bytes;
+	if (p < v->now_inuse_bytes)
+		p = v->now_inuse_bytes;
+	return p;
+}
+
+uint64_t
+ht_view_freed_bytes(const struct ht_view *v)
+{
+	return v->total.alloc_bytes > v->now_inuse_bytes ?
+	    v->total.alloc_bytes - v->now_inuse_bytes : 0;
+}
+
+uint64_t
+ht_view_predates_bytes(const struct ht_view *v)
+{
+	uint64_t heap = v->prof->meta.heap_inuse_bytes;
+
+	return heap > v->now_inuse_bytes ? heap - v->now_inuse_bytes : 0;
+}
+
+size_t
+ht_view_utf8_len(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len, i;
+	uint32_t cp;
+
+	if (n == 0)
+		return 0;
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else
+		return 0;
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and code points past U+10FFFF are not
+	 * UTF-8. */
+	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return len;
+}
+
+uint64_t
+ht_view_hash(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+int64_t
+ht_view_index_find(const struct ht_view_index *x, uint64_t hash,
+    int (*eq)(void *, uint32_t), void *ctx)
+{
+	size_t i, mask;
+
+	if (x->cap == 0)
+		return -1;
+	mask = x->cap - 1;
+	for (i = hash & mask; x->slots[i] != 0; i = (i + 1) & mask)
+		if (x->hashes[i] == hash && eq(ctx, x->slots[i] - 1))
+			return x->slots[i] - 1;
+	return -1;
+}
+
+static void
+index_put(uint32_t *slots, uint64_t *hashes, size_t cap, uint64_t hash,
+    uint32_t slot)
+{
+	size_t i, mask = cap - 1;
+
+	for (i = hash & mask; slots[i] != 0; i = (i + 1) & mask)
+		continue;
+	slots[i] = slot;
+	hashes[i] = hash;
+}
+
+int
+ht_view_index_add(struct ht_view_index *x, uint64_t hash, uint32_t id)
+{
+	uint32_t *slots;
+	uint64_t *hashes;
+	size_t cap, i;
+
+	/* Keep the load at most one half: probes stay short. */
+	if ((x->n + 1) * 2 > x->cap) {
+		cap = x->cap == 0 ? 256 : x->cap * 2;
+		slots = calloc(cap, sizeof(*slots));
+		hashes = calloc(cap, sizeof(*hashes));
+		if (slots == NULL || hashes == NULL) {
+			free(slots);
+			free(hashes);
+			errno = ENOMEM;
+			return -1;
+		}
+		for (i = 0; i < x->cap; i++)
+			if (x->slots[i] != 0)
+				index_put(slots, hashes, cap, x->hashes[i],
+				    x->slots[i]);
+		free(x->slots);
+		free(x->hashes);
+		x->slots = slots;
+		x->hashes = hashes;
+		x->cap = cap;
+	}
+	index_put(x->slots, x->hashes, x->cap, hash, id + 1);
+	x->n++;
+	return 0;
+}
+
+void
+ht_view_index_free(struct ht_view_index *x)
+{
+	free(x->slots);
+	free(x->hashes);
+	memset(x, 0, sizeof(*x));
+}
