@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "control.h"
 #include "dump.h"
 #include "lock.h"
 #include "profile.h"
@@ -168,6 +169,8 @@ heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
 			ht_dump_arm(&cfg);
 	}
 	ht_lock_release(&ht_agent_lock);
+	if (rc == 0 && ht_control_needed(&cfg))
+		ht_control_start(0);	/* no-op if it runs (see agent.c) */
 	if (rc == 0)
 		ht_dump_wake();
 out:

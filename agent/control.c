@@ -685,8 +685,11 @@ spawn(void *stack)
 int
 ht_control_start(int attach)
 {
-	uint8_t	*stack;
+	static int	started;
+	uint8_t		*stack;
 
+	if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL) != 0)
+		return 0;
 	attach_mode = attach;
 	/*
 	 * The stack comes from ht_mem_map like all the agent's memory (it

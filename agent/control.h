@@ -16,6 +16,8 @@
 
 #include <stddef.h>
 
+#include "dump.h"
+
 /*
  * Start the agent's thread; called by the constructor, returns at once
  * (attach mode runs inside a dlopen called by an injected thread, which must
@@ -23,8 +25,18 @@
  * agent and install the hooks itself (with no session) before it serves, 0
  * when the constructor did (launch mode).  Returns 0, or -1 if no thread
  * could be started (the agent then stays as the constructor left it).
+ * Later calls do nothing and return 0: there is one thread at most.
  */
 int	ht_control_start(int attach);
+
+/* Whether dump settings need the thread (interval, every-bytes or RSS
+ * triggers; failure and exit dumps are written without it). */
+static inline int
+ht_control_needed(const struct ht_dump_cfg *cfg)
+{
+	return cfg->prefix[0] != '\0' && (cfg->interval_ms != 0 ||
+	    cfg->every_bytes != 0 || cfg->at_rss_bytes != 0);
+}
 
 /*
  * Implemented by agent.c for the control thread; each takes rescan_lock and

@@ -47,7 +47,7 @@
 #define DEFAULT_RATE	524288
 
 static const char run_usage[] =
-"usage: heaptool run [--rate SIZE] [-o FILE] [--dump-prefix P]\n"
+"usage: heaptool run [--rate SIZE] [-o FILE] [--live] [--dump-prefix P]\n"
 "                    [--dump-interval DUR] [--dump-every SIZE]\n"
 "                    [--dump-at-rss SIZE] [--threshold SIZE]\n"
 "                    [--] CMD [ARG...]\n"
@@ -60,6 +60,9 @@ static const char run_usage[] =
 "                     (default 512KiB; 1 records every allocation)\n"
 "  -o, --output FILE  save the profile to FILE\n"
 "                     (default heaptool.PID.heap in this directory)\n"
+"      --live         serve live reports too (heaptool report -p PID);\n"
+"                     costs an agent thread, and with it glibc's arena\n"
+"                     locks on every allocation above 1 KiB\n"
 "      --dump-prefix P     also write dumps P.PID.SEQ.heap: when an\n"
 "                          allocation fails, at exit, and on the\n"
 "                          triggers below\n"
@@ -75,6 +78,7 @@ static const char run_usage[] =
 static const struct option run_options[] = {
 	{ "rate", required_argument, NULL, 'r' },
 	{ "output", required_argument, NULL, 'o' },
+	{ "live", no_argument, NULL, 'l' },
 	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -308,7 +312,7 @@ default_output(const char *dir, pid_t pid, char *buf, size_t len)
  * on failure, with errno set. */
 static void
 exec_child(char **cmd, const char *agent, uint64_t rate, const char *output,
-    const struct ht_dump_opts *d)
+    int live, const struct ht_dump_opts *d)
 {
 	char num[32], *preload;
 	const char *old;
@@ -326,7 +330,9 @@ exec_child(char **cmd, const char *agent, uint64_t rate, const char *output,
 		return;
 	snprintf(num, sizeof(num), "%" PRIu64, rate);
 	if (setenv("HEAPTOOL_RATE", num, 1) != 0 ||
-	    setenv("HEAPTOOL_OUTPUT", output, 1) != 0)
+	    setenv("HEAPTOOL_OUTPUT", output, 1) != 0 ||
+	    (live ? setenv("HEAPTOOL_LIVE", "1", 1) :
+	    unsetenv("HEAPTOOL_LIVE")) != 0)
 		return;
 	if ((d->prefix[0] != '\0' ? setenv("HEAPTOOL_DUMP_PREFIX", d->prefix,
 	    1) : unsetenv("HEAPTOOL_DUMP_PREFIX")) != 0 ||
@@ -398,7 +404,7 @@ ht_cmd_run(int argc, char **argv)
 	struct ht_dump_opts dumps;
 	const char *outopt = NULL;
 	uint64_t rate = DEFAULT_RATE;
-	int c, rc, status, fds[2], child_errno;
+	int c, rc, status, fds[2], child_errno, live = 0;
 	ssize_t n;
 	pid_t pid;
 
@@ -406,7 +412,7 @@ ht_cmd_run(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	/* "+": options end at CMD, whose own options are its own. */
-	while ((c = getopt_long(argc, argv, "+:r:o:h", run_options,
+	while ((c = getopt_long(argc, argv, "+:r:o:lh", run_options,
 	    NULL)) != -1) {
 		switch (c) {
 		case 'r':
@@ -423,6 +429,9 @@ ht_cmd_run(int argc, char **argv)
 				return ht_usage("-o: empty file name; give "
 				    "the profile's path");
 			outopt = optarg;
+			break;
+		case 'l':
+			live = 1;
 			break;
 		case 'h':
 			fputs(run_usage, stdout);
@@ -510,7 +519,8 @@ ht_cmd_run(int argc, char **argv)
 		    sizeof(output)) != 0)
 			errno = ENAMETOOLONG;
 		else
-			exec_child(argv + optind, agent, rate, output, &dumps);
+			exec_child(argv + optind, agent, rate, output, live,
+			    &dumps);
 		child_errno = errno;
 		n = write(fds[1], &child_errno, sizeof(child_errno));
 		(void)n;

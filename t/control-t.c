@@ -135,6 +135,8 @@ target_start(struct target *t, int mode, const char *out)
 			setenv("HEAPTOOL_PID", pid, 1);
 			setenv("HEAPTOOL_OUTPUT", out, 1);
 			setenv("HEAPTOOL_RATE", "1", 1);
+			/* heaptool run --live: launch mode serves only then. */
+			setenv("HEAPTOOL_LIVE", "1", 1);
 		} else if (mode == 3)
 			setenv("HEAPTOOL_PID", "1", 1);
 		execl(fixture, fixture, (char *)NULL);
