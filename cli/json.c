@@ -69,51 +69,62 @@ utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Write the escape of byte c, which cannot appear as is in a string. */
+static void
+write_escape(FILE *fp, unsigned char c)
+{
+	switch (c) {
+	case '"':
+		fputs("\\\"", fp);
+		break;
+	case '\\':
+		fputs("\\\\", fp);
+		break;
+	case '\n':
+		fputs("\\n", fp);
+		break;
+	case '\r':
+		fputs("\\r", fp);
+		break;
+	case '\t':
+		fputs("\\t", fp);
+		break;
+	case '\b':
+		fputs("\\b", fp);
+		break;
+	case '\f':
+		fputs("\\f", fp);
+		break;
+	default:
+		/* Controls, and bytes that are not UTF-8: the latter keep
+		 * their Latin-1 code point, so that nothing is lost or
+		 * invented. */
+		fprintf(fp, "\\u%04x", c);
+		break;
+	}
+}
+
 static void
 write_string(FILE *fp, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t i, len;
+	size_t i, len, run = 0;
 
+	/* Runs of bytes that need no escape go out in one fwrite: one call
+	 * (and one lock of the stream) per byte made large reports slow. */
 	putc('"', fp);
 	for (i = 0; i < n; i += len) {
+		if (s[i] >= 0x20 && s[i] != 0x7f && s[i] != '"' &&
+		    s[i] != '\\' && (len = utf8_len(s + i, n - i)) != 0)
+			continue;
+		if (i > run)
+			fwrite(s + run, 1, i - run, fp);
+		write_escape(fp, s[i]);
 		len = 1;
-		switch (s[i]) {
-		case '"':
-			fputs("\\\"", fp);
-			continue;
-		case '\\':
-			fputs("\\\\", fp);
-			continue;
-		case '\n':
-			fputs("\\n", fp);
-			continue;
-		case '\r':
-			fputs("\\r", fp);
-			continue;
-		case '\t':
-			fputs("\\t", fp);
-			continue;
-		case '\b':
-			fputs("\\b", fp);
-			continue;
-		case '\f':
-			fputs("\\f", fp);
-			continue;
-		}
-		if (s[i] < 0x20 || s[i] == 0x7f) {
-			fprintf(fp, "\\u%04x", s[i]);
-			continue;
-		}
-		if ((len = utf8_len(s + i, n - i)) == 0) {
-			/* Not UTF-8: keep the byte as its Latin-1 code
-			 * point, so that nothing is lost or invented. */
-			fprintf(fp, "\\u%04x", s[i]);
-			len = 1;
-			continue;
-		}
-		fwrite(s + i, 1, len, fp);
+		run = i + 1;
 	}
+	if (n > run)
+		fwrite(s + run, 1, n - run, fp);
 	putc('"', fp);
 }
 

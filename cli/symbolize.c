@@ -30,6 +30,23 @@ enum mod_state {
 	MOD_FAILED,
 };
 
+/* An ELF symbol without a size, and libdwfl's answer for the addresses
+ * after it in its section. */
+struct label {
+	uint64_t	 addr;
+	uint64_t	 secend;	/* end of its section, or 0: unknown */
+	const char	*name;		/* libdwfl's answer, if known */
+	int		 known;
+};
+
+/* An ELF symbol with a size, for symbol lookups without DWARF. */
+struct elfsym {
+	uint64_t	 lo, hi;	/* [lo, hi): its addresses (Dwfl's) */
+	uint64_t	 maxhi;		/* greatest hi up to this one */
+	const char	*name;		/* owned by libelf */
+	int		 bind;		/* the larger, the better */
+};
+
 struct mod {
 	struct ht_module_rec	 rec;
 	const char		*name;	/* basename, inside rec.path */
@@ -41,6 +58,17 @@ struct mod {
 	/* Add to a recorded address to get the address Dwfl uses: zero
 	 * unless libdwfl placed the file at another bias (ET_EXEC). */
 	uint64_t		 adj;
+	/* The sized symbols sorted by address, built on the first lookup
+	 * that needs one: dwfl_module_addrinfo reads the whole table on
+	 * every call, far too slow for tens of thousands of addresses. */
+	struct elfsym		*syms;
+	size_t			 nsyms;
+	int			 syms_built;	/* 2: no memory for it */
+	/* Symbols without a size (assembly labels), sorted: where one may
+	 * be the answer, libdwfl's own rules for them decide (the slow way),
+	 * once per label and section (see sym_name). */
+	struct label		*labels;
+	size_t			 nlabels;
 };
 
 struct cache_ent {
@@ -159,6 +187,8 @@ ht_sym_free(struct ht_sym *sym)
 		if (sym->mods[i].dwfl != NULL)
 			dwfl_end(sym->mods[i].dwfl);
 		free(sym->mods[i].problem);
+		free(sym->mods[i].syms);
+		free(sym->mods[i].labels);
 	}
 	free(sym->mods);
 	free(sym->root);
@@ -491,6 +521,192 @@ frame_add(struct frames *fs, const struct ht_sym_frame *proto,
 	return f;
 }
 
+/* The order of preference of libdwfl among symbols at one address. */
+static int
+bind_rank(const GElf_Sym *s)
+{
+	switch (GELF_ST_BIND(s->st_info)) {
+	case STB_GLOBAL:
+		return 3;
+	case STB_WEAK:
+		return 2;
+	case STB_LOCAL:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int
+label_cmp(const void *a, const void *b)
+{
+	const struct label *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Append x to the array *v of *n (capacity *cap) elements of size sz. */
+static int
+grow_push(void **v, size_t *n, size_t *cap, size_t sz, const void *x)
+{
+	void *nv;
+
+	if (*n == *cap) {
+		if ((nv = reallocarray(*v, *cap ? *cap * 2 : 256, sz)) == NULL)
+			return -1;
+		*v = nv;
+		*cap = *cap ? *cap * 2 : 256;
+	}
+	memcpy((char *)*v + *n * sz, x, sz);
+	(*n)++;
+	return 0;
+}
+
+static int
+elfsym_cmp(const void *a, const void *b)
+{
+	const struct elfsym *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return y->bind - x->bind;	/* preferred first */
+}
+
+/*
+ * Index m's symbol table (the symbols dwfl_module_addrinfo considers).
+ * Out of memory, there is no index (syms_built 2): every lookup then takes
+ * the slow way.
+ */
+static void
+syms_build(struct mod *m)
+{
+	struct elfsym e;
+	struct label l;
+	const char *name;
+	GElf_Addr addr, bias;
+	GElf_Shdr shdr;
+	GElf_Word shndx;
+	GElf_Sym s;
+	Elf_Scn *scn;
+	Elf *elf;
+	size_t cap = 0, lcap = 0, i;
+	int nsym, k, type;
+
+	m->syms_built = 1;
+	nsym = dwfl_module_getsymtab(m->dm);
+	for (k = 1; k < nsym; k++) {
+		name = dwfl_module_getsym_info(m->dm, k, &s, &addr, &shndx,
+		    &elf, &bias);
+		type = GELF_ST_TYPE(s.st_info);
+		if (name == NULL || name[0] == '\0' || shndx == SHN_UNDEF ||
+		    type == STT_SECTION || type == STT_FILE || type == STT_TLS)
+			continue;
+		if (s.st_size == 0) {
+			memset(&l, 0, sizeof(l));
+			l.addr = addr;
+			if (shndx < SHN_LORESERVE && elf != NULL &&
+			    (scn = elf_getscn(elf, shndx)) != NULL &&
+			    gelf_getshdr(scn, &shdr) != NULL &&
+			    (shdr.sh_flags & SHF_ALLOC))
+				l.secend = shdr.sh_addr + bias + shdr.sh_size;
+			if (grow_push((void **)&m->labels, &m->nlabels, &lcap,
+			    sizeof(l), &l) != 0)
+				goto nomem;
+			continue;
+		}
+		e.lo = addr;
+		e.hi = addr + s.st_size;
+		e.name = name;
+		e.bind = bind_rank(&s);
+		if (grow_push((void **)&m->syms, &m->nsyms, &cap, sizeof(e),
+		    &e) != 0)
+			goto nomem;
+	}
+	qsort(m->syms, m->nsyms, sizeof(*m->syms), elfsym_cmp);
+	qsort(m->labels, m->nlabels, sizeof(*m->labels), label_cmp);
+	for (i = 0; i < m->nsyms; i++)
+		m->syms[i].maxhi = i > 0 && m->syms[i - 1].maxhi >
+		    m->syms[i].hi ? m->syms[i - 1].maxhi : m->syms[i].hi;
+	return;
+nomem:
+	free(m->syms);
+	free(m->labels);
+	m->syms = NULL;
+	m->nsyms = 0;
+	m->labels = NULL;
+	m->nlabels = 0;
+	m->syms_built = 2;
+}
+
+/*
+ * The ELF symbol that holds pc: of the sized symbols that contain it, the
+ * one that starts last, the preferred binding among equals.  When none
+ * does and an assembly label below pc is not covered by a sized symbol,
+ * libdwfl decides.  Its answer then depends only on that label (the last
+ * at or below pc) as long as pc lies in the label's section: it is asked
+ * once per label (modules of hand-written stubs have thousands).
+ */
+static const char *
+sym_name(struct mod *m, uint64_t pc)
+{
+	GElf_Off off;
+	GElf_Sym es;
+	struct label *l;
+	uint64_t covered = 0;
+	size_t lo = 0, hi, mid;
+
+	if (!m->syms_built)
+		syms_build(m);
+	if (m->syms_built == 2)
+		return dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
+		    NULL);
+	/* The first symbol that starts above pc ... */
+	hi = m->nsyms;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (m->syms[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0)
+		covered = m->syms[lo - 1].maxhi;
+	/* ... then back while one before could still reach pc.  Sorted
+	 * with the preferred first at one address, the first that holds
+	 * pc at the greatest start is the one. */
+	while (lo > 0 && m->syms[lo - 1].maxhi > pc) {
+		lo--;
+		if (pc < m->syms[lo].hi) {
+			while (lo > 0 && m->syms[lo - 1].lo == m->syms[lo].lo)
+				lo--;
+			while (pc >= m->syms[lo].hi)
+				lo++;
+			return m->syms[lo].name;
+		}
+	}
+	/* The last label at or below pc. */
+	lo = 0;
+	hi = m->nlabels;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (m->labels[mid].addr <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || (l = &m->labels[lo - 1])->addr < covered)
+		return NULL;
+	if (pc >= l->secend)
+		return dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
+		    NULL);
+	if (!l->known) {
+		l->name = dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL,
+		    NULL, NULL);
+		l->known = 1;
+	}
+	return l->name;
+}
+
 /*
  * Symbolize pc (already the address inside the call) in an opened module:
  * the DWARF scopes give the inline chain; without DWARF, the ELF symbol
@@ -506,8 +722,6 @@ resolve(struct mod *m, uint64_t pc, const struct ht_sym_frame *proto,
 	const char *file = NULL, *fn;
 	int line = 0, nscopes, nchain, i;
 	struct ht_sym_frame *last = NULL;
-	GElf_Off off;
-	GElf_Sym elfsym;
 
 	if ((ln = dwfl_module_getsrc(m->dm, pc)) != NULL)
 		file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
@@ -539,13 +753,12 @@ resolve(struct mod *m, uint64_t pc, const struct ht_sym_frame *proto,
 			last->inlined = 0;
 			/* DWARF without a name (rare): the symbol table. */
 			if (last->function == NULL && fs->n == 1 &&
-			    (fn = dwfl_module_addrinfo(m->dm, pc, &off,
-			    &elfsym, NULL, NULL, NULL)) != NULL)
+			    (fn = sym_name(m, pc)) != NULL)
 				last->function = name_dup(fn);
 			goto out;
 		}
 	}
-	fn = dwfl_module_addrinfo(m->dm, pc, &off, &elfsym, NULL, NULL, NULL);
+	fn = sym_name(m, pc);
 	(void)frame_add(fs, proto, fn, file, line);
 out:
 	free(chain);
