@@ -83,6 +83,9 @@ for v in O0 O2; do
 		    --func dlfix_keep --module libdlfix.so \
 		    --chain dlfix_keep,use_dlfix,main inuse_bytes=693 \
 		    inuse_objects=9 alloc_bytes=693 alloc_objects=9
+		want site "$json" --src "$src" --func inl_alloc --inlined \
+		    --chain inl_alloc,keep_inlined,main inuse_bytes=1926 \
+		    inuse_objects=6 alloc_bytes=1926 alloc_objects=6
 		checks
 	fi
 

@@ -221,7 +221,7 @@ def cmd_site(args):
     rep = load(args.pop(0))
     src = func = module = marker = None
     chain = []
-    any_frame = summed = False
+    any_frame = summed = inlined = False
     want = {}
     atleast = {}
     while args:
@@ -240,6 +240,10 @@ def cmd_site(args):
             chain = args.pop(0).split(",")
         elif a == "--any-frame":
             any_frame = True
+        elif a == "--inlined":
+            # The innermost frame is an inlined function: it and the
+            # function it was inlined into are two frames of one address.
+            inlined = True
         elif ">=" in a:
             k, v = a.split(">=", 1)
             atleast[k] = int(v)
@@ -271,7 +275,7 @@ def cmd_site(args):
         site["frames"] = found[0][0].get("frames")
         idx = found[0][1]
         _check_site(site, idx, name, src, line, module, chain, any_frame,
-                    want, atleast)
+                    want, atleast, inlined)
         return
     if not report(len(found) == 1, "%s: exactly one site" % name,
                   "  %d sites found" % len(found),
@@ -280,13 +284,19 @@ def cmd_site(args):
             return
     site, idx = found[0]
     _check_site(site, idx, name, src, line, module, chain, any_frame, want,
-                atleast)
+                atleast, inlined)
 
 
 def _check_site(site, idx, func, src, line, module, chain, any_frame, want,
-                atleast):
+                atleast, inlined=False):
     frames = site.get("frames") or []
     f = frames[idx]
+    if inlined:
+        g = frames[idx + 1] if idx + 1 < len(frames) else {}
+        report(f.get("inlined") is True and g.get("inlined") is False and
+               f.get("address") == g.get("address"),
+               "%s: an inlined frame, then its caller at the same address"
+               % func, fmt_stack(site))
     where = "%s:%s" % (base(f.get("file")), f.get("line"))
     report(base(f.get("file")) == base(src) and f.get("line") == line,
            "%s: %s frame at %s:%d" % (func, "its" if any_frame else

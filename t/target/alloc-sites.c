@@ -25,6 +25,9 @@
  *                       <- chain_b <- chain_a <- main 8638/7     8638/7
  *   dlfix_keep          9 x malloc(77) in libdlfix.so,
  *                       dlopen'ed, called by use_dlfix 693/9     693/9
+ *   inl_alloc           6 x malloc(321) in an always-inline
+ *                       function, stack inl_alloc (inlined)
+ *                       <- keep_inlined <- main       1926/6     1926/6
  *
  * Every realloc of a sampled pointer counts as a free plus a new allocation,
  * hence realloc_grow's numbers.
@@ -253,6 +256,27 @@ in_thread(size_t n)
 	}
 }
 
+/* Inlined into keep_inlined at every optimization level: the report shows it
+ * as an inlined frame at the same address as keep_inlined's. */
+static inline __attribute__((always_inline)) void *
+inl_alloc(size_t n)
+{
+	return malloc(n * one); /* SITE inl_alloc */
+}
+
+FX_NOINLINE static void
+keep_inlined(size_t n)
+{
+	size_t i;
+	void *p;
+
+	for (i = 0; i < n; i++) {
+		p = inl_alloc(321);
+		keep(p);
+		fx_fill(p, 321, i, &sum);
+	}
+}
+
 /* A chain of calls that must unwind frame by frame, also at -O2 without frame
  * pointers; the work after each call keeps it from being a tail call. */
 FX_NOINLINE static void
@@ -403,6 +427,7 @@ main(int argc, char *argv[])
 		in_thread(20);
 		chain_a(7);
 		use_dlfix(9);
+		keep_inlined(6);
 	} else if (strcmp(mode, "big") == 0) {
 		big_tiny(262144);
 		big_page(4096);
