@@ -309,7 +309,7 @@ ctl_failed(struct ht_ctl *c, pid_t pid)
 /* ---- attach ---- */
 
 static const char attach_usage[] =
-"usage: heaptool attach [--timeout DUR] [-p] PID\n"
+"usage: heaptool attach [--timeout DUR] [--ignore-seccomp] [-p] PID\n"
 "\n"
 "Load the heap profiler's agent into the running process PID, without\n"
 "restarting or stopping it, and make PID the current target: start,\n"
@@ -319,6 +319,9 @@ static const char attach_usage[] =
 "\n"
 "  -t, --timeout DUR  give up when no thread of PID is at a safe point\n"
 "                     within DUR (default 5s; e.g. 500ms, 10s, 1m)\n"
+"      --ignore-seccomp  attach even though PID runs under a seccomp\n"
+"                     filter (refused by default: a filter may kill it\n"
+"                     on a system call the loader makes)\n"
 "  -p, --pid PID      the same as PID alone\n"
 "  -h, --help         show this help\n"
 "\n"
@@ -327,6 +330,7 @@ static const char attach_usage[] =
 
 static const struct option attach_options[] = {
 	{ "timeout", required_argument, NULL, 't' },
+	{ "ignore-seccomp", no_argument, NULL, 'S' },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -706,7 +710,8 @@ agent_for_target(pid_t pid, const struct ht_proc *p, char *out,
  * it.  They are delivered once the thread is let go.
  */
 static int
-inject_agent(pid_t pid, const char *path, int timeout_ms)
+inject_agent(pid_t pid, const char *path, int timeout_ms,
+    int allow_seccomp)
 {
 	static const int held[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
 	    SIGTSTP, SIGTTIN, SIGTTOU };
@@ -719,6 +724,7 @@ inject_agent(pid_t pid, const char *path, int timeout_ms)
 		ht_warn("attach %ld: out of memory", (long)pid);
 		return -1;
 	}
+	ht_inject_allow_seccomp(inj, allow_seccomp);
 	sigemptyset(&set);
 	for (i = 0; i < sizeof(held) / sizeof(held[0]); i++)
 		sigaddset(&set, held[i]);
@@ -764,6 +770,7 @@ ht_cmd_attach(int argc, char **argv)
 	char path[PATH_MAX];
 	const char *popt = NULL;
 	int ch, timeout_ms = DEFAULT_TIMEOUT_MS, rc = HT_EXIT_FAIL;
+	int allow_seccomp = 0;
 	pid_t pid;
 
 	optind = 0;
@@ -780,6 +787,9 @@ ht_cmd_attach(int argc, char **argv)
 			break;
 		case 'p':
 			popt = optarg;
+			break;
+		case 'S':
+			allow_seccomp = 1;
 			break;
 		case 'h':
 			return show_help(attach_usage);
@@ -843,7 +853,7 @@ ht_cmd_attach(int argc, char **argv)
 	}
 
 	if (agent_for_target(pid, &p, path, sizeof(path)) != 0 ||
-	    inject_agent(pid, path, timeout_ms) != 0)
+	    inject_agent(pid, path, timeout_ms, allow_seccomp) != 0)
 		goto out_free;
 
 	/* The agent's thread patches the hooks, then opens its socket. */

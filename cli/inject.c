@@ -141,6 +141,7 @@ struct urange {
 struct ht_inject {
 	pid_t		 pid;
 	int		 code;
+	int		 allow_seccomp;	/* ht_inject_allow_seccomp */
 	char		 msg[1024];
 	pid_t		 tid;
 	uint64_t	 pause_ns;
@@ -457,6 +458,13 @@ check_process(struct ht_inject *h)
 		return fail_advice(h, HT_INJ_EUNSUPP, 0, "it cannot load a "
 		    "library", "process %d (%s) runs in seccomp strict mode",
 		    (int)h->pid, comm);
+	/* Mode 2: a filter, which may kill the process on a system call the
+	 * loader makes (openat, mmap, mprotect...); we cannot read it. */
+	if (status_field(buf, "Seccomp", v, sizeof(v)) == 0 && v[0] == '2' &&
+	    !h->allow_seccomp)
+		return fail(h, HT_INJ_ESECCOMP, 0, "process %d (%s) runs under "
+		    "a seccomp filter, which may kill it when it loads the "
+		    "agent", (int)h->pid, comm);
 	return 0;
 }
 
@@ -2044,6 +2052,12 @@ ht_inject_new(pid_t pid)
 	h->pid = pid;
 	h->sfd = -1;
 	return h;
+}
+
+void
+ht_inject_allow_seccomp(struct ht_inject *h, int allow)
+{
+	h->allow_seccomp = allow;
 }
 
 int

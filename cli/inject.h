@@ -55,6 +55,8 @@
 	X(ESTOPPED, "resume it with kill -CONT first")			\
 	X(ETRACED, "detach the debugger or tracer first")		\
 	X(EUNSUPP, "start the program with heaptool run instead")	\
+	X(ESECCOMP, "if its filter allows what dlopen does (opening, "	\
+	    "reading and mapping a file), attach with --ignore-seccomp") \
 	X(ENOLIB, "install the library where the target can see it "	\
 	    "(its mount namespace and user)")				\
 	X(EDLOPEN, "check that the library matches the target "	\
@@ -76,6 +78,14 @@ struct ht_inject;
 
 /* A handle for process pid.  Touches nothing yet.  NULL if out of memory. */
 struct ht_inject	*ht_inject_new(pid_t pid);
+
+/*
+ * A process under a seccomp filter is refused (ESECCOMP): the filter may
+ * kill it on a system call that dlopen makes, and reading it back needs
+ * CAP_SYS_ADMIN and a BPF interpreter, which this module does not have.
+ * ht_inject_allow_seccomp(h, 1) lets the caller take that risk knowingly.
+ */
+void			 ht_inject_allow_seccomp(struct ht_inject *h, int allow);
 
 /*
  * Make the target dlopen(lib_path, RTLD_NOW).  lib_path is a path in the
