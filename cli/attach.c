@@ -38,6 +38,7 @@
 
 #include "cli.h"
 #include "ctl.h"
+#include "files.h"
 #include "inject.h"
 #include "json.h"
 #include "profile.h"
@@ -115,49 +116,6 @@ flush_stdout(void)
 
 /* ---- the current target ---- */
 
-/* The state file's directory; with create, made (mode 0700) if missing.
- * Returns 0, or -1 with errno. */
-static int
-state_dir(char *buf, size_t len, int create)
-{
-	const char *base;
-	struct passwd *pw;
-	char *p;
-	int n, last;
-
-	base = getenv("XDG_STATE_HOME");
-	/* The XDG spec: a relative value is invalid and ignored. */
-	if (base != NULL && base[0] == '/')
-		n = snprintf(buf, len, "%s/heaptool", base);
-	else {
-		base = getenv("HOME");
-		if ((base == NULL || base[0] != '/') &&
-		    (pw = getpwuid(getuid())) != NULL)
-			base = pw->pw_dir;
-		if (base == NULL || base[0] != '/') {
-			errno = ENOENT;
-			return -1;
-		}
-		n = snprintf(buf, len, "%s/.local/state/heaptool", base);
-	}
-	if (n < 0 || (size_t)n >= len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (!create)
-		return 0;
-	for (p = buf + 1; ; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		last = *p == '\0';
-		*p = '\0';
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return -1;
-		if (last)
-			return 0;
-		*p = '/';
-	}
-}
 
 /* Returns 1 and the current target, 0 if there is none (or the file is
  * not ours to read). */
@@ -170,7 +128,7 @@ target_load(pid_t *pid, uint64_t *start)
 	FILE *fp;
 	int n;
 
-	if (state_dir(path, sizeof(path) - 8, 0) != 0)
+	if (ht_state_dir(path, sizeof(path) - 8, 0) != 0)
 		return 0;
 	strcat(path, "/target");
 	if ((fp = fopen(path, "re")) == NULL)
@@ -192,7 +150,7 @@ target_save(pid_t pid, uint64_t start)
 	char dir[PATH_MAX], path[PATH_MAX + 16], tmp[PATH_MAX + 32];
 	int fd, n, e;
 
-	if (state_dir(dir, sizeof(dir), 1) != 0)
+	if (ht_state_dir(dir, sizeof(dir), 1) != 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/target", dir);
 	snprintf(tmp, sizeof(tmp), "%s/.target.XXXXXX", dir);
@@ -218,7 +176,7 @@ target_forget(pid_t pid)
 
 	if (!target_load(&cur, &start) || cur != pid)
 		return;
-	if (state_dir(path, sizeof(path) - 8, 0) != 0)
+	if (ht_state_dir(path, sizeof(path) - 8, 0) != 0)
 		return;
 	strcat(path, "/target");
 	unlink(path);
@@ -1294,58 +1252,7 @@ static const struct option dump_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int
-write_all(int fd, const uint8_t *buf, size_t len)
-{
-	ssize_t n;
 
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Write buf to path through a temporary file in its directory, renamed
- * over it once complete: a reader never sees a partial profile. */
-static int
-write_atomic(const char *path, const uint8_t *buf, size_t len)
-{
-	char tmp[PATH_MAX];
-	int fd, e;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
-	    sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	/* mkostemp creates the file with mode 0600. */
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1)
-		return -1;
-	if (write_all(fd, buf, len) != 0 || fsync(fd) != 0)
-		goto out_unlink;
-	if (close(fd) != 0) {
-		fd = -1;
-		goto out_unlink;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0)
-		goto out_unlink;
-	return 0;
-
-out_unlink:
-	e = errno;
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-	errno = e;
-	return -1;
-}
 
 int
 ht_cmd_dump(int argc, char **argv)
@@ -1403,14 +1310,14 @@ ht_cmd_dump(int argc, char **argv)
 	}
 	ht_profile_free(prof);
 	if (strcmp(out, "-") == 0) {
-		if (write_all(STDOUT_FILENO, buf, len) != 0) {
+		if (ht_write_all(STDOUT_FILENO, buf, len) != 0) {
 			ht_warn("dump: stdout: %s", strerror(errno));
 			goto out_free;
 		}
 		rc = HT_EXIT_OK;
 		goto out_free;
 	}
-	if (write_atomic(out, buf, len) != 0) {
+	if (ht_write_atomic(out, buf, len) != 0) {
 		ht_warn("-o %s: %s; choose a writable path", out,
 		    strerror(errno));
 		goto out_free;

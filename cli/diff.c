@@ -30,6 +30,8 @@
 #include "cli.h"
 #include "ctl.h"
 #include "diff.h"
+#include "files.h"
+#include "report.h"
 #include "json.h"
 #include "size.h"
 #include "view.h"
@@ -634,15 +636,6 @@ struct text {
 	int	 exact;
 };
 
-static void
-put_safe(FILE *fp, const char *s, size_t max)
-{
-	size_t i;
-
-	for (i = 0; i < max && s[i] != '\0'; i++)
-		putc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i],
-		    fp);
-}
 
 static const char *
 size_str(const struct text *t, uint64_t v, char *buf, size_t len)
@@ -705,7 +698,7 @@ text_session(const struct text *t, const char *label,
 	char a[32];
 
 	fprintf(t->fp, "%s pid %" PRIu64 " (", label, m->pid);
-	put_safe(t->fp, m->command, sizeof(m->command));
+	ht_report_put_safe(t->fp, m->command, sizeof(m->command));
 	fprintf(t->fp, "): session %" PRIu64 " %s%s, ", m->epoch,
 	    state_name(m->state),
 	    (m->flags & HT_META_AT_EXIT) ? " at exit" : "");
@@ -815,7 +808,7 @@ text_summary(const struct diff *d, const struct text *t)
 		size_t len = strlen(m->name);
 
 		fputs("  ", t->fp);
-		put_safe(t->fp, m->name, w - 2);
+		ht_report_put_safe(t->fp, m->name, w - 2);
 		fprintf(t->fp, "%*s" TCOL TCOL TCOL TCOL "\n",
 		    (int)(w - 2 - (len < w - 2 ? len : w - 2)), "",
 		    size_str(t, m->v[0][0], a, sizeof(a)),
@@ -834,12 +827,12 @@ text_frame(const struct text *t, const struct ht_sym_frame *fr)
 	if (fr->inlined)
 		fputs("[inlined] ", t->fp);
 	if (fr->function != NULL)
-		put_safe(t->fp, fr->function, SIZE_MAX);
+		ht_report_put_safe(t->fp, fr->function, SIZE_MAX);
 	else if (fr->file != NULL)
 		fputs("??", t->fp);
 	if (fr->file != NULL) {
 		fputs(" (", t->fp);
-		put_safe(t->fp, fr->file, SIZE_MAX);
+		ht_report_put_safe(t->fp, fr->file, SIZE_MAX);
 		if (fr->line > 0)
 			fprintf(t->fp, ":%d", fr->line);
 		fputs(")", t->fp);
@@ -847,7 +840,7 @@ text_frame(const struct text *t, const struct ht_sym_frame *fr)
 		if (fr->function != NULL)
 			fputs(" (", t->fp);
 		if (fr->module != NULL) {
-			put_safe(t->fp, fr->module, SIZE_MAX);
+			ht_report_put_safe(t->fp, fr->module, SIZE_MAX);
 			fprintf(t->fp, "+0x%" PRIx64, fr->offset);
 		} else
 			fprintf(t->fp, "0x%" PRIx64, fr->address);
@@ -945,7 +938,7 @@ problem_note(void *arg, const char *path, const char *why)
 	FILE *fp = arg;
 
 	fputs("note: ", fp);
-	put_safe(fp, path, SIZE_MAX);
+	ht_report_put_safe(fp, path, SIZE_MAX);
 	fprintf(fp, ": %s; its frames show as module+offset\n", why);
 }
 
@@ -1151,21 +1144,6 @@ ht_diff_write(FILE *fp, const struct ht_profile *old, struct ht_sym *osym,
 
 /* ---- the commands ---- */
 
-static int
-parse_count(const char *s, size_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	if (s[0] < '0' || s[0] > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v == 0 || v > SIZE_MAX)
-		return -1;
-	*out = (size_t)v;
-	return 0;
-}
 
 /* Open out (NULL or "-": stdout), write the diff, close.  Returns the exit
  * status, after printing why on failure. */
@@ -1247,7 +1225,7 @@ ht_cmd_diff(int argc, char **argv)
 			opts.json = 1;
 			break;
 		case 't':
-			if (parse_count(optarg, &opts.top) != 0)
+			if (ht_report_parse_count(optarg, &opts.top) != 0)
 				return ht_usage("--top %s: not a count; use a "
 				    "whole number of sites, at least 1",
 				    optarg);
@@ -1311,52 +1289,6 @@ out:
 
 /* ---- baselines ---- */
 
-/*
- * The state directory, as attach keeps the current target in:
- * $XDG_STATE_HOME/heaptool when XDG_STATE_HOME is absolute, else
- * $HOME/.local/state/heaptool (HOME, or the password database).  With
- * create, made (mode 0700) if missing.  Returns 0, or -1 with errno.
- */
-static int
-state_dir(char *buf, size_t len, int create)
-{
-	const char *base;
-	struct passwd *pw;
-	char *p;
-	int n, last;
-
-	base = getenv("XDG_STATE_HOME");
-	if (base != NULL && base[0] == '/')
-		n = snprintf(buf, len, "%s/heaptool", base);
-	else {
-		base = getenv("HOME");
-		if ((base == NULL || base[0] != '/') &&
-		    (pw = getpwuid(getuid())) != NULL)
-			base = pw->pw_dir;
-		if (base == NULL || base[0] != '/') {
-			errno = ENOENT;
-			return -1;
-		}
-		n = snprintf(buf, len, "%s/.local/state/heaptool", base);
-	}
-	if (n < 0 || (size_t)n >= len) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (!create)
-		return 0;
-	for (p = buf + 1; ; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		last = *p == '\0';
-		*p = '\0';
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return -1;
-		if (last)
-			return 0;
-		*p = '/';
-	}
-}
 
 #define BASELINE_FMT	"baseline.%ld.%" PRIu64 ".heap"
 
@@ -1368,7 +1300,7 @@ baseline_path(char *buf, size_t len, pid_t pid, uint64_t start, int create)
 	char dir[PATH_MAX];
 	int n;
 
-	if (state_dir(dir, sizeof(dir), create) != 0)
+	if (ht_state_dir(dir, sizeof(dir), create) != 0)
 		return -1;
 	n = snprintf(buf, len, "%s/" BASELINE_FMT, dir, (long)pid, start);
 	if (n < 0 || (size_t)n >= len) {
@@ -1436,58 +1368,7 @@ out:
 	return prof;
 }
 
-static int
-write_all(int fd, const uint8_t *buf, size_t len)
-{
-	ssize_t n;
 
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Write buf to path through a temporary file beside it (mode 0600, as
- * mkostemp makes it), renamed over it once complete: a later report
- * --diff never reads half a baseline. */
-static int
-write_atomic(const char *path, const uint8_t *buf, size_t len)
-{
-	char tmp[PATH_MAX + 16];
-	int fd, e;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
-	    sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if ((fd = mkostemp(tmp, O_CLOEXEC)) == -1)
-		return -1;
-	if (write_all(fd, buf, len) != 0 || fsync(fd) != 0)
-		goto out_unlink;
-	if (close(fd) != 0) {
-		fd = -1;
-		goto out_unlink;
-	}
-	fd = -1;
-	if (rename(tmp, path) != 0)
-		goto out_unlink;
-	return 0;
-
-out_unlink:
-	e = errno;
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-	errno = e;
-	return -1;
-}
 
 /* Remove the baselines of processes that are gone (their pid is free, or
  * has another start time now): nothing could ever read them again. */
@@ -1501,7 +1382,7 @@ prune_baselines(void)
 	long pid;
 	DIR *dp;
 
-	if (state_dir(dir, sizeof(dir), 0) != 0 || (dp = opendir(dir)) == NULL)
+	if (ht_state_dir(dir, sizeof(dir), 0) != 0 || (dp = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(dp)) != NULL) {
 		if (sscanf(de->d_name, "baseline.%ld.%llu%7s", &pid, &start,
@@ -1586,7 +1467,7 @@ ht_cmd_baseline(int argc, char **argv)
 		goto out;
 	}
 	if (baseline_path(path, sizeof(path), pid, start, 1) != 0 ||
-	    write_atomic(path, raw, len) != 0) {
+	    ht_write_atomic(path, raw, len) != 0) {
 		ht_warn("baseline %ld: %s; set XDG_STATE_HOME to a writable "
 		    "directory", (long)pid, strerror(errno));
 		goto out;

@@ -107,8 +107,8 @@ struct text {
 
 /* Bytes of a profile string, with anything that could drive a terminal
  * (control characters) shown as '?'. */
-static void
-put_safe(FILE *fp, const char *s, size_t max)
+void
+ht_report_put_safe(FILE *fp, const char *s, size_t max)
 {
 	size_t i;
 
@@ -162,7 +162,7 @@ text_summary(const struct ht_view *v, const struct text *t)
 	size_t i, w;
 
 	fprintf(t->fp, "pid %" PRIu64 " (", m->pid);
-	put_safe(t->fp, m->command, sizeof(m->command));
+	ht_report_put_safe(t->fp, m->command, sizeof(m->command));
 	fprintf(t->fp, "): session %" PRIu64 " %s%s, ", m->epoch,
 	    state_name(m->state),
 	    (m->flags & HT_META_AT_EXIT) ? " at exit" : "");
@@ -226,7 +226,7 @@ text_summary(const struct ht_view *v, const struct text *t)
 		    "in use", "allocated");
 		for (i = 0; i < v->nmods; i++) {
 			fputs("  ", t->fp);
-			put_safe(t->fp, v->mods[i].name, w - 2);
+			ht_report_put_safe(t->fp, v->mods[i].name, w - 2);
 			fprintf(t->fp, "%*s %10s %10s\n",
 			    (int)(w - 2 - (strlen(v->mods[i].name) < w - 2 ?
 			    strlen(v->mods[i].name) : w - 2)), "",
@@ -245,7 +245,7 @@ text_summary(const struct ht_view *v, const struct text *t)
 
 			n = fprintf(t->fp, "  %" PRIu32 " ", th->tid);
 			n += (int)strnlen(th->name, sizeof(th->name));
-			put_safe(t->fp, th->name, sizeof(th->name));
+			ht_report_put_safe(t->fp, th->name, sizeof(th->name));
 			fprintf(t->fp, "%*s %10s %10s\n", n < 24 ? 24 - n : 0,
 			    "", size_str(t, th->inuse_bytes, a, sizeof(a)),
 			    size_str(t, th->alloc_bytes, b, sizeof(b)));
@@ -260,12 +260,12 @@ text_frame(const struct text *t, const struct ht_sym_frame *fr)
 	if (fr->inlined)
 		fputs("[inlined] ", t->fp);
 	if (fr->function != NULL)
-		put_safe(t->fp, fr->function, SIZE_MAX);
+		ht_report_put_safe(t->fp, fr->function, SIZE_MAX);
 	else if (fr->file != NULL)
 		fputs("??", t->fp);
 	if (fr->file != NULL) {
 		fputs(" (", t->fp);
-		put_safe(t->fp, fr->file, SIZE_MAX);
+		ht_report_put_safe(t->fp, fr->file, SIZE_MAX);
 		if (fr->line > 0)
 			fprintf(t->fp, ":%d", fr->line);
 		fputs(")", t->fp);
@@ -273,7 +273,7 @@ text_frame(const struct text *t, const struct ht_sym_frame *fr)
 		if (fr->function != NULL)
 			fputs(" (", t->fp);
 		if (fr->module != NULL) {
-			put_safe(t->fp, fr->module, SIZE_MAX);
+			ht_report_put_safe(t->fp, fr->module, SIZE_MAX);
 			fprintf(t->fp, "+0x%" PRIx64, fr->offset);
 		} else
 			fprintf(t->fp, "0x%" PRIx64, fr->address);
@@ -359,7 +359,7 @@ problem_note(void *arg, const char *path, const char *why)
 	FILE *fp = arg;
 
 	fputs("note: ", fp);
-	put_safe(fp, path, SIZE_MAX);
+	ht_report_put_safe(fp, path, SIZE_MAX);
 	fprintf(fp, ": %s; its frames show as module+offset\n", why);
 }
 
@@ -650,8 +650,8 @@ static const struct option report_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int
-parse_count(const char *s, size_t *out)
+int
+ht_report_parse_count(const char *s, size_t *out)
 {
 	unsigned long long v;
 	char *end;
@@ -775,7 +775,7 @@ ht_cmd_report(int argc, char **argv)
 			diff = 1;
 			break;
 		case 't':
-			if (parse_count(optarg, &opts.top) != 0)
+			if (ht_report_parse_count(optarg, &opts.top) != 0)
 				return ht_usage("--top %s: not a count; use a "
 				    "whole number of sites, at least 1",
 				    optarg);
