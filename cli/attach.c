@@ -116,7 +116,6 @@ flush_stdout(void)
 
 /* ---- the current target ---- */
 
-
 /* Returns 1 and the current target, 0 if there is none (or the file is
  * not ours to read). */
 static int
@@ -1085,19 +1084,6 @@ static const struct option status_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static const char *
-state_name(uint32_t state)
-{
-	switch (state) {
-	case HT_STATE_RUNNING:
-		return "running";
-	case HT_STATE_STOPPED:
-		return "stopped";
-	default:
-		return "none";
-	}
-}
-
 /* Seconds since the session started, or -1 when not running (the status
  * carries no end time). */
 static double
@@ -1135,7 +1121,7 @@ status_text(pid_t pid, const struct ht_status *st)
 		    "one\n");
 	else {
 		printf("  session         %" PRIu64 " %s, ", st->epoch,
-		    state_name(st->state));
+		    ht_profile_state_name(st->state));
 		if (st->rate == 1)
 			printf("rate 1 (every allocation, exact)");
 		else
@@ -1167,7 +1153,7 @@ status_json(pid_t pid, const struct ht_status *st)
 	ht_json_uint(&j, "slots_patched", st->slots_patched);
 	ht_json_uint(&j, "modules", st->modules);
 	ht_json_object_begin(&j, "session");
-	ht_json_string(&j, "state", state_name(st->state));
+	ht_json_string(&j, "state", ht_profile_state_name(st->state));
 	ht_json_uint(&j, "epoch", st->epoch);
 	ht_json_uint(&j, "rate", st->rate);
 	if ((d = running_for(st)) >= 0)
@@ -1251,8 +1237,6 @@ static const struct option dump_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
-
-
 
 int
 ht_cmd_dump(int argc, char **argv)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "collapsed.h"
+#include "json.h"
 
 /* One frame's name, made safe for the format. */
 static void
@@ -17,7 +18,7 @@ put_name(FILE *fp, const char *s)
 	unsigned char c;
 
 	for (i = 0; i < len; i += n) {
-		if ((n = ht_view_utf8_len(s + i, len - i)) == 0) {
+		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
 			putc('?', fp);
 			n = 1;
 			continue;

@@ -669,19 +669,6 @@ delta_str(const struct text *t, int64_t dv, int bytes, int approx, char *buf,
 	return buf;
 }
 
-static const char *
-state_name(uint32_t state)
-{
-	switch (state) {
-	case HT_STATE_RUNNING:
-		return "running";
-	case HT_STATE_STOPPED:
-		return "stopped";
-	default:
-		return "none";
-	}
-}
-
 static double
 duration_s(const struct ht_meta *m)
 {
@@ -700,7 +687,7 @@ text_session(const struct text *t, const char *label,
 	fprintf(t->fp, "%s pid %" PRIu64 " (", label, m->pid);
 	ht_report_put_safe(t->fp, m->command, sizeof(m->command));
 	fprintf(t->fp, "): session %" PRIu64 " %s%s, ", m->epoch,
-	    state_name(m->state),
+	    ht_profile_state_name(m->state),
 	    (m->flags & HT_META_AT_EXIT) ? " at exit" : "");
 	if (m->rate == 1)
 		fprintf(t->fp, "rate 1 (exact)");
@@ -820,38 +807,6 @@ text_summary(const struct diff *d, const struct text *t)
 	}
 }
 
-static void
-text_frame(const struct text *t, const struct ht_sym_frame *fr)
-{
-	fputs("      ", t->fp);
-	if (fr->inlined)
-		fputs("[inlined] ", t->fp);
-	if (fr->function != NULL)
-		ht_report_put_safe(t->fp, fr->function, SIZE_MAX);
-	else if (fr->file != NULL)
-		fputs("??", t->fp);
-	if (fr->file != NULL) {
-		fputs(" (", t->fp);
-		ht_report_put_safe(t->fp, fr->file, SIZE_MAX);
-		if (fr->line > 0)
-			fprintf(t->fp, ":%d", fr->line);
-		fputs(")", t->fp);
-	} else {
-		if (fr->function != NULL)
-			fputs(" (", t->fp);
-		if (fr->module != NULL) {
-			ht_report_put_safe(t->fp, fr->module, SIZE_MAX);
-			fprintf(t->fp, "+0x%" PRIx64, fr->offset);
-		} else
-			fprintf(t->fp, "0x%" PRIx64, fr->address);
-		if (fr->function != NULL)
-			fputs(")", t->fp);
-	}
-	if (fr->flags & HT_SYM_BUILD_ID_MISMATCH)
-		fputs(" [build-id mismatch]", t->fp);
-	putc('\n', t->fp);
-}
-
 /* "in use +1.00 KiB (2.00 KiB -> 3.00 KiB), +1 object (2 -> 3)" */
 static void
 text_change(const struct text *t, const char *what, const struct dsite *s,
@@ -927,7 +882,7 @@ text_detail(struct diff *d, const struct text *t)
 			fprintf(t->fp, "      %s\n",
 			    ht_view_row_name(s->row[k], a, sizeof(a)));
 		for (j = 0; j < nfr; j++)
-			text_frame(t, &fr[j]);
+			ht_report_frame(t->fp, &fr[j]);
 	}
 	return 0;
 }
@@ -975,7 +930,7 @@ json_session(struct ht_json *j, const char *key, const struct diff *d, int k)
 	ht_json_stringn(j, "command", m->command,
 	    strnlen(m->command, sizeof(m->command)));
 	ht_json_uint(j, "epoch", m->epoch);
-	ht_json_string(j, "state", state_name(m->state));
+	ht_json_string(j, "state", ht_profile_state_name(m->state));
 	ht_json_uint(j, "rate", m->rate);
 	ht_json_double(j, "duration_s", duration_s(m));
 	ht_json_bool(j, "exact", m->rate == 1);
@@ -1482,7 +1437,8 @@ ht_cmd_baseline(int argc, char **argv)
 	printf("heaptool: baseline of %ld saved to %s: session %" PRIu64
 	    " (%s), %s%s in use in %" PRIu64 " object%s at %" PRIu64
 	    " site%s, rate %" PRIu64 "\n", (long)pid, path, prof->meta.epoch,
-	    state_name(prof->meta.state), prof->meta.rate == 1 ? "" : "about ",
+	    ht_profile_state_name(prof->meta.state),
+	    prof->meta.rate == 1 ? "" : "about ",
 	    ht_size_format(inuse, a, sizeof(a)), objects,
 	    objects == 1 ? "" : "s", nsites, nsites == 1 ? "" : "s",
 	    prof->meta.rate);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "flame.h"
+#include "json.h"
 #include "size.h"
 
 /* Geometry, in pixels. */
@@ -232,7 +233,7 @@ put_xml(FILE *fp, const char *s, size_t max)
 	unsigned char c;
 
 	for (i = 0; i < len && chars < max; i += n, chars++) {
-		if ((n = ht_view_utf8_len(s + i, len - i)) == 0) {
+		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
 			putc('?', fp);
 			n = 1;
 			continue;
@@ -274,7 +275,7 @@ chars_of(const char *s)
 	size_t i, n, len = strlen(s), chars = 0;
 
 	for (i = 0; i < len; i += n, chars++)
-		if ((n = ht_view_utf8_len(s + i, len - i)) == 0)
+		if ((n = ht_json_utf8_len(s + i, len - i)) == 0)
 			n = 1;
 	return chars;
 }

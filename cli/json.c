@@ -19,30 +19,15 @@ ht_json_init(struct ht_json *j, FILE *fp, int pretty)
 	j->empty[0] = 1;
 }
 
-static void
-newline_indent(struct ht_json *j)
+size_t
+ht_json_utf8_len(const char *str, size_t n)
 {
-	int i;
-
-	if (!j->pretty)
-		return;
-	putc('\n', j->fp);
-	for (i = 0; i < j->depth; i++)
-		fputs("  ", j->fp);
-}
-
-/*
- * Returns the length of the well-formed UTF-8 sequence at s (at most n
- * bytes available), or 0 if the byte at s does not start one.  Overlong
- * forms, surrogates and code points above U+10FFFF are not well-formed
- * (RFC 3629), and a JSON parser would reject them.
- */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
+	const unsigned char *s = (const unsigned char *)str;
 	size_t len, i;
-	unsigned int cp;
+	uint32_t cp;
 
+	if (n == 0)
+		return 0;
 	if (s[0] < 0x80)
 		return 1;
 	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
@@ -56,17 +41,31 @@ utf8_len(const unsigned char *s, size_t n)
 		cp = s[0] & 0x07;
 	} else
 		return 0;
-	if (n < len)
+	if (len > n)
 		return 0;
 	for (i = 1; i < len; i++) {
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
 		cp = cp << 6 | (s[i] & 0x3f);
 	}
+	/* Overlong forms, surrogates and code points past U+10FFFF are not
+	 * UTF-8. */
 	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
 	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
 		return 0;
 	return len;
+}
+
+static void
+newline_indent(struct ht_json *j)
+{
+	int i;
+
+	if (!j->pretty)
+		return;
+	putc('\n', j->fp);
+	for (i = 0; i < j->depth; i++)
+		fputs("  ", j->fp);
 }
 
 /* Write the escape of byte c, which cannot appear as is in a string. */
@@ -115,7 +114,8 @@ write_string(FILE *fp, const char *str, size_t n)
 	putc('"', fp);
 	for (i = 0; i < n; i += len) {
 		if (s[i] >= 0x20 && s[i] != 0x7f && s[i] != '"' &&
-		    s[i] != '\\' && (len = utf8_len(s + i, n - i)) != 0)
+		    s[i] != '\\' &&
+		    (len = ht_json_utf8_len((const char *)s + i, n - i)) != 0)
 			continue;
 		if (i > run)
 			fwrite(s + run, 1, i - run, fp);

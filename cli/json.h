@@ -51,4 +51,8 @@ void	ht_json_null(struct ht_json *, const char *key);
  * an error (errno as left by stdio). */
 int	ht_json_finish(struct ht_json *);
 
+/* Length of the valid UTF-8 sequence at s (at most n bytes): 1 to 4, or 0
+ * when the bytes there are not valid UTF-8 (or n is 0). */
+size_t	ht_json_utf8_len(const char *s, size_t n);
+
 #endif

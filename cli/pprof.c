@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "pb.h"
 #include "pprof.h"
 
@@ -165,7 +166,7 @@ intern(struct pprof *pp, const char *s)
 	if ((copy = malloc(len + 1)) == NULL)
 		goto out_nomem;
 	for (i = 0; i < len; i += n) {
-		if ((n = ht_view_utf8_len(s + i, len - i)) == 0) {
+		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
 			copy[i] = '?';
 			n = 1;
 		} else

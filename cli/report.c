@@ -70,19 +70,6 @@ ht_report_sort_parse(const char *name, enum ht_view_sort *sort)
 	return -1;
 }
 
-static const char *
-state_name(uint32_t state)
-{
-	switch (state) {
-	case HT_STATE_RUNNING:
-		return "running";
-	case HT_STATE_STOPPED:
-		return "stopped";
-	default:
-		return "none";
-	}
-}
-
 /* Seconds from the session's start to ns, or 0. */
 static double
 since_start_s(const struct ht_meta *m, uint64_t ns)
@@ -164,7 +151,7 @@ text_summary(const struct ht_view *v, const struct text *t)
 	fprintf(t->fp, "pid %" PRIu64 " (", m->pid);
 	ht_report_put_safe(t->fp, m->command, sizeof(m->command));
 	fprintf(t->fp, "): session %" PRIu64 " %s%s, ", m->epoch,
-	    state_name(m->state),
+	    ht_profile_state_name(m->state),
 	    (m->flags & HT_META_AT_EXIT) ? " at exit" : "");
 	if (v->exact)
 		fprintf(t->fp, "rate 1 (every allocation, exact)");
@@ -253,36 +240,36 @@ text_summary(const struct ht_view *v, const struct text *t)
 	}
 }
 
-static void
-text_frame(const struct text *t, const struct ht_sym_frame *fr)
+void
+ht_report_frame(FILE *fp, const struct ht_sym_frame *fr)
 {
-	fputs("      ", t->fp);
+	fputs("      ", fp);
 	if (fr->inlined)
-		fputs("[inlined] ", t->fp);
+		fputs("[inlined] ", fp);
 	if (fr->function != NULL)
-		ht_report_put_safe(t->fp, fr->function, SIZE_MAX);
+		ht_report_put_safe(fp, fr->function, SIZE_MAX);
 	else if (fr->file != NULL)
-		fputs("??", t->fp);
+		fputs("??", fp);
 	if (fr->file != NULL) {
-		fputs(" (", t->fp);
-		ht_report_put_safe(t->fp, fr->file, SIZE_MAX);
+		fputs(" (", fp);
+		ht_report_put_safe(fp, fr->file, SIZE_MAX);
 		if (fr->line > 0)
-			fprintf(t->fp, ":%d", fr->line);
-		fputs(")", t->fp);
+			fprintf(fp, ":%d", fr->line);
+		fputs(")", fp);
 	} else {
 		if (fr->function != NULL)
-			fputs(" (", t->fp);
+			fputs(" (", fp);
 		if (fr->module != NULL) {
-			ht_report_put_safe(t->fp, fr->module, SIZE_MAX);
-			fprintf(t->fp, "+0x%" PRIx64, fr->offset);
+			ht_report_put_safe(fp, fr->module, SIZE_MAX);
+			fprintf(fp, "+0x%" PRIx64, fr->offset);
 		} else
-			fprintf(t->fp, "0x%" PRIx64, fr->address);
+			fprintf(fp, "0x%" PRIx64, fr->address);
 		if (fr->function != NULL)
-			fputs(")", t->fp);
+			fputs(")", fp);
 	}
 	if (fr->flags & HT_SYM_BUILD_ID_MISMATCH)
-		fputs(" [build-id mismatch]", t->fp);
-	putc('\n', t->fp);
+		fputs(" [build-id mismatch]", fp);
+	putc('\n', fp);
 }
 
 /* The first line of a row: the sorted column first, with its share. */
@@ -348,7 +335,7 @@ text_detail(struct ht_view *v, const struct text *t)
 		if ((nfr = ht_view_frames(v, r, &fr)) < 0)
 			return -1;
 		for (j = 0; j < nfr; j++)
-			text_frame(t, &fr[j]);
+			ht_report_frame(t->fp, &fr[j]);
 	}
 	return 0;
 }
@@ -468,7 +455,7 @@ write_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 
 	ht_json_object_begin(&j, "session");
 	ht_json_uint(&j, "epoch", m->epoch);
-	ht_json_string(&j, "state", state_name(m->state));
+	ht_json_string(&j, "state", ht_profile_state_name(m->state));
 	ht_json_uint(&j, "rate", m->rate);
 	ht_json_double(&j, "duration_s", duration_s(m));
 	ht_json_bool(&j, "exact", v->exact);

@@ -60,6 +60,9 @@ int	ht_report_sort_parse(const char *, enum ht_view_sort *);
 int	ht_report_write(FILE *fp, const struct ht_profile *prof,
 	    struct ht_sym *sym, const struct ht_report_opts *opts);
 
+/* Print one symbolized frame as a line of a text report: "[inlined] f
+ * (file:line)", or module+0xoffset where nothing is known. */
+void	ht_report_frame(FILE *fp, const struct ht_sym_frame *fr);
 /* Print at most max bytes of s to fp, control characters as '?'. */
 void	ht_report_put_safe(FILE *fp, const char *s, size_t max);
 /* Parse a count >= 1 (--top).  Returns 0, or -1 if s is not one. */

@@ -150,12 +150,6 @@ uint64_t	ht_view_freed_bytes(const struct ht_view *);
  * (its view minus the bytes in use now), or 0. */
 uint64_t	ht_view_predates_bytes(const struct ht_view *);
 
-/*
- * The length of the well-formed UTF-8 sequence at s (n bytes available),
- * 1 to 4, or 0 if s does not start one.  Writers of text formats replace
- * the bytes of ill-formed names (legacy encodings) with '?'.
- */
-size_t	ht_view_utf8_len(const char *s, size_t n);
 
 /*
  * An index from keys to ids 0..n-1 for the writers' tables (strings,

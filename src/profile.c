@@ -218,3 +218,15 @@ ht_pw_finish(struct ht_pwriter *w)
 	return w->failed ? -1 : 0;
 }
 
+const char *
+ht_profile_state_name(uint32_t state)
+{
+	switch (state) {
+	case HT_STATE_RUNNING:
+		return "running";
+	case HT_STATE_STOPPED:
+		return "stopped";
+	default:
+		return "none";
+	}
+}

@@ -51,6 +51,9 @@ enum ht_session_state {
 	HT_STATE_STOPPED = 2,
 };
 
+/* "running", "stopped" or "none": the state's name in reports and JSON. */
+const char	*ht_profile_state_name(uint32_t state);
+
 struct ht_meta {
 	uint64_t	pid;
 	uint64_t	epoch;		/* session number, 1 for the first */
@@ -136,7 +139,8 @@ struct ht_pwriter {
 
 void	ht_pw_init(struct ht_pwriter *, uint8_t *buf, size_t cap,
 	    int (*flush)(void *, const void *, size_t), void *ctx);
-void	ht_pw_meta(struct ht_pwriter *, const struct ht_meta *);	/* writes the header first */
+/* ht_pw_meta writes the file header first, then META. */
+void	ht_pw_meta(struct ht_pwriter *, const struct ht_meta *);
 void	ht_pw_module(struct ht_pwriter *, const struct ht_module_rec *);
 void	ht_pw_thread(struct ht_pwriter *, const struct ht_thread_rec *);
 void	ht_pw_site(struct ht_pwriter *, const struct ht_site_rec *);
