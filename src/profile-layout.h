@@ -15,6 +15,9 @@
 /* Version 2 appends to SITE, after the frames, u32 folded. */
 #define SITE_V2_TAIL	4
 #define PROFILE_VERSION_MIN	1	/* the oldest the reader takes */
+/* Version 3: END's payload, u32 CRC-32 of everything before it. */
+#define END_FIXED	4
+#define PROFILE_VERSION_CRC	3
 
 /* The reader's bounds: a profile file, and the modules of one process
  * (each decoded MODULE costs 4 KiB whatever its encoded size). */

@@ -12,10 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crc32.h"
 #include "profile.h"
 #include "profile-layout.h"
-
-/* ---- reader */
 
 /* A cursor over one payload; reading past its end sets short and yields
  * zeros, so a record is decoded first and judged once. */
@@ -236,6 +235,28 @@ decode_site(struct cursor *c, struct ht_site_rec *s, uint32_t version)
 	return 0;
 }
 
+/* The END record at off holds the CRC of the bytes before its payload. */
+static int
+check_crc(const uint8_t *b, size_t off, size_t rlen, char *err, size_t errlen)
+{
+	uint32_t	stored, computed;
+
+	if (rlen < END_FIXED) {
+		seterr(err, errlen, "END record at offset %zu has no checksum "
+		    "(truncated or corrupt profile)", off);
+		return -1;
+	}
+	stored = (uint32_t)le(b + off + 8, 4);
+	computed = ht_crc32(0, b, off + 8);
+	if (stored != computed) {
+		seterr(err, errlen, "checksum mismatch (stored %08x, computed "
+		    "%08x): the profile is corrupt", (unsigned)stored,
+		    (unsigned)computed);
+		return -1;
+	}
+	return 0;
+}
+
 struct ht_profile *
 ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 {
@@ -307,6 +328,9 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 		c.short_ = 0;
 		switch (type) {
 		case HT_REC_END:
+			if (version >= PROFILE_VERSION_CRC &&
+			    check_crc(b, off, rlen, err, errlen) == -1)
+				goto out_inval;
 			return pr;
 		case HT_REC_META:
 			if (have_meta) {
@@ -398,9 +422,25 @@ ht_profile_read_file(const char *path, char *err, size_t errlen)
 
 	if (strcmp(path, "-") == 0)
 		fd = STDIN_FILENO;
-	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+	    O_NOCTTY)) == -1) {
 		seterr(err, errlen, "%s", strerror(errno));
 		return NULL;
+	}
+	/* A named file must be a regular one: a FIFO or a device would
+	 * block or have effects of its own (a profile from a pipe comes
+	 * through "-").  O_NONBLOCK above keeps the open itself from
+	 * waiting on a FIFO's writer. */
+	if (fd != STDIN_FILENO) {
+		if (fstat(fd, &st) == -1)
+			goto out_errno;
+		if (!S_ISREG(st.st_mode)) {
+			seterr(err, errlen, "not a regular file");
+			errno = EINVAL;
+			goto out_close;
+		}
+		if (fcntl(fd, F_SETFL, 0) == -1)
+			goto out_errno;
 	}
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
 		if ((uint64_t)st.st_size > MAX_FILE) {

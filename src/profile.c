@@ -9,10 +9,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "crc32.h"
 #include "profile.h"
 #include "profile-layout.h"
-
-/* ---- writer */
 
 void
 ht_pw_init(struct ht_pwriter *w, uint8_t *buf, size_t cap,
@@ -24,6 +23,7 @@ ht_pw_init(struct ht_pwriter *w, uint8_t *buf, size_t cap,
 	w->flush = flush;
 	w->ctx = ctx;
 	w->failed = 0;
+	w->crc = 0;
 }
 
 /*
@@ -50,6 +50,7 @@ put(struct ht_pwriter *w, const void *src, size_t n)
 		if (k > n)
 			k = n;
 		memcpy(w->buf + w->len, p, k);
+		w->crc = ht_crc32(w->crc, p, k);
 		w->len += k;
 		p += k;
 		n -= k;
@@ -205,10 +206,15 @@ ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
 	put_u32(w, s->folded);
 }
 
+/* END carries the CRC of every byte before its payload (version 3). */
 int
 ht_pw_finish(struct ht_pwriter *w)
 {
-	put_rec(w, HT_REC_END, 0);
+	uint32_t	crc;
+
+	put_rec(w, HT_REC_END, END_FIXED);
+	crc = w->crc;
+	put_u32(w, crc);
 	if (!w->failed && w->flush != NULL && w->len > 0) {
 		if (w->flush(w->ctx, w->buf, w->len) != 0)
 			w->failed = 1;

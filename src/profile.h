@@ -10,7 +10,11 @@
  *   record:  u32 type, u32 length of payload, payload
  *
  * Records: exactly one META first, then MODULE, THREAD and SITE records in any
- * order, then END (payload empty).  A reader skips record types it does not
+ * order, then END.  Since version 3 END's payload is a u32, the CRC-32
+ * (zlib's) of every byte of the file before it, header and END's own type
+ * and length included; the reader refuses a file whose CRC differs, so a
+ * corrupt byte anywhere is an error, never a wrong figure.  Versions 1 and
+ * 2 have an empty END and are read unchecked.  A reader skips record types it does not
  * know (so adding a type is compatible) but refuses another major version.
  * A record's payload may be longer than the fields this version knows; readers
  * ignore the tail (so appending fields is compatible).  Strings are a u16
@@ -33,7 +37,7 @@
 #include <stdint.h>
 
 #define HT_PROFILE_MAGIC	"HEAPPROF"
-#define HT_PROFILE_VERSION	2	/* written; the reader takes 1 and 2 */
+#define HT_PROFILE_VERSION	3	/* written; the reader takes 1 to 3 */
 #define HT_PROFILE_MAX_FRAMES	64
 #define HT_PROFILE_MAX_BUILD_ID	64
 
@@ -135,6 +139,7 @@ struct ht_pwriter {
 	int	(*flush)(void *ctx, const void *buf, size_t len);
 	void	*ctx;
 	int	failed;
+	uint32_t crc;	/* of every byte put so far */
 };
 
 void	ht_pw_init(struct ht_pwriter *, uint8_t *buf, size_t cap,
@@ -161,7 +166,8 @@ struct ht_profile {
 
 /* Decode len bytes at buf.  Returns a profile, or NULL with a one-line
  * reason in err (e.g. "not a heaptool profile", "truncated SITE record at
- * offset 1234", "format version 7, this heaptool reads 1 to 2"). */
+ * offset 1234", "format version 7, this heaptool reads 1 to 3",
+ * "checksum mismatch: ..."). */
 struct ht_profile	*ht_profile_decode(const void *buf, size_t len,
 			    char *err, size_t errlen);
 /* Read and decode a whole file (path "-" is stdin).  NULL with err as above,

@@ -6,6 +6,8 @@
  * corrupted encodings to the reader, which must answer each with a profile
  * or an error.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -13,8 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "basic.h"
+#include "crc32.h"
 #include "profile.h"
 
 #define NMUTATE	100000
@@ -149,6 +153,14 @@ static void
 bb_end(struct bb *b)
 {
 	bb_rec(b, HT_REC_END, 0);
+}
+
+/* A version 3 END: its CRC of every byte before its payload. */
+static void
+bb_end3(struct bb *b)
+{
+	bb_rec(b, HT_REC_END, 4);
+	bb_le(b, ht_crc32(0, b->b, b->n), 4);
 }
 
 /* ---- the sample profile */
@@ -466,8 +478,10 @@ test_round_trip(void)
 	    "folded SITE length: no frames");
 	is_uint(sites[2].folded, le_at(enc, off + 8 + 84, 4),
 	    "folded SITE: the number of sites folded");
-	is_uint(HT_REC_END, le_at(enc, enclen - 8, 4), "END last");
-	is_uint(0, le_at(enc, enclen - 4, 4), "END empty");
+	is_uint(HT_REC_END, le_at(enc, enclen - 12, 4), "END last");
+	is_uint(4, le_at(enc, enclen - 8, 4), "END holds a u32");
+	is_uint(crc32(0, enc, (uInt)(enclen - 4)), le_at(enc, enclen - 4, 4),
+	    "END: zlib's CRC-32 of every byte before it");
 
 	p = ht_profile_decode(enc, enclen, err, sizeof(err));
 	if (!ok(p != NULL, "decode the sample profile"))
@@ -495,7 +509,7 @@ test_empty(void)
 	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
 	ht_pw_meta(&w, &m);
 	is_int(0, ht_pw_finish(&w), "encode META + END");
-	is_uint(16 + 8 + 130 + 8, w.len, "empty profile is 162 bytes");
+	is_uint(16 + 8 + 130 + 8 + 4, w.len, "empty profile is 166 bytes");
 	p = ht_profile_decode(buf, w.len, err, sizeof(err));
 	ok(p != NULL && p->nmodules == 0 && p->nthreads == 0 &&
 	    p->nsites == 0 && p->meta.command[0] == '\0' &&
@@ -548,7 +562,7 @@ test_flush(void)
 	is_int(-1, ht_pw_finish(&w), "overflow without flush: finish -1");
 
 	/* An exact fit is not an overflow. */
-	ht_pw_init(&w, big, 162, NULL, NULL);
+	ht_pw_init(&w, big, 166, NULL, NULL);
 	{
 		struct ht_meta	m;
 
@@ -683,15 +697,15 @@ test_hand_made(void)
 	bb_header(&b, 1);
 	b.n = 12;
 	rejects(&b, "truncated profile header", "a cut header");
-	bb_header(&b, 3);
+	bb_header(&b, 4);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 3, this heaptool reads 1 to 2",
+	rejects(&b, "format version 4, this heaptool reads 1 to 3",
 	    "a later major version");
 	bb_header(&b, 0);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 0, this heaptool reads 1 to 2",
+	rejects(&b, "format version 0, this heaptool reads 1 to 3",
 	    "version 0");
 
 	/* Version 2: SITE has u32 folded after the frames; version 1's
@@ -730,6 +744,22 @@ test_hand_made(void)
 	ok(p != NULL && p->sites[0].folded == 0,
 	    "version 1: the tail is ignored, not read as folded");
 	ht_profile_free(p);
+
+	/* Version 3: END holds the CRC of everything before its payload. */
+	bb_header(&b, 3);
+	bb_meta(&b, "cmd", 0);
+	bb_site2(&b, 2, 0);
+	bb_end3(&b);
+	ht_profile_free(accepts(&b, "a hand-built version 3 profile"));
+	b.b[b.n - 1] ^= 0x01;
+	rejects(&b, "checksum mismatch", "a version 3 CRC off by a bit");
+	b.b[b.n - 1] ^= 0x01;
+	b.b[40] ^= 0x80;
+	rejects(&b, "checksum mismatch (stored", "a flipped bit in META");
+	bb_header(&b, 3);
+	bb_meta(&b, "", 0);
+	bb_end(&b);
+	rejects(&b, "has no checksum", "a version 3 END without its CRC");
 
 	bb_header(&b, 1);
 	rejects(&b, "missing END", "a header alone");
@@ -882,9 +912,40 @@ test_hand_made(void)
 }
 
 /*
- * Corrupt the sample encoding NMUTATE times and decode each.  Under
- * valgrind or ASan this also proves no read strays outside the input: the
- * input is copied to a buffer of exactly its length.
+ * Write the CRC a version 3 reader expects into the first END record that
+ * lies within len bytes, as a hostile writer would.  Returns 1 if there was
+ * one to seal.
+ */
+static int
+reseal(uint8_t *b, size_t len)
+{
+	size_t		off, rlen;
+	uint32_t	crc;
+	int		i;
+
+	for (off = 16; off + 8 <= len; off += 8 + rlen) {
+		rlen = le_at(b, off + 4, 4);
+		if (rlen > len - off - 8)
+			return 0;
+		if (le_at(b, off, 4) == HT_REC_END) {
+			if (rlen < 4)
+				return 0;
+			crc = ht_crc32(0, b, off + 8);
+			for (i = 0; i < 4; i++)
+				b[off + 8 + i] = (uint8_t)(crc >> (8 * i));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Corrupt the sample encoding NMUTATE times and decode each.  Half the
+ * corrupted inputs are resealed (their CRC made right), so that the
+ * structural checks behind the checksum are reached; every other changed
+ * input must be refused.  Under valgrind or ASan this also proves no read
+ * strays outside the input: the input is copied to a buffer of exactly its
+ * length.
  */
 static void
 test_mutations(void)
@@ -896,6 +957,7 @@ test_mutations(void)
 	char			 err[256];
 	uint8_t			*copy;
 	int			 it, good = 0, bad = 0, sane = 1, answered = 1;
+	int			 sealed, sgood = 0, sbad = 0, leaked = 0;
 
 	for (off = 16; off + 8 <= enclen && nrec < 64;
 	    off += 8 + le_at(enc, off + 4, 4))
@@ -953,11 +1015,17 @@ test_mutations(void)
 				buf[off + k] = (uint8_t)(r >> (k % 8 * 8));
 			break;
 		}
+		sealed = (r >> 60) & 1 ? reseal(buf, len) : 0;
 		if ((copy = malloc(len != 0 ? len : 1)) == NULL)
 			bail("out of memory");
 		memcpy(copy, buf, len);
 		err[0] = '\0';
 		p = ht_profile_decode(copy, len, err, sizeof(err));
+		if (sealed)
+			p != NULL ? sgood++ : sbad++;
+		else if (p != NULL && (len != enclen ||
+		    memcmp(buf, enc, len) != 0))
+			leaked++;
 		if (p != NULL) {
 			good++;
 			for (i = 0; i < p->nsites; i++)
@@ -980,11 +1048,13 @@ test_mutations(void)
 		ht_profile_free(p);
 		free(copy);
 	}
-	diag("%d mutations: %d decoded, %d rejected", NMUTATE, good, bad);
+	diag("%d mutations: %d decoded, %d rejected; resealed %d decoded, "
+	    "%d rejected", NMUTATE, good, bad, sgood, sbad);
 	ok(good + bad == NMUTATE && answered,
 	    "every corrupted input yields a profile or an error message");
 	ok(sane, "decoded profiles respect every field bound");
-	ok(good > 0 && bad > 0, "the mutations reach both outcomes");
+	ok(sgood > 0 && sbad > 0, "resealed mutations reach both outcomes");
+	is_int(0, leaked, "the checksum refuses every other changed input");
 }
 
 static void
@@ -1043,7 +1113,51 @@ test_read_file(void)
 	    strcmp(err, strerror(ENOENT)) == 0,
 	    "read_file of a missing file: %s", err);
 	p = ht_profile_read_file("/", err, sizeof(err));
-	ok(p == NULL && errno == EISDIR, "read_file of a directory: %s", err);
+	ok(p == NULL && strcmp(err, "not a regular file") == 0,
+	    "read_file of a directory: %s", err);
+	p = ht_profile_read_file("/dev/null", err, sizeof(err));
+	ok(p == NULL && strcmp(err, "not a regular file") == 0,
+	    "read_file of a device: %s", err);
+	/* A FIFO with no writer: a blocking open would wait forever (the
+	 * test's alarm ends it then). */
+	strcat(path, ".fifo");
+	if (mkfifo(path, 0600) == 0) {
+		alarm(10);
+		p = ht_profile_read_file(path, err, sizeof(err));
+		alarm(0);
+		ok(p == NULL && strcmp(err, "not a regular file") == 0,
+		    "read_file of a FIFO returns at once: %s", err);
+		unlink(path);
+	} else
+		skip("mkfifo %s: %s", path, strerror(errno));
+}
+
+/* Ours is zlib's CRC-32: the check value, and random buffers in pieces. */
+static void
+test_crc32(void)
+{
+	static uint8_t	buf[4096];
+	uint64_t	s = 0x5eedc4c;
+	uint32_t	ours;
+	size_t		i, len, cut;
+	int		it, same = 1;
+
+	is_uint(0xcbf43926, ht_crc32(0, "123456789", 9),
+	    "CRC-32 check value of \"123456789\"");
+	is_uint(0, ht_crc32(0, "", 0), "CRC-32 of nothing is 0");
+	for (it = 0; it < 200; it++) {
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		len = (size_t)(s % sizeof(buf));
+		cut = len != 0 ? (size_t)(s >> 32) % len : 0;
+		for (i = 0; i < len; i++)
+			buf[i] = (uint8_t)(s >> (i % 57));
+		ours = ht_crc32(ht_crc32(0, buf, cut), buf + cut, len - cut);
+		if (ours != (uint32_t)crc32(0, buf, (uInt)len))
+			same = 0;
+	}
+	ok(same, "ht_crc32 equals zlib's crc32 on 200 buffers, in two pieces");
 }
 
 int
@@ -1058,5 +1172,6 @@ main(void)
 	test_hand_made();
 	test_mutations();
 	test_read_file();
+	test_crc32();
 	return 0;
 }

@@ -1,0 +1,95 @@
+#!/bin/sh
+# heaptool report on files that are not what they claim to be (issue 9).
+# A real profile of t/target/alloc-sites-O2 at rate 1 is the material:
+#   - one byte flipped anywhere (each of 40 offsets spread over the file):
+#     the CRC-32 in END refuses it with "checksum mismatch", exit 1, never
+#     a report with a wrong figure;
+#   - a FIFO with no writer, a character device, a directory: refused at
+#     once as "not a regular file" (a blocking open would hang: timeout
+#     turns a hang into a failure);
+#   - the intact file still reads, and so does a version 2 file (no CRC).
+. "$(dirname "$0")/tap/libtap.sh"
+
+command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
+[ -x "$TARGETS/alloc-sites-O2" ] ||
+    bail "$TARGETS/alloc-sites-O2 not built (make check builds it)"
+[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
+
+prof=$HT_TMP/as.heap
+timeout 60 "$HEAPTOOL" run --rate 1 -o "$prof" -- "$TARGETS/alloc-sites-O2" \
+    >"$HT_TMP/run.out" 2>&1
+ok $? "heaptool run --rate 1 writes a profile"
+timeout 10 "$HEAPTOOL" report --json "$prof" >"$HT_TMP/good.json" 2>&1
+ok $? "the intact profile reads"
+
+# refused FILE WHAT: report FILE exits 1 within 5 s, one line naming WHY.
+refused() {
+	timeout 5 "$HEAPTOOL" report --detail "$1" >"$HT_TMP/out" \
+	    2>"$HT_TMP/err"
+	_st=$?
+	[ $_st -eq 1 ] && [ ! -s "$HT_TMP/out" ] &&
+	    [ "$(wc -l <"$HT_TMP/err")" -eq 1 ] && grep -q "$2" "$HT_TMP/err"
+	_r=$?
+	ok $_r "$3"
+	[ $_r -eq 0 ] ||
+	    diag "status $_st" "stdout: $(head -c 300 "$HT_TMP/out")" \
+	    "stderr: $(head -c 300 "$HT_TMP/err")"
+}
+
+size=$(wc -c <"$prof")
+i=0
+bad=0
+while [ $i -lt 40 ]; do
+	off=$((16 + (size - 20) * i / 39))
+	python3 - "$prof" "$HT_TMP/flip.heap" "$off" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[int(sys.argv[3])] ^= 0x10
+open(sys.argv[2], "wb").write(b)
+PY
+	timeout 5 "$HEAPTOOL" report --detail "$HT_TMP/flip.heap" \
+	    >/dev/null 2>"$HT_TMP/err"
+	if [ $? -ne 1 ] || ! grep -q 'checksum mismatch\|record' "$HT_TMP/err"
+	then
+		bad=$((bad + 1))
+		diag "offset $off: $(head -c 300 "$HT_TMP/err")"
+	fi
+	i=$((i + 1))
+done
+is 0 "$bad" "a byte flipped at any of 40 offsets is refused"
+python3 - "$prof" "$HT_TMP/flip.heap" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[len(b) // 2] ^= 0x01
+open(sys.argv[2], "wb").write(b)
+PY
+refused "$HT_TMP/flip.heap" 'checksum mismatch (stored [0-9a-f]*, computed' \
+    "a flipped bit in the middle: checksum mismatch"
+
+# A version 2 file: the same records with an empty END, no CRC to check.
+python3 - "$prof" "$HT_TMP/v2.heap" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+assert b[8:12] == struct.pack("<I", 3)
+b[8:12] = struct.pack("<I", 2)
+assert struct.unpack("<II", b[-12:-4]) == (0, 4)
+del b[-8:]
+b += struct.pack("<I", 0)
+open(sys.argv[2], "wb").write(b)
+PY
+timeout 10 "$HEAPTOOL" report --json "$HT_TMP/v2.heap" >"$HT_TMP/v2.json" 2>&1
+ok $? "a version 2 profile (no checksum) still reads"
+python3 - "$HT_TMP/good.json" "$HT_TMP/v2.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+sys.exit(0 if a["totals"] == b["totals"] and a["modules"] == b["modules"]
+         else 1)
+PY
+ok $? "and gives the same totals and modules"
+
+mkfifo "$HT_TMP/fifo" || bail "mkfifo failed"
+refused "$HT_TMP/fifo" 'not a regular file' "a FIFO is refused at once"
+refused /dev/null 'not a regular file' "a device is refused"
+refused "$HT_TMP" 'not a regular file' "a directory is refused"
+
+done_testing
