@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "proc.h"
 #include "proto.h"
 
 /* The first allocation for a reply payload; it grows as bytes arrive, so
@@ -151,154 +151,6 @@ fail_refused(struct ht_ctl *h)
 	return fail(h, HT_CTL_EREFUSED, "the agent refused the connection: "
 	    "it serves only the target's user and root; run heaptool as one "
 	    "of them");
-}
-
-/*
- * Read a whole small /proc file into buf (NUL-terminated).  Returns the
- * length, or -1 with errno.
- */
-static ssize_t
-read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n, got = 0;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	while ((size_t)got < len - 1) {
-		n = read(fd, buf + got, len - 1 - (size_t)got);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1) {
-			got = -1;
-			break;
-		}
-		if (n == 0)
-			break;
-		got += n;
-	}
-	if (got >= 0)
-		buf[got] = '\0';
-	close(fd);
-	return got;
-}
-
-/* The value of "Key:" in a status file, or NULL. */
-static const char *
-status_field(const char *status, const char *key)
-{
-	size_t kl = strlen(key);
-	const char *p = status;
-
-	while (p != NULL && *p != '\0') {
-		if (strncmp(p, key, kl) == 0 && p[kl] == ':')
-			return p + kl + 1;
-		if ((p = strchr(p, '\n')) != NULL)
-			p++;
-	}
-	return NULL;
-}
-
-/* The last number on the line at s. */
-static long long
-last_number(const char *s)
-{
-	long long v = -1;
-	char *end;
-
-	while (*s != '\0' && *s != '\n') {
-		if (*s >= '0' && *s <= '9') {
-			v = strtoll(s, &end, 10);
-			s = end;
-		} else
-			s++;
-	}
-	return v;
-}
-
-/*
- * A thread group leader that called pthread_exit is a zombie while its
- * other threads run on: the process is alive.  Returns the state of a
- * live thread, or 'Z' if there is none.
- */
-static char
-live_task_state(pid_t pid)
-{
-	char path[64], buf[1024], *s;
-	struct dirent *de;
-	DIR *d;
-	char state = 'Z';
-
-	snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
-	if ((d = opendir(path)) == NULL)
-		return state;
-	while (state == 'Z' && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/task/%.20s/stat",
-		    (long)pid, de->d_name);
-		if (read_small(path, buf, sizeof(buf)) <= 0 ||
-		    (s = strrchr(buf, ')')) == NULL || s[1] != ' ')
-			continue;
-		if (s[2] != 'Z' && s[2] != 'X' && s[2] != '\0')
-			state = s[2];
-	}
-	closedir(d);
-	return state;
-}
-
-int
-ht_proc_read(pid_t pid, struct ht_proc *p)
-{
-	char path[64], buf[4096], *s, *end;
-	const char *f;
-	unsigned long long v[4];
-	int i;
-
-	memset(p, 0, sizeof(*p));
-	p->nspid = pid;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-	if (read_small(path, buf, sizeof(buf)) == -1)
-		return -1;
-	/* The command name (field 2) may hold spaces and parentheses: the
-	 * fields resume after the last ')'. */
-	if ((s = strrchr(buf, ')')) == NULL || s[1] != ' ')
-		goto out_inval;
-	s += 2;
-	p->state = *s;
-	/* Fields 3 to 21, then the start time (22). */
-	for (i = 3; i < 22; i++) {
-		if ((s = strchr(s, ' ')) == NULL)
-			goto out_inval;
-		s++;
-	}
-	errno = 0;
-	p->start_time = strtoull(s, &end, 10);
-	if (errno != 0 || end == s)
-		goto out_inval;
-	if (p->state == 'Z')
-		p->state = live_task_state(pid);
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if (read_small(path, buf, sizeof(buf)) == -1)
-		return -1;
-	if ((f = status_field(buf, "TracerPid")) != NULL)
-		p->tracer = (pid_t)strtol(f, NULL, 10);
-	if ((f = status_field(buf, "NSpid")) != NULL && last_number(f) > 0)
-		p->nspid = (pid_t)last_number(f);
-	if ((f = status_field(buf, "Uid")) != NULL &&
-	    sscanf(f, "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]) == 4) {
-		p->uid = (uid_t)v[0];
-		p->fsuid = (uid_t)v[3];
-	}
-	if ((f = status_field(buf, "Gid")) != NULL &&
-	    sscanf(f, "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3]) == 4)
-		p->fsgid = (gid_t)v[3];
-	return 0;
-
-out_inval:
-	errno = EINVAL;
-	return -1;
 }
 
 /*

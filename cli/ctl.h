@@ -18,9 +18,6 @@
  * (attach polls while the code is HT_CTL_ENOAGENT).  An ERR reply of the
  * agent is a failure with code HT_CTL_EAGENT; ht_ctl_agent_err() gives its
  * enum ht_err code.
- *
- * The process helpers at the end read /proc and are shared by the commands
- * that check a target before they talk to it.
  */
 #ifndef HT_CTL_H
 #define HT_CTL_H
@@ -31,6 +28,10 @@
 #include <stdint.h>
 
 #include "proto.h"
+
+/* struct ht_proc and ht_proc_read moved to proc.h; the commands that took
+ * them from here still do, until they include proc.h themselves. */
+#include "proc.h"
 
 #define HT_CTL_TIMEOUT_MS	5000
 
@@ -96,22 +97,5 @@ int		 ht_ctl_errcode(const struct ht_ctl *);
 uint32_t	 ht_ctl_agent_err(const struct ht_ctl *);
 /* After HT_CTL_EVERSION: the agent's protocol version; else 0. */
 unsigned	 ht_ctl_agent_version(const struct ht_ctl *);
-
-/* What /proc says about a process. */
-struct ht_proc {
-	/* Field 3 of stat: R S D T t Z X ...; a zombie leader whose other
-	 * threads live on has the state of one of them. */
-	char		state;
-	uint64_t	start_time;	/* field 22: clock ticks after boot */
-	pid_t		tracer;		/* TracerPid, 0 if none */
-	pid_t		nspid;		/* pid in its own namespace */
-	uid_t		uid;		/* real uid */
-	uid_t		fsuid;		/* filesystem uid: opens files as it */
-	gid_t		fsgid;
-};
-
-/* Fill *p for pid.  Returns 0, or -1 with errno (ENOENT: no such
- * process; anything else: /proc unreadable). */
-int		 ht_proc_read(pid_t pid, struct ht_proc *p);
 
 #endif

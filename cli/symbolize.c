@@ -12,16 +12,15 @@
 #include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "modfile.h"
 #include "symbolize.h"
 
 enum mod_state {
@@ -240,98 +239,37 @@ mod_fail(struct mod *m, int flags, const char *fmt, const char *arg)
 	m->problem = strdup(buf);
 }
 
-/*
- * Open path and check that it is the module's file (its build-id, when
- * the profile has one).  Returns the fd and the file's Elf, or -1 with the
- * frame flags and the reason in *flags and why.
- */
+/* The profile's build-id, when it has one, is the file's. */
 static int
-open_checked(const struct mod *m, const char *path, Elf **elfp, int *flags,
-    char *why, size_t whylen)
+same_build_id(Elf *elf, void *arg, char *why, size_t whylen)
 {
-	const void *id;
-	ssize_t idlen;
-	Elf *elf;
-	int fd;
+	const struct mod *m = arg;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	size_t len;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		*flags = HT_SYM_NO_FILE;
-		snprintf(why, whylen, "cannot open: %s", strerror(errno));
-		return -1;
-	}
-	if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL ||
-	    elf_kind(elf) != ELF_K_ELF) {
-		*flags = HT_SYM_NO_FILE;
-		snprintf(why, whylen, "not an ELF file");
-		goto out_close;
-	}
-	if (m->rec.build_id_len > 0) {
-		idlen = dwelf_elf_gnu_build_id(elf, &id);
-		if (idlen != (ssize_t)m->rec.build_id_len ||
-		    memcmp(id, m->rec.build_id, idlen) != 0) {
-			*flags = HT_SYM_BUILD_ID_MISMATCH;
-			snprintf(why, whylen, "build-id differs from the "
-			    "profile's (the file changed since the profile "
-			    "was taken)");
-			goto out_close;
-		}
-	}
-	*elfp = elf;
-	return fd;
-
-out_close:
-	if (elf != NULL)
-		elf_end(elf);
-	close(fd);
+	if (m->rec.build_id_len == 0 ||
+	    (ht_modfile_build_id(elf, &id, &len, &vaddr) == 0 &&
+	    len == m->rec.build_id_len &&
+	    memcmp(id, m->rec.build_id, len) == 0))
+		return 0;
+	snprintf(why, whylen, "build-id differs from the profile's (the file "
+	    "changed since the profile was taken)");
 	return -1;
 }
 
 /*
- * A live process still maps the file it loaded even after it was deleted
- * or replaced on disk: find one of the module's mappings in
- * /proc/PID/maps and name it through /proc/PID/map_files (which the
- * kernel lets only privileged readers open).  Returns 0 and the path, or
- * -1.
+ * The module's file: its path under the root; for a live process, the
+ * mapping itself next, which still holds a file deleted or replaced on
+ * disk since it was loaded.
  */
-static int
-mapped_path(const struct ht_sym *sym, const struct mod *m, char *out,
-    size_t outlen)
-{
-	char path[64], line[sizeof(m->rec.path) + 128], *name;
-	unsigned long lo, hi;
-	size_t pl = strlen(m->rec.path);
-	FILE *fp;
-	int n, found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%ld/maps", sym->pid);
-	if ((fp = fopen(path, "re")) == NULL)
-		return -1;
-	while (!found && fgets(line, sizeof(line), fp) != NULL) {
-		line[strcspn(line, "\n")] = '\0';
-		n = 0;
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi,
-		    &n) != 2 || n == 0)
-			continue;
-		name = line + n;
-		if (lo < m->rec.start || lo >= m->rec.end ||
-		    strncmp(name, m->rec.path, pl) != 0 ||
-		    (name[pl] != '\0' && strcmp(name + pl, " (deleted)") != 0))
-			continue;
-		snprintf(out, outlen, "/proc/%ld/map_files/%lx-%lx",
-		    sym->pid, lo, hi);
-		found = 1;
-	}
-	fclose(fp);
-	return found ? 0 : -1;
-}
-
 static void
 mod_open(struct ht_sym *sym, struct mod *m)
 {
-	char path[sizeof(m->rec.path) + 256], why[256], why2[256];
+	struct ht_modfile_req req;
+	struct ht_modfile mf;
 	Dwarf_Addr bias;
-	Elf *elf = NULL;
-	int fd, flags, flags2;
+	int fd;
 
 	if (m->rec.path[0] != '/') {
 		/* [vdso], anonymous code: no file to read. */
@@ -339,21 +277,21 @@ mod_open(struct ht_sym *sym, struct mod *m)
 		m->flags = HT_SYM_NO_FILE;
 		return;
 	}
-	if ((size_t)snprintf(path, sizeof(path), "%s%s",
-	    sym->root != NULL ? sym->root : "", m->rec.path) >= sizeof(path)) {
-		mod_fail(m, HT_SYM_NO_FILE, "%s", "path too long");
+	memset(&req, 0, sizeof(req));
+	req.path = m->rec.path;
+	req.root = sym->root;
+	req.pid = (pid_t)sym->pid;
+	req.lo = m->rec.start;
+	req.hi = m->rec.end;
+	req.check = same_build_id;
+	req.arg = m;
+	if (ht_modfile_open(&req, &mf) != 0) {
+		mod_fail(m, mf.mismatch ? HT_SYM_BUILD_ID_MISMATCH :
+		    HT_SYM_NO_FILE, "%s", mf.why);
 		return;
 	}
-	fd = open_checked(m, path, &elf, &flags, why, sizeof(why));
-	if (fd == -1 && sym->pid > 0 &&
-	    mapped_path(sym, m, path, sizeof(path)) == 0)
-		fd = open_checked(m, path, &elf, &flags2, why2, sizeof(why2));
-	if (fd == -1) {
-		mod_fail(m, flags, "%s", why);
-		return;
-	}
-	elf_end(elf);
-	elf = NULL;
+	elf_end(mf.elf);
+	fd = mf.fd;
 
 	if ((m->dwfl = dwfl_begin(&dwfl_callbacks)) == NULL) {
 		mod_fail(m, HT_SYM_NO_FILE, "libdwfl: %s", dwfl_errmsg(-1));
@@ -362,7 +300,7 @@ mod_open(struct ht_sym *sym, struct mod *m)
 	dwfl_report_begin(m->dwfl);
 	/* ET_DYN: placed at base + p_vaddr, i.e. at the recorded bias;
 	 * ET_EXEC: placed where its headers say (bias 0), base ignored. */
-	m->dm = dwfl_report_elf(m->dwfl, m->name, path, fd, m->rec.bias,
+	m->dm = dwfl_report_elf(m->dwfl, m->name, mf.name, fd, m->rec.bias,
 	    true);
 	if (m->dm == NULL) {
 		mod_fail(m, HT_SYM_NO_FILE, "libdwfl: %s", dwfl_errmsg(-1));
@@ -383,8 +321,6 @@ mod_open(struct ht_sym *sym, struct mod *m)
 	return;
 
 out_close:
-	if (elf != NULL)
-		elf_end(elf);
 	if (fd != -1)
 		close(fd);
 }

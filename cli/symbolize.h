@@ -4,10 +4,13 @@
  *
  * It is built from the profile's module map (path, load bias, address range,
  * build-id).  Each module's file is opened on the first lookup that lands in
- * it, under an optional root prefix (a live target's files are read through
- * /proc/PID/root so that containers work; a saved profile uses the paths as
- * recorded).  A file whose build-id differs from the recorded one is not
- * used: its frames show as module+offset and carry HT_SYM_BUILD_ID_MISMATCH.
+ * it, inside an optional root directory (a live target's files are read
+ * through /proc/PID/root so that containers work; a saved profile uses the
+ * paths as recorded), with modfile.h: only a regular file, never blocking,
+ * a root's symlinks resolved inside the root.  A file whose build-id
+ * differs from the recorded one is not used: its frames show as
+ * module+offset and carry HT_SYM_BUILD_ID_MISMATCH; one that cannot be
+ * used at all carries HT_SYM_NO_FILE.
  * Debug information is found the standard way (the file itself,
  * .gnu_debuglink, /usr/lib/debug/.build-id); debuginfod is never contacted
  * unless the options ask for it.
@@ -56,7 +59,8 @@ struct ht_sym_frame {
 	int		 flags;		/* HT_SYM_* */
 };
 
-/* root: a prefix for module paths (e.g. /proc/PID/root), or NULL;
+/* root: the directory module paths are resolved in, as if it were "/"
+ * (e.g. /proc/PID/root), or NULL;
  * debuginfod: allow downloads of missing debug information;
  * pid: a live process whose profile this is, or 0: a module file deleted
  * or replaced since it was loaded is then read from the process's own

@@ -1,0 +1,195 @@
+/*
+ * Tests for cli/proc.c on this process and a child of it:
+ *   - status fields: the value without its blanks, to the end of its line,
+ *     cut to the buffer; a key is matched whole;
+ *   - maps: a file whose name holds spaces and parentheses is found with
+ *     its path, offset and inode, and after its unlink by the same path,
+ *     marked deleted; anonymous memory has no path; [stack] is there;
+ *   - ht_proc_mapped finds libc by its basename, nothing for a name no
+ *     module has or a process that does not exist;
+ *   - a child blocked in read(2): state S, its system call SYS_read, one
+ *     thread; and ht_proc_read of ourselves and of no process.
+ */
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "basic.h"
+#include "proc.h"
+
+static void
+test_field(void)
+{
+	static const char	status[] = "Name:\tsh x\nTgidx:\t1\n"
+				    "Tgid:\t  42\nUid:\t1\t2\t3\t4\n";
+	char			v[64], small[4];
+
+	ok(ht_proc_field(status, "Name", v, sizeof(v)) == 0 &&
+	    strcmp(v, "sh x") == 0, "a field with a blank in its value");
+	ok(ht_proc_field(status, "Tgid", v, sizeof(v)) == 0 &&
+	    strcmp(v, "42") == 0, "a key is matched whole, blanks skipped");
+	ok(ht_proc_field(status, "Uid", v, sizeof(v)) == 0 &&
+	    strcmp(v, "1\t2\t3\t4") == 0, "the value runs to the line's end");
+	ok(ht_proc_field(status, "Uid", small, sizeof(small)) == 0 &&
+	    strcmp(small, "1\t2") == 0, "cut to the buffer");
+	is_int(-1, ht_proc_field(status, "Gid", v, sizeof(v)), "no such key");
+}
+
+struct seen {
+	const char	*path;
+	uint64_t	 lo;
+	ino_t		 ino;
+	int		 found, deleted, offset_ok, anon, stack;
+};
+
+static int
+seen_cb(void *arg, const struct ht_proc_map *m)
+{
+	struct seen	*s = arg;
+
+	if (m->lo == s->lo && strcmp(m->path, s->path) == 0) {
+		s->found = m->inode == (uint64_t)s->ino;
+		s->deleted = m->deleted;
+		s->offset_ok = m->offset == 4096 && strlen(m->perms) == 4;
+	}
+	if (m->inode == 0 && m->path[0] == '\0')
+		s->anon = 1;
+	if (strcmp(m->path, "[stack]") == 0)
+		s->stack = 1;
+	return 0;
+}
+
+static void
+test_maps(void)
+{
+	struct seen	 s;
+	struct stat	 st;
+	char		 dir[PATH_MAX], tmp[PATH_MAX], path[PATH_MAX + 32];
+	char		 page[8192];
+	void		*map, *anon;
+	int		 fd;
+
+	snprintf(tmp, sizeof(tmp), "%s/proc-t.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(tmp) == NULL || realpath(tmp, dir) == NULL)
+		bail("mkdtemp: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/a b (c) d", dir);
+	memset(page, 'x', sizeof(page));
+	if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600)) == -1 ||
+	    write(fd, page, sizeof(page)) != (ssize_t)sizeof(page) ||
+	    fstat(fd, &st) != 0 ||
+	    (map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 4096)) ==
+	    MAP_FAILED)
+		bail("mapping %s: %s", path, strerror(errno));
+	close(fd);
+	if ((anon = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0)) == MAP_FAILED)
+		bail("mmap: %s", strerror(errno));
+
+	memset(&s, 0, sizeof(s));
+	s.path = path;
+	s.lo = (uint64_t)(uintptr_t)map;
+	s.ino = st.st_ino;
+	is_int(0, ht_proc_maps(getpid(), seen_cb, &s), "maps: read to the end");
+	ok(s.found && !s.deleted, "maps: a path with blanks and parentheses");
+	ok(s.offset_ok, "maps: its offset and permissions");
+	ok(s.anon, "maps: anonymous memory has no path");
+	ok(s.stack, "maps: [stack]");
+	unlink(path);
+	rmdir(dir);
+	memset(&s, 0, sizeof(s));
+	s.path = path;
+	s.lo = (uint64_t)(uintptr_t)map;
+	s.ino = st.st_ino;
+	(void)ht_proc_maps(getpid(), seen_cb, &s);
+	ok(s.found && s.deleted, "maps: deleted, under its own path");
+	munmap(map, 4096);
+	munmap(anon, 4096);
+	errno = 0;
+	ok(ht_proc_maps(-2, seen_cb, &s) == -1 && errno == ENOENT,
+	    "maps: no such process is ENOENT");
+}
+
+static int
+is_libc(const char *base)
+{
+	return strncmp(base, "libc.so", 7) == 0 ||
+	    strncmp(base, "libc-", 5) == 0;
+}
+
+static int
+never(const char *base)
+{
+	return strcmp(base, "no-such-module.so") == 0;
+}
+
+static int
+count_cb(void *arg, pid_t tid, char st)
+{
+	(void)tid;
+	(void)st;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static void
+test_tasks(void)
+{
+	struct timespec	 ts = { 0, 10 * 1000000 };
+	struct ht_proc	 p;
+	pid_t		 child;
+	char		 c;
+	int		 fds[2], i, n = 0, st;
+
+	is_int(1, ht_proc_mapped(getpid(), is_libc), "libc is mapped");
+	is_int(0, ht_proc_mapped(getpid(), never), "a module that is not");
+	is_int(0, ht_proc_mapped(-2, is_libc), "no process: nothing mapped");
+
+	if (pipe(fds) != 0)
+		bail("pipe: %s", strerror(errno));
+	if ((child = fork()) == 0) {
+		close(fds[1]);
+		(void)read(fds[0], &c, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	for (i = 0; i < 500 && (ht_proc_task_state(child, child) != 'S' ||
+	    ht_proc_task_syscall(child, child) != SYS_read); i++)
+		nanosleep(&ts, NULL);
+	is_int('S', ht_proc_task_state(child, child), "child: sleeping");
+	is_int(SYS_read, ht_proc_task_syscall(child, child),
+	    "child: in read(2)");
+	is_int(0, ht_proc_tasks(child, count_cb, &n), "child: tasks listed");
+	is_int(1, n, "child: one thread");
+	close(fds[1]);
+	waitpid(child, &st, 0);
+	is_int(0, ht_proc_task_state(child, child), "reaped: no state");
+
+	ok(ht_proc_read(getpid(), &p) == 0 && p.state == 'R' &&
+	    p.uid == getuid() && p.start_time > 0 && p.nspid > 0,
+	    "ht_proc_read of ourselves");
+	errno = 0;
+	ok(ht_proc_read(-2, &p) == -1 && errno == ENOENT,
+	    "ht_proc_read of no process: ENOENT");
+}
+
+int
+main(void)
+{
+	plan(0);
+	test_field();
+	test_maps();
+	test_tasks();
+	return 0;
+}
