@@ -1,5 +1,5 @@
 #!/bin/sh
-# heaptool report on files that are not what they claim to be (issue 9).
+# heaptool report on profiles that are corrupt or not files (issue 9).
 # A real profile of t/target/alloc-sites-O2 at rate 1 is the material:
 #   - one byte flipped anywhere (each of 40 offsets spread over the file):
 #     the CRC-32 in END refuses it with "checksum mismatch", exit 1, never
