@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "debuginfo.h"
 #include "modfile.h"
 #include "symbolize.h"
 
@@ -54,6 +55,7 @@ struct mod {
 	char			*problem; /* why it failed, or NULL */
 	Dwfl			*dwfl;
 	Dwfl_Module		*dm;
+	struct ht_debuginfo_ctx	 dbg;	/* the module's userdata */
 	/* Add to a recorded address to get the address Dwfl uses: zero
 	 * unless libdwfl placed the file at another bias (ET_EXEC). */
 	uint64_t		 adj;
@@ -88,15 +90,14 @@ struct ht_sym {
 
 /*
  * Offline use: libdwfl never looks at a live process; the files come from
- * the module map.  The standard debuginfo search finds .gnu_debuglink
- * files and /usr/lib/debug/.build-id.
+ * the module map.  Separate debug information (.gnu_debuglink files,
+ * /usr/lib/debug/.build-id, dwz alternate files) is found by our own
+ * search, which opens nothing but regular files (cli/debuginfo.h).
  */
-static char *debuginfo_path;
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = ht_debuginfo_find,
 	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
 };
 
 static int
@@ -269,6 +270,7 @@ mod_open(struct ht_sym *sym, struct mod *m)
 	struct ht_modfile_req req;
 	struct ht_modfile mf;
 	Dwarf_Addr bias;
+	void **ud;
 	int fd;
 
 	if (m->rec.path[0] != '/') {
@@ -308,6 +310,11 @@ mod_open(struct ht_sym *sym, struct mod *m)
 		goto out_close;
 	}
 	fd = -1;	/* consumed by libdwfl */
+	m->dbg.path = m->rec.path;
+	m->dbg.root = sym->root;
+	if (dwfl_module_info(m->dm, &ud, NULL, NULL, NULL, NULL, NULL,
+	    NULL) != NULL)
+		*ud = &m->dbg;
 	if (dwfl_report_end(m->dwfl, NULL, NULL) != 0) {
 		mod_fail(m, HT_SYM_NO_FILE, "libdwfl: %s", dwfl_errmsg(-1));
 		return;

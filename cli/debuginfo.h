@@ -1,0 +1,45 @@
+/*
+ * Separate debug information of a target's modules, found for libdwfl.
+ *
+ * libdwfl's standard search (dwfl_standard_find_debuginfo) opens every
+ * candidate with a plain blocking open(2) on our own file system: a FIFO
+ * planted under a module's .gnu_debuglink name hangs a report, a device is
+ * opened, and for a live target in a container the candidates under
+ * /proc/PID/root follow the container's absolute symlinks out into ours.
+ * This search looks in the same places, in the same order, but opens each
+ * candidate through cli/modfile (regular files only, never blocking,
+ * resolved inside the target's root), and takes a file only if it is the
+ * one wanted: the module's build-id, else the debuglink's CRC; for a dwz
+ * alternate file (.gnu_debugaltlink), the build-id the link names.
+ *
+ * Places, after the build-id path, for a module whose file the target saw
+ * as DIR/FILE with debuglink NAME: DIR/NAME, DIR/.debug/NAME,
+ * /usr/lib/debug/DIR/NAME (elfutils' default search path), each first
+ * inside the target's root when there is one, then as it stands.
+ */
+#ifndef HT_DEBUGINFO_H
+#define HT_DEBUGINFO_H
+
+#include <elfutils/libdwfl.h>
+
+/*
+ * What the search needs to know of a module, pointed to by the module's
+ * userdata (dwfl_module_info) and alive as long as the Dwfl: path as the
+ * target saw it (absolute), root the target's root directory or NULL.
+ */
+struct ht_debuginfo_ctx {
+	const char	*path;
+	const char	*root;
+};
+
+/*
+ * A Dwfl_Callbacks.find_debuginfo: returns an open descriptor of the debug
+ * file and sets *debuginfo_file_name (malloc'd) to its name, or returns -1
+ * when there is none.  Modules without a context get none.
+ */
+int	ht_debuginfo_find(Dwfl_Module *mod, void **userdata,
+	    const char *modname, Dwarf_Addr base, const char *file_name,
+	    const char *debuglink_file, GElf_Word debuglink_crc,
+	    char **debuginfo_file_name);
+
+#endif
