@@ -24,6 +24,11 @@
 /* The first allocation for a reply payload; it grows as bytes arrive, so
  * a header that lies about its length costs nothing until the bytes are
  * really sent. */
+/* Linux 6.5; older headers lack it, older kernels answer ENOPROTOOPT. */
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD	77
+#endif
+
 #define FIRST_CHUNK	(64u * 1024)
 
 struct ht_ctl {
@@ -216,6 +221,57 @@ plain:
 	return fd;
 }
 
+/*
+ * Is the socket we connected to the target's?  SO_PEERCRED cannot say: its
+ * pid is the number the listener had at listen(), and a listener that hands
+ * its socket to a child and exits leaves a number that the kernel gives to
+ * a later process, a root daemon say (pid reuse).  SO_PEERPIDFD (Linux 6.5)
+ * names the listener's very process: ESRCH once it has exited, else its
+ * pid.  Before 6.5, the listening socket of that name must be one of the
+ * target's open descriptors (a squatter cannot put it there).  Returns 1;
+ * 0 when it is not, with *holder the holder's pid or 0 if unknown; -1 with
+ * the message set.
+ */
+static int
+held_by_target(struct ht_ctl *h, int fd, const char *name, long *holder)
+{
+	struct ucred	cred;
+	socklen_t	len;
+	uint64_t	inode;
+	char		info[64], buf[1024], val[32];
+	int		pidfd;
+
+	*holder = 0;
+	len = sizeof(pidfd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0) {
+		/* The pidfd's "Pid:" is its process's pid in our namespace
+		 * (-1 once it has exited). */
+		snprintf(info, sizeof(info), "self/fdinfo/%d", pidfd);
+		if (ht_proc_file(0, 0, info, buf, sizeof(buf)) > 0 &&
+		    ht_proc_field(buf, "Pid", val, sizeof(val)) == 0)
+			*holder = strtol(val, NULL, 10);
+		close(pidfd);
+		if (*holder < 0)
+			*holder = 0;
+		return *holder == (long)h->pid;
+	}
+	if (errno == ESRCH)
+		return 0;	/* the listener has exited */
+	if (errno != ENOPROTOOPT && errno != EINVAL)
+		return fail(h, HT_CTL_ESYS, "SO_PEERPIDFD: %s",
+		    strerror(errno));
+	len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return fail(h, HT_CTL_ESYS, "SO_PEERCRED: %s", strerror(errno));
+	if (cred.pid != h->pid) {
+		*holder = (long)cred.pid;
+		return 0;
+	}
+	if (ht_proc_unix_listener(h->pid, name, &inode) != 0)
+		return 0;
+	return ht_proc_has_socket(h->pid, inode) == 1;
+}
+
 /* Connect to the agent and check who answered.  Returns the fd or -1. */
 static int
 ctl_connect(struct ht_ctl *h)
@@ -223,10 +279,10 @@ ctl_connect(struct ht_ctl *h)
 	struct sockaddr_un sa;
 	struct ht_proc p;
 	struct timeval tv;
-	struct ucred cred;
-	socklen_t cl, salen;
+	socklen_t salen;
 	char name[64], ts[32];
-	int fd, e;
+	long holder;
+	int fd, e, r;
 
 	if (ht_proc_read(h->pid, &p) != 0) {
 		if (errno == ENOENT)
@@ -276,18 +332,18 @@ ctl_connect(struct ht_ctl *h)
 			    timeout_str(h, ts, sizeof(ts)));
 		return fail(h, HT_CTL_ESYS, "connect: %s", strerror(e));
 	}
-	cl = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0) {
-		e = errno;
+	if ((r = held_by_target(h, fd, name, &holder)) != 1) {
 		close(fd);
-		return fail(h, HT_CTL_ESYS, "SO_PEERCRED: %s", strerror(e));
-	}
-	if (cred.pid != h->pid) {
-		close(fd);
+		if (r == -1)
+			return -1;
+		if (holder > 0)
+			return fail(h, HT_CTL_ESQUAT, "the socket name %s is "
+			    "held by process %ld, not by the target; stop that "
+			    "process, then attach again", name, holder);
 		return fail(h, HT_CTL_ESQUAT, "the socket name %s is held by "
-		    "process %ld, not by the target: something else holds the "
-		    "socket name; stop that process, then attach again", name,
-		    (long)cred.pid);
+		    "a socket that is not the target's (its binder has "
+		    "exited: a process squatting the name?); stop whatever "
+		    "holds it (ss -xlp), then attach again", name);
 	}
 	return fd;
 }

@@ -8,8 +8,11 @@
  * found too).  Abstract names belong to a network namespace: when the
  * target is in another one, the call enters it for the connect only (which
  * needs CAP_SYS_ADMIN there) and comes back.  The server must be the target
- * itself (SO_PEERCRED pid): anything else holding the name is refused, not
- * trusted.  Sends and receives time out (5 s by default), a reply is read
+ * itself, proven before a byte is sent: the listener's process by
+ * SO_PEERPIDFD, or where the kernel lacks it (before 6.5) the listening
+ * socket found among the target's descriptors; a pid number alone
+ * (SO_PEERCRED) is not proof, since a squatter's number can be reused by
+ * the target.  Anything else holding the name is refused.  Sends and receives time out (5 s by default), a reply is read
  * only up to HT_PROTO_MAX_REPLY bytes and never trusted beyond its checked
  * length, and SIGPIPE is never raised.
  *

@@ -278,3 +278,67 @@ ht_proc_mapped(pid_t pid, int (*match)(const char *base))
 
 	return ht_proc_maps(pid, mapped_cb, &w) == 1;
 }
+
+int
+ht_proc_unix_listener(pid_t pid, const char *name, uint64_t *inode)
+{
+	char		 path[64], *line = NULL, *p;
+	unsigned long	 flags, st;
+	uint64_t	 ino;
+	size_t		 cap = 0, nl = strlen(name);
+	ssize_t		 n;
+	FILE		*fp;
+	int		 found = 0, e;
+
+	snprintf(path, sizeof(path), "/proc/%ld/net/unix", (long)pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return -1;
+	/* "Num RefCount Protocol Flags Type St Inode Path"; an abstract
+	 * name is shown with '@' for its leading NUL. */
+	while (!found && (n = getline(&line, &cap, fp)) > 0) {
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (sscanf(line, "%*s %*s %*s %lx %*s %lx %" SCNu64,
+		    &flags, &st, &ino) != 3 ||
+		    (p = strchr(line, '@')) == NULL)
+			continue;
+		found = (flags & 0x10000) != 0 && st == 1 &&
+		    strncmp(p + 1, name, nl) == 0 && p[1 + nl] == '\0';
+		if (found)
+			*inode = ino;
+	}
+	e = ferror(fp) ? errno : ENOENT;
+	free(line);
+	fclose(fp);
+	if (!found)
+		errno = e;
+	return found ? 0 : -1;
+}
+
+int
+ht_proc_has_socket(pid_t pid, uint64_t inode)
+{
+	char		 path[64], want[48], link[64];
+	struct dirent	*de;
+	ssize_t		 n;
+	DIR		*d;
+	int		 found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+	snprintf(want, sizeof(want), "socket:[%" PRIu64 "]", inode);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while (!found && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/fd/%.20s", (long)pid,
+		    de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		found = strcmp(link, want) == 0;
+	}
+	closedir(d);
+	return found;
+}

@@ -92,4 +92,18 @@ int		 ht_proc_maps(pid_t pid,
  */
 int		 ht_proc_mapped(pid_t pid, int (*match)(const char *base));
 
+/*
+ * The inode of the listening Unix socket bound to the abstract name
+ * "\0name" in pid's network namespace (/proc/PID/net/unix).  Returns 0,
+ * or -1 with errno (ENOENT: no such listener).
+ */
+int		 ht_proc_unix_listener(pid_t pid, const char *name,
+		    uint64_t *inode);
+
+/*
+ * Is the socket of that inode one of pid's open descriptors?  Returns 1 or
+ * 0, or -1 with errno if the descriptors cannot be read.
+ */
+int		 ht_proc_has_socket(pid_t pid, uint64_t inode);
+
 #endif

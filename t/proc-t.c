@@ -11,14 +11,17 @@
  *     thread; and ht_proc_read of ourselves and of no process.
  */
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +187,45 @@ test_tasks(void)
 	    "ht_proc_read of no process: ENOENT");
 }
 
+/* The listening socket of an abstract name, and whose descriptor it is. */
+static void
+test_unix(void)
+{
+	struct sockaddr_un	sa;
+	socklen_t		salen;
+	uint64_t		inode = 0;
+	struct stat		st;
+	char			name[64];
+	int			fd;
+
+	snprintf(name, sizeof(name), "heaptool-proc-t.%ld", (long)getpid());
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path + 1, name, strlen(name));
+	salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+	    strlen(name));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    bind(fd, (struct sockaddr *)&sa, salen) != 0)
+		bail("socket/bind: %s", strerror(errno));
+	errno = 0;
+	ok(ht_proc_unix_listener(getpid(), name, &inode) == -1 &&
+	    errno == ENOENT, "a bound socket that does not listen is no "
+	    "listener");
+	if (listen(fd, 1) != 0 || fstat(fd, &st) != 0)
+		bail("listen: %s", strerror(errno));
+	ok(ht_proc_unix_listener(getpid(), name, &inode) == 0 &&
+	    inode == (uint64_t)st.st_ino, "the listener's inode from net/unix");
+	is_int(1, ht_proc_has_socket(getpid(), inode),
+	    "the socket is one of our descriptors");
+	is_int(0, ht_proc_has_socket(getppid(), inode),
+	    "and not one of our parent's");
+	ok(ht_proc_unix_listener(getpid(), "heaptool-proc-t", &inode) == -1,
+	    "a prefix of the name is not the name");
+	close(fd);
+	ok(ht_proc_unix_listener(getpid(), name, &inode) == -1,
+	    "a closed listener is gone");
+}
+
 int
 main(void)
 {
@@ -191,5 +233,6 @@ main(void)
 	test_field();
 	test_maps();
 	test_tasks();
+	test_unix();
 	return 0;
 }
