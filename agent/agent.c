@@ -46,8 +46,6 @@
 
 #define DEFAULT_RATE	(512 * 1024)
 
-struct ht_lock		ht_agent_lock;
-
 /* Serializes module rescans and GOT patching: the current module set is
  * only replaced under it, so got.c may read the set while holding it. */
 static struct ht_lock	rescan_lock;
@@ -126,12 +124,12 @@ rescan(void)
 
 	if (ht_modules_scan(&set) != 0)
 		return -1;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	ht_modules_publish(&set);
 	if (ht_session.state == HT_STATE_RUNNING)
 		ht_session_note_modules(ht_modules_current());
-	ht_lock_release(&ht_agent_lock);
-	/* got.c reads the set without ht_agent_lock: rescan_lock keeps it
+	ht_lock_release(&ht_lock_global);
+	/* got.c reads the set without ht_lock_global: rescan_lock keeps it
 	 * from being replaced meanwhile. */
 	return ht_got_patch(ht_modules_current(), ht_hooks, HT_NHOOKS);
 }
@@ -161,13 +159,13 @@ fork_prepare(void)
 {
 	ht_tls.guard++;
 	ht_lock_acquire(&rescan_lock);
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 }
 
 static void
 fork_parent(void)
 {
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
 	ht_tls.guard--;
 }
@@ -183,7 +181,7 @@ fork_child(void)
 	ht_dump_fork_child();
 	__atomic_store_n(&ht_session_gen, ht_session_gen + 1,
 	    __ATOMIC_RELEASE);
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
 	ht_tls.guard--;
 }
@@ -225,10 +223,10 @@ install(uint64_t rate, const struct ht_dump_cfg *cfg)
 	ht_hooks_resolve_extra();
 	ht_lock_acquire(&rescan_lock);
 	if (rate != 0) {
-		ht_lock_acquire(&ht_agent_lock);
+		ht_lock_acquire(&ht_lock_global);
 		ht_session_start(rate);
 		ht_dump_arm(cfg);
-		ht_lock_release(&ht_agent_lock);
+		ht_lock_release(&ht_lock_global);
 	}
 	__atomic_store_n(&hooked, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 0, __ATOMIC_RELAXED);
@@ -236,9 +234,9 @@ install(uint64_t rate, const struct ht_dump_cfg *cfg)
 		/* ht_got_patch left nothing of this call patched. */
 		__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
 		if (rate != 0) {
-			ht_lock_acquire(&ht_agent_lock);
+			ht_lock_acquire(&ht_lock_global);
 			ht_session_stop();
-			ht_lock_release(&ht_agent_lock);
+			ht_lock_release(&ht_lock_global);
 		}
 	}
 	ht_lock_release(&rescan_lock);
@@ -300,9 +298,9 @@ ht_agent_unhook(void)
 		return -1;
 	ht_tls.guard++;
 	ht_lock_acquire(&rescan_lock);
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	ht_session_stop();
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 1, __ATOMIC_RELAXED);
 	rc = ht_got_restore_all();
@@ -318,9 +316,9 @@ ht_agent_state(int *is_hooked, size_t *slots, size_t *modules)
 	ht_lock_acquire(&rescan_lock);
 	*is_hooked = hooked;
 	*slots = ht_got_patched_slots();
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	*modules = ht_modules_current()->n;
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
 	ht_tls.guard--;
 }
@@ -415,9 +413,9 @@ agent_fini(void)
 	/* Only launch mode names an output (attach mode leaves it empty). */
 	if (output[0] != '\0' && ht_session.pid == getpid() &&
 	    ht_session.state != HT_STATE_NONE) {
-		ht_lock_acquire(&ht_agent_lock);
+		ht_lock_acquire(&ht_lock_global);
 		ht_session_stop();
-		ht_lock_release(&ht_agent_lock);
+		ht_lock_release(&ht_lock_global);
 		ht_dump_path(output, HT_META_AT_EXIT, 0);
 	}
 	ht_tls.guard--;

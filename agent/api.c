@@ -7,7 +7,7 @@
  * request, with the calling thread's guard set for the duration, so that
  * nothing done here is sampled and the lock discipline of sampler.h holds.
  * Every call is safe from any thread: the session changes under
- * ht_agent_lock, the set-up and the hooks under agent.c's own locks.
+ * ht_lock_global, the set-up and the hooks under agent.c's own locks.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -53,12 +53,12 @@ heaptool_start(size_t rate)
 		return HT_API_EINVAL;
 	enter();
 	if ((rc = ht_agent_prepare()) == 0) {
-		ht_lock_acquire(&ht_agent_lock);
+		ht_lock_acquire(&ht_lock_global);
 		if (ht_session.state == HT_STATE_RUNNING)
 			rc = HT_API_ERUNNING;
 		else
 			ht_session_start((uint64_t)rate);
-		ht_lock_release(&ht_agent_lock);
+		ht_lock_release(&ht_lock_global);
 	}
 	leave();
 	return rc;
@@ -70,12 +70,12 @@ heaptool_stop(void)
 	int	rc = 0;
 
 	enter();
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state != HT_STATE_RUNNING)
 		rc = HT_API_ENOTRUNNING;
 	else
 		ht_session_stop();
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	leave();
 	return rc;
 }
@@ -93,11 +93,11 @@ heaptool_dump(const char *path)
 		leave();
 		return HT_API_ENOMEM;
 	}
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	state = ht_session.state;
 	if (ht_dump_armed(&cfg))
 		threshold = cfg.threshold_bytes;
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	if (state == HT_STATE_NONE)
 		rc = HT_API_ENOSESSION;
 	else if (path == NULL) {
@@ -156,7 +156,7 @@ heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
 		rc = HT_API_EINVAL;
 		goto out;
 	}
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state != HT_STATE_RUNNING)
 		rc = HT_API_ENOTRUNNING;
 	else {
@@ -168,7 +168,7 @@ heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
 		else
 			ht_dump_arm(&cfg);
 	}
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	if (rc == 0 && ht_control_needed(&cfg))
 		ht_control_start(0);	/* no-op if it runs (see agent.c) */
 	if (rc == 0)

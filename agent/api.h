@@ -24,7 +24,7 @@
 /*
  * Implemented by agent.c: make the agent ready for a session started by
  * the program itself: set up (once) and install the hooks if no one has
- * yet.  Takes rescan_lock and ht_agent_lock as it needs: call with neither
+ * yet.  Takes rescan_lock and ht_lock_global as it needs: call with neither
  * held.  Returns 0, or HT_API_EDISABLED (HEAPTOOL_PID names another
  * process), HT_API_ENOMEM, HT_API_EDETACHED (heaptool detach removed the
  * hooks: they stay removed), HT_API_EHOOK.

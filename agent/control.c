@@ -11,7 +11,7 @@
  * Every wait is bounded: a whole request must arrive within IO_TIMEOUT_MS,
  * and a reply must make progress every IO_TIMEOUT_MS and be done within
  * REPLY_DEADLINE_MS, so a client that stalls delays the next one by seconds
- * at most.  ht_agent_lock is held only while the profile is encoded into a
+ * at most.  ht_lock_global is held only while the profile is encoded into a
  * memfd, never while the socket blocks, so a slow client never holds up the
  * target's allocations.
  */
@@ -298,7 +298,7 @@ reply_status(int fd)
 	st.hooked = (uint32_t)hooked;
 	st.slots_patched = (uint32_t)slots;
 	st.modules = (uint32_t)modules;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	st.state = ht_session.state;
 	st.epoch = ht_session.epoch;
 	st.rate = ht_session.rate;
@@ -306,7 +306,7 @@ reply_status(int fd)
 	st.samples = ht_session.samples;
 	st.live_samples = ht_live_count();
 	st.dropped_samples = ht_session.dropped;
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	st.overhead_bytes = ht_mem_overhead();
 	memcpy(st.agent_version, PACKAGE_VERSION,
 	    sizeof(PACKAGE_VERSION) < sizeof(st.agent_version) ?
@@ -369,7 +369,7 @@ do_start(int fd, const struct ht_request *r)
 		cfg.at_rss_bytes = r->dump_at_rss_bytes;
 		cfg.threshold_bytes = r->threshold_bytes;
 	}
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    !(r->flags & HT_START_RESTART))
 		err = HT_ERR_RUNNING;
@@ -377,7 +377,7 @@ do_start(int fd, const struct ht_request *r)
 		ht_session_start(r->rate);
 		ht_dump_arm(&cfg);
 	}
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	if (err != 0)
 		reply_err(fd, err, "a session is running");
 	else
@@ -389,10 +389,10 @@ do_stop(int fd)
 {
 	int	running;
 
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	running = ht_session.state == HT_STATE_RUNNING;
 	ht_session_stop();
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	if (running)
 		reply_ok(fd);
 	else

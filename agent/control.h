@@ -40,7 +40,7 @@ ht_control_needed(const struct ht_dump_cfg *cfg)
 
 /*
  * Implemented by agent.c for the control thread; each takes rescan_lock and
- * ht_agent_lock as it needs them, so call with neither held.
+ * ht_lock_global as it needs them, so call with neither held.
  *
  * ht_agent_attach_init: set up the tables, dump buffer and fork handlers and
  * patch the GOT slots, with no session.  Returns 0, or -1 with nothing

@@ -33,7 +33,7 @@ static int	wake_fd = -1;
 static dev_t	wake_dev;
 static ino_t	wake_ino;
 
-/* The running session's dumps; guarded by ht_agent_lock. */
+/* The running session's dumps; guarded by ht_lock_global. */
 static struct {
 	struct ht_dump_cfg	cfg;
 	int			armed;
@@ -262,7 +262,7 @@ ht_dump_fd(int fd, uint32_t flags, uint64_t threshold)
 	}
 	/* The records are static (they are large) and so is the buffer:
 	 * dumps are serialized by the lock. */
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	memset(&meta, 0, sizeof(meta));
 	fill_process(&meta);
 	meta.pid = (uint64_t)getpid();
@@ -311,7 +311,7 @@ ht_dump_fd(int fd, uint32_t flags, uint64_t threshold)
 	if (folded.folded > 0)
 		ht_pw_site(&w, &folded);
 	rc = ht_pw_finish(&w);
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	if (rc != 0 && errno == 0)
 		errno = EIO;
 	return rc;
@@ -510,10 +510,10 @@ ht_dump_tick(uint64_t now)
 	uint32_t	due = 0;
 	int		check_rss = 0;
 
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	if (!live()) {
 		ds.every_due = 0;
-		ht_lock_release(&ht_agent_lock);
+		ht_lock_release(&ht_lock_global);
 		return UINT64_MAX;
 	}
 	if (ds.every_due) {
@@ -530,12 +530,12 @@ ht_dump_tick(uint64_t now)
 		ds.next_rss_check = now + HT_DUMP_RSS_MS;
 		check_rss = 1;
 	}
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 
 	/* Outside the lock: it reads a file. */
 	if (check_rss)
 		rss = rss_bytes();
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	if (check_rss && live() && rss != 0 && rss >= ds.rss_next) {
 		due |= HT_META_ON_RSS;
 		/* Then at each further 10%: one dump however far RSS
@@ -549,14 +549,14 @@ ht_dump_tick(uint64_t now)
 		threshold = ds.cfg.threshold_bytes;
 	} else
 		due = 0;
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 
 	if (due != 0)
 		(void)ht_dump_path(path, due, threshold);
 
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	next = next_deadline();
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	return next;
 }
 
@@ -573,7 +573,7 @@ ht_dump_on_failure(void)
 	saved = errno;
 	t->guard = 1;
 	now = mono_ms();
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	/* A program that probes with impossible sizes must not fill the
 	 * disk: one a second, HT_DUMP_MAX_FAILURES a session. */
 	if (live() && ds.failures < HT_DUMP_MAX_FAILURES &&
@@ -584,7 +584,7 @@ ht_dump_on_failure(void)
 		threshold = ds.cfg.threshold_bytes;
 		go = 1;
 	}
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	if (go)
 		(void)ht_dump_path(path, HT_META_ON_FAILURE, threshold);
 	t->guard = 0;
@@ -598,13 +598,13 @@ dump_named(uint32_t flags)
 	uint64_t	threshold = 0;
 	int		go = 0;
 
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	if (live()) {
 		next_path(path);
 		threshold = ds.cfg.threshold_bytes;
 		go = 1;
 	}
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	if (!go) {
 		errno = ENOENT;
 		return -1;

@@ -12,7 +12,7 @@
  * an earlier session.  The triggers:
  *   - every interval_ms, by the agent's thread;
  *   - each time the session's estimated allocated bytes cross a multiple of
- *     every_bytes: the sample that crosses it (under ht_agent_lock, inside
+ *     every_bytes: the sample that crosses it (under ht_lock_global, inside
  *     a malloc hook) only wakes the agent's thread through an eventfd, and
  *     that thread writes the file;
  *   - when the process's RSS first reaches at_rss_bytes, then each time it
@@ -48,7 +48,7 @@ struct ht_dump_cfg {
 /* Map the encoding buffer and create the wake-up eventfd.  Returns 0 or
  * -1.  Idempotent. */
 int	ht_dump_init(void);
-/* Write the current profile to fd.  Takes ht_agent_lock: call with the
+/* Write the current profile to fd.  Takes ht_lock_global: call with the
  * thread's guard set (see sampler.h) and without the lock.  flags are
  * HT_META_* bits; sites below threshold bytes (0: none) are folded.
  * Returns 0, or -1 with errno set. */
@@ -61,24 +61,24 @@ int	ht_dump_path(const char *path, uint32_t flags, uint64_t threshold);
  * Check a prefix before a session takes it: absolute, at most
  * HT_DUMP_PREFIX_MAX bytes, and its directory writable and searchable by
  * this process (as the target sees its file system).  Calls the kernel:
- * not with ht_agent_lock held.  Returns 0, or -1 with errno set (EINVAL for
+ * not with ht_lock_global held.  Returns 0, or -1 with errno set (EINVAL for
  * a relative or empty prefix, ENAMETOOLONG, or access(2)'s).
  */
 int	ht_dump_check_prefix(const char *prefix);
 
-/* With ht_agent_lock held, right after ht_session_start(): arm cfg's
+/* With ht_lock_global held, right after ht_session_start(): arm cfg's
  * triggers for the new session (cfg NULL or its prefix "": none).  The
  * caller then calls ht_dump_wake() without the lock, so that the agent's
  * thread takes the new deadlines. */
 void	ht_dump_arm(const struct ht_dump_cfg *cfg);
-/* With ht_agent_lock held: disarm every trigger (ht_session_start and
+/* With ht_lock_global held: disarm every trigger (ht_session_start and
  * ht_session_stop call it). */
 void	ht_dump_disarm(void);
-/* With ht_agent_lock held: copy the running session's settings to *cfg;
+/* With ht_lock_global held: copy the running session's settings to *cfg;
  * returns 1 if it has a prefix, else 0. */
 int	ht_dump_armed(struct ht_dump_cfg *cfg);
 
-/* With ht_agent_lock held, from the sampler: a sample of bytes (its
+/* With ht_lock_global held, from the sampler: a sample of bytes (its
  * estimate) was taken.  Returns 1 if an every-bytes dump is now due (then
  * call ht_dump_wake() once the lock is released). */
 int	ht_dump_note_alloc(double bytes);

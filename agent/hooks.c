@@ -546,14 +546,14 @@ hook_dlclose(void *h)
 	/* The unwinder must not read the CFI of a module being unmapped:
 	 * samples taken meanwhile keep only their caller.  Taking the lock
 	 * to raise the flag waits out any walk in progress. */
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	ht_sampler_dlclose_busy++;
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	rc = ((int (*)(void *))orig(HT_H_DLCLOSE, CALLER))(h);
 	ht_agent_modules_changed();
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	ht_sampler_dlclose_busy--;
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	return rc;
 }
 

@@ -71,7 +71,7 @@ void	ht_hooks_set_slow(int on);
 void	ht_hooks_resolve_extra(void);
 
 /* Implemented by agent.c: the module list may have changed (after dlopen);
- * rescan, patch new modules.  Not with ht_agent_lock held. */
+ * rescan, patch new modules.  Not with ht_lock_global held. */
 void	ht_agent_modules_changed(void);
 
 #endif

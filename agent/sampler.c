@@ -1,7 +1,7 @@
 /*
  * The slow paths of sampling: starting a thread over after a session change,
  * taking a sample (stack, site, live entry, statistics, peak) and accounting
- * a free.  All table work happens under ht_agent_lock, taken only with the
+ * a free.  All table work happens under ht_lock_global, taken only with the
  * thread's guard set, so a hook re-entered on the same thread (a signal
  * handler that allocates) passes through instead of deadlocking.
  */
@@ -236,7 +236,7 @@ drain_pending(struct ht_tls *t)
 
 	while (t->npending > 0) {
 		t->guard = 1;
-		ht_lock_acquire(&ht_agent_lock);
+		ht_lock_acquire(&ht_lock_global);
 		while (t->npending > 0) {
 			uintptr_t	p = t->pending[--t->npending];
 
@@ -244,7 +244,7 @@ drain_pending(struct ht_tls *t)
 			    ht_live_remove(p, &e))
 				account_free(&e);
 		}
-		ht_lock_release(&ht_agent_lock);
+		ht_lock_release(&ht_lock_global);
 		t->guard = 0;
 	}
 }
@@ -261,7 +261,7 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 		return;	/* re-entered: the countdown stays due */
 	saved_errno = errno;
 	t->guard = 1;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	gen = ht_session_gen;
 	if (t->gen != gen || t->rng.s == 0) {
 		/* The session changed since this thread last looked: start
@@ -284,7 +284,7 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 		wake = record(t, p, size, caller, from);
 	t->countdown = ht_sample_countdown(&t->rng, t->rate);
 out:
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	if (wake)
 		ht_dump_wake();
 	t->guard = 0;
@@ -314,11 +314,11 @@ ht_sampler_free(void *p)
 		return;
 	}
 	t->guard = 1;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    ht_live_remove((uintptr_t)p, &e))
 		account_free(&e);
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	t->guard = 0;
 	if (t->npending > 0)
 		drain_pending(t);
@@ -335,14 +335,14 @@ ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch)
 	    HT_STATE_RUNNING)
 		return 0;
 	t->guard = 1;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    ht_live_remove((uintptr_t)p, e)) {
 		account_free(e);
 		*epoch = ht_session.epoch;
 		found = 1;
 	}
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	t->guard = 0;
 	return found;
 }
@@ -358,7 +358,7 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 	if (t->guard)
 		return;
 	t->guard = 1;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	s = ht_sites_get(e->site);
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    ht_session.epoch == epoch && s != NULL &&
@@ -377,6 +377,6 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 		}
 		ht_session.inuse_bytes += e->bytes;
 	}
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	t->guard = 0;
 }

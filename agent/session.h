@@ -1,7 +1,7 @@
 /*
  * The session: its epoch, rate, state, totals and peak, and the history of
  * modules seen while it ran (so frames of a library closed since still have
- * a module in the profile).  Everything is guarded by ht_agent_lock except
+ * a module in the profile).  Everything is guarded by ht_lock_global except
  * ht_session_gen, which the malloc fast path reads without a lock.
  *
  * Every start and every stop bumps ht_session_gen.  A thread compares the
@@ -40,13 +40,13 @@ struct ht_session {
 extern struct ht_session	ht_session;
 extern unsigned			ht_session_gen;
 
-/* With ht_agent_lock held.  Start a new session (new epoch; every table
+/* With ht_lock_global held.  Start a new session (new epoch; every table
  * emptied; no dumps armed: see ht_dump_arm) at rate bytes; stop the running
  * one (its profile stays; its dumps are disarmed). */
 void	ht_session_start(uint64_t rate);
 void	ht_session_stop(void);
 
-/* With ht_agent_lock held: remember the modules of set for the profile. */
+/* With ht_lock_global held: remember the modules of set for the profile. */
 void	ht_session_note_modules(const struct ht_modset *set);
 size_t	ht_session_module_count(void);
 /* Fill rec with remembered module i. */

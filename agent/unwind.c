@@ -2,7 +2,7 @@
  * The stack walker behind every sample.  It runs inside malloc hooks of a
  * process we do not own: no malloc, no locks of the allocator or the loader
  * (so no dl_* calls and no libgcc unwinder), no stdio.  Memory comes from
- * ht_mem_map, module data from ht_modules_find under ht_agent_lock.
+ * ht_mem_map, module data from ht_modules_find under ht_lock_global.
  *
  * The slow path (a cache miss) finds the FDE of a pc through the module's
  * .eh_frame_hdr search table, runs the CIE's and the FDE's CFA programs up
