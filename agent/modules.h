@@ -63,9 +63,23 @@ void			 ht_modules_publish(struct ht_modset *set);
 /* With ht_lock_global held: the module whose [start, end) holds addr, or
  * NULL. */
 const struct ht_module	*ht_modules_find(uintptr_t addr);
+/* Of any set the caller keeps alive (the current one under
+ * ht_lock_global): the index of its first module that starts at or above
+ * addr (set->n if none), and the module whose start is start, or NULL. */
+size_t			 ht_modules_lower(const struct ht_modset *set,
+			    uintptr_t addr);
+const struct ht_module	*ht_modules_at(const struct ht_modset *set,
+			    uintptr_t start);
 /* With ht_lock_global held: the current set (never NULL; may be empty). */
 const struct ht_modset	*ht_modules_current(void);
 /* Incremented by every publish; the unwind cache keys on it. */
 extern unsigned		 ht_modules_generation;
+
+/* Does m's [start, end) hold addr? */
+static inline int
+ht_modules_holds(const struct ht_module *m, uintptr_t addr)
+{
+	return addr >= m->start && addr < m->end;
+}
 
 #endif
