@@ -10,7 +10,8 @@
  * malloc hook called inside dlopen), so never call into the loader
  * (dl_iterate_phdr, dlopen, dlsym) while holding it.  A hook re-entered on the
  * same thread (a signal handler that allocates) must not take it: callers
- * check the thread's in-hook guard first.  Fork handlers take it around fork.
+ * check the thread's guard (guard.h) first.  Fork handlers take it around
+ * fork.
  */
 #ifndef HT_LOCK_H
 #define HT_LOCK_H

@@ -4,13 +4,33 @@
  * which allocates.
  */
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "prim.h"
+
+uint64_t
+ht_prim_now_ns(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+ht_prim_mono_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 size_t
 ht_prim_page_size(void)
@@ -24,6 +44,52 @@ pid_t
 ht_prim_tid(void)
 {
 	return gettid();
+}
+
+void
+ht_prim_thread_name(char name[16])
+{
+	name[0] = '\0';
+	(void)prctl(PR_GET_NAME, name, 0, 0, 0);
+}
+
+void
+ht_prim_read_proc(const char *path, char *buf, size_t len)
+{
+	int	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t	n = -1;
+
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+void
+ht_prim_command(char *buf, size_t len)
+{
+	char	*nl;
+
+	ht_prim_read_proc("/proc/self/comm", buf, len);
+	if ((nl = strchr(buf, '\n')) != NULL)
+		*nl = '\0';
+}
+
+uint64_t
+ht_prim_rss_bytes(void)
+{
+	char		 buf[256];
+	const char	*q;
+	uint64_t	 resident = 0;
+
+	ht_prim_read_proc("/proc/self/statm", buf, sizeof(buf));
+	/* statm: size resident shared ...; in pages. */
+	if ((q = strchr(buf, ' ')) == NULL)
+		return 0;
+	for (q++; *q >= '0' && *q <= '9'; q++)
+		resident = resident * 10 + (uint64_t)(*q - '0');
+	return resident * (uint64_t)ht_prim_page_size();
 }
 
 void
