@@ -1,56 +1,43 @@
 /*
- * The agent's life: the constructor decides whether this process is ours,
- * sets up the tables, starts the session and patches the GOT slots; the
- * dlopen/dlclose hooks bring new modules in; fork handlers keep the lock
- * sane in children (which are not profiled); the destructor writes the
- * profile at exit.
+ * The agent's life (agent.h): the set-up every mode needs, putting the hooks
+ * in and taking them out, the one way a session starts and stops, the
+ * rescans after dlopen and dlclose (whose hooks live here, since a rescan is
+ * what follows them), fork, and exit.  The constructor (init.c), the
+ * control thread (control.c) and the in-process API (api.c) all come here;
+ * nothing here calls them.
  *
- * Launch mode (heaptool run) passes its settings in the environment:
- * HEAPTOOL_PID (the process to profile: the agent stays dormant in any
- * other, so children that exec are not profiled), HEAPTOOL_RATE (bytes),
- * HEAPTOOL_OUTPUT (the profile path), and the session's dumps (dump.h):
- * HEAPTOOL_DUMP_PREFIX (absolute), HEAPTOOL_DUMP_INTERVAL_MS,
- * HEAPTOOL_DUMP_EVERY, HEAPTOOL_DUMP_AT_RSS and HEAPTOOL_THRESHOLD (bytes,
- * decimal).  HEAPTOOL_SEED (a fixed seed for the sampler) is read in every
- * mode.  The constructor sets up, starts the session and patches, then
- * starts the control thread (control.h) so that a launched process can be
- * reported live.
- *
- * Attach mode (no HEAPTOOL_PID: loaded by heaptool attach, inside a dlopen
- * called by an injected thread, or linked into a program that uses the
- * in-process API) must not block the constructor: it only starts the
- * control thread, which sets up and patches the GOT slots with no session
- * (sampling begins at START) before it serves.  The API (api.c) may get
- * there first from a thread of the program: setup runs once, and patching
- * is idempotent.
- *
- * Nothing here may print, exit or abort: on any failure the agent stays
- * dormant or stops sampling, and the process runs on as if it were absent.
+ * Two locks, always in this order: rescan_lock serializes module rescans
+ * and GOT patching, and guards the hooked and detached flags;
+ * ht_lock_global guards the session.  The loader's lock may be held when
+ * either is taken (a dlopen hook runs inside the loader), so dlsym never
+ * runs under either (ht_got_resolve comes before rescan_lock), and under
+ * rescan_lock the loader is entered only by dl_iterate_phdr, whose lock no
+ * thread holds while it runs constructors.
  */
 #include <pthread.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "api.h"
-#include "control.h"
+#include "agent.h"
 #include "dump.h"
 #include "got.h"
+#include "guard.h"
 #include "hooks.h"
 #include "lock.h"
 #include "modules.h"
+#include "profile.h"
 #include "sampler.h"
 #include "session.h"
+#include "snapshot.h"
 #include "tables.h"
 
-#define DEFAULT_RATE	(512 * 1024)
-
-struct ht_lock		ht_agent_lock;
+#define CALLER	((uintptr_t)__builtin_return_address(0))
 
 /* Serializes module rescans and GOT patching: the current module set is
  * only replaced under it, so got.c may read the set while holding it. */
 static struct ht_lock	rescan_lock;
+/* Set up (setup_run succeeded): the hooks may go in. */
 static int		active;
 /* The GOT slots are patched (HOOK) or restored (DETACH): written under
  * rescan_lock, so a dlopen hook that was entered before a detach cannot
@@ -61,25 +48,8 @@ static int		hooked;
 static int		detached;
 /* HEAPTOOL_PID names another process: the agent stays out of this one. */
 static int		dormant;
-static char		output[4096];
 static pthread_once_t	setup_once = PTHREAD_ONCE_INIT;
 static int		setup_rc = -1;
-
-static int
-parse_u64(const char *s, uint64_t *out)
-{
-	uint64_t	v = 0;
-
-	if (s == NULL || *s == '\0')
-		return -1;
-	for (; *s != '\0'; s++) {
-		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-	}
-	*out = v;
-	return 0;
-}
 
 /*
  * libstdc++'s operators call each other (new[] calls new, the nothrow forms
@@ -126,14 +96,91 @@ rescan(void)
 
 	if (ht_modules_scan(&set) != 0)
 		return -1;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	ht_modules_publish(&set);
 	if (ht_session.state == HT_STATE_RUNNING)
 		ht_session_note_modules(ht_modules_current());
-	ht_lock_release(&ht_agent_lock);
-	/* got.c reads the set without ht_agent_lock: rescan_lock keeps it
+	ht_lock_release(&ht_lock_global);
+	/* got.c reads the set without ht_lock_global: rescan_lock keeps it
 	 * from being replaced meanwhile. */
 	return ht_got_patch(ht_modules_current(), ht_hooks, HT_NHOOKS);
+}
+
+/* Every change of the session is made under the guard and ht_lock_global,
+ * from change_begin() to change_end(). */
+static void
+change_begin(void)
+{
+	ht_guard_enter();
+	ht_lock_acquire(&ht_lock_global);
+}
+
+/* End a change; if it was made (rc 0), wake the agent's thread to take the
+ * session's new deadlines (or their end).  Returns rc. */
+static int
+change_end(int rc)
+{
+	ht_lock_release(&ht_lock_global);
+	if (rc == 0)
+		ht_dump_wake();
+	ht_guard_leave();
+	return rc;
+}
+
+/* With ht_lock_global held: give the running session the dumps of cfg.
+ * Failure dumps need the hooks' slow path while they are armed. */
+static void
+arm_locked(const struct ht_dump_cfg *cfg)
+{
+	ht_hooks_set_slow(ht_dump_arm(cfg));
+}
+
+/* With ht_lock_global held: end the session and its dumps.  In the child
+ * of a fork (child), the session is the parent's: forget it instead. */
+static void
+end_locked(int child)
+{
+	ht_dump_disarm();
+	ht_hooks_set_slow(0);
+	if (child)
+		ht_session_forget();
+	else
+		ht_session_stop();
+}
+
+int
+ht_agent_start(uint64_t rate, const struct ht_dump_cfg *cfg, int restart)
+{
+	change_begin();
+	if (ht_session.state == HT_STATE_RUNNING && !restart)
+		return change_end(HT_AGENT_ERUNNING);
+	ht_session_start(rate);
+	arm_locked(cfg);
+	return change_end(0);
+}
+
+int
+ht_agent_stop(void)
+{
+	change_begin();
+	if (ht_session.state != HT_STATE_RUNNING)
+		return change_end(HT_AGENT_ENOTRUNNING);
+	end_locked(0);
+	return change_end(0);
+}
+
+int
+ht_agent_dumps(struct ht_dump_cfg *cfg)
+{
+	static struct ht_dump_cfg	old;	/* large; under the lock */
+
+	change_begin();
+	if (ht_session.state != HT_STATE_RUNNING)
+		return change_end(HT_AGENT_ENOTRUNNING);
+	if (ht_dump_armed(&old))
+		cfg->at_rss_bytes = old.at_rss_bytes;
+	arm_locked(cfg);
+	return change_end(0);
 }
 
 void
@@ -143,7 +190,7 @@ ht_agent_modules_changed(void)
 		return;
 	/* The loader may allocate for us (dlsym's error buffer): the guard
 	 * keeps the agent's own work out of the profile. */
-	ht_tls.guard++;
+	ht_guard_enter();
 	/* dlsym before rescan_lock, never under it: this thread may be
 	 * inside a constructor run by dlopen, holding the loader's lock,
 	 * and the holder of rescan_lock must never wait for that lock. */
@@ -153,23 +200,53 @@ ht_agent_modules_changed(void)
 	if (hooked)
 		rescan();
 	ht_lock_release(&rescan_lock);
-	ht_tls.guard--;
+	ht_guard_leave();
+}
+
+static void *
+hook_dlopen(const char *file, int flags)
+{
+	void	*h = ((void *(*)(const char *, int))ht_hooks_orig(HT_H_DLOPEN,
+	    CALLER))(file, flags);
+
+	if (h != NULL)
+		ht_agent_modules_changed();
+	return h;
+}
+
+static int
+hook_dlclose(void *h)
+{
+	int	rc;
+
+	/* The unwinder must not read the CFI of a module being unmapped:
+	 * samples taken meanwhile keep only their caller.  Taking the lock
+	 * to raise the flag waits out any walk in progress. */
+	ht_lock_acquire(&ht_lock_global);
+	ht_sampler_dlclose_busy++;
+	ht_lock_release(&ht_lock_global);
+	rc = ((int (*)(void *))ht_hooks_orig(HT_H_DLCLOSE, CALLER))(h);
+	ht_agent_modules_changed();
+	ht_lock_acquire(&ht_lock_global);
+	ht_sampler_dlclose_busy--;
+	ht_lock_release(&ht_lock_global);
+	return rc;
 }
 
 static void
 fork_prepare(void)
 {
-	ht_tls.guard++;
+	ht_guard_enter();
 	ht_lock_acquire(&rescan_lock);
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 }
 
 static void
 fork_parent(void)
 {
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
-	ht_tls.guard--;
+	ht_guard_leave();
 }
 
 static void
@@ -178,14 +255,11 @@ fork_child(void)
 	/* Children are not profiled: end the session here so every thread
 	 * (only this one exists now) starts over at its next allocation
 	 * and finds nothing to sample.  The parent's profile is untouched. */
-	ht_session.state = HT_STATE_NONE;
-	ht_dump_disarm();
+	end_locked(1);
 	ht_dump_fork_child();
-	__atomic_store_n(&ht_session_gen, ht_session_gen + 1,
-	    __ATOMIC_RELEASE);
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
-	ht_tls.guard--;
+	ht_guard_leave();
 }
 
 static void
@@ -194,6 +268,7 @@ setup_run(void)
 	if (ht_tables_init() != 0 || ht_dump_init() != 0)
 		return;
 	ht_got_set_filter(accept_slot);
+	ht_hooks_set_loader((void *)hook_dlopen, (void *)hook_dlclose);
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
 		return;
 	active = 1;
@@ -201,9 +276,9 @@ setup_run(void)
 }
 
 /* What every mode needs before a hook is installed: the tables, the dump
- * buffer, the slot filter and the fork handlers; once (the control thread
- * and the API may both come here), since fork handlers registered twice
- * would take the lock twice.  Returns 0 or -1. */
+ * buffer, the slot filter, the loader's hooks and the fork handlers; once
+ * (the control thread and the API may both come here), since fork handlers
+ * registered twice would take the lock twice.  Returns 0 or -1. */
 static int
 setup(void)
 {
@@ -214,36 +289,37 @@ setup(void)
 /* Patch the slots, starting a session at rate first when rate is not 0
  * (launch mode: the first allocations after the patch are sampled), with
  * the dumps of cfg (NULL: none).  Returns the slots patched, or -1 with
- * nothing patched. */
+ * nothing patched (and the session stopped). */
 static int
 install(uint64_t rate, const struct ht_dump_cfg *cfg)
 {
 	int	rc;
 
-	ht_tls.guard++;
-	ht_got_resolve(ht_hooks, HT_NHOOKS);	/* before rescan_lock: see above */
+	ht_guard_enter();
+	ht_got_resolve(ht_hooks, HT_NHOOKS);	/* before rescan_lock */
 	ht_hooks_resolve_extra();
 	ht_lock_acquire(&rescan_lock);
-	if (rate != 0) {
-		ht_lock_acquire(&ht_agent_lock);
-		ht_session_start(rate);
-		ht_dump_arm(cfg);
-		ht_lock_release(&ht_agent_lock);
-	}
+	if (rate != 0)
+		(void)ht_agent_start(rate, cfg, 1);
 	__atomic_store_n(&hooked, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 0, __ATOMIC_RELAXED);
 	if ((rc = rescan()) < 0) {
 		/* ht_got_patch left nothing of this call patched. */
 		__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
-		if (rate != 0) {
-			ht_lock_acquire(&ht_agent_lock);
-			ht_session_stop();
-			ht_lock_release(&ht_agent_lock);
-		}
+		if (rate != 0)
+			(void)ht_agent_stop();
 	}
 	ht_lock_release(&rescan_lock);
-	ht_tls.guard--;
+	ht_guard_leave();
 	return rc;
+}
+
+int
+ht_agent_launch(uint64_t rate, const struct ht_dump_cfg *cfg)
+{
+	if (setup() != 0 || install(rate, cfg) < 0)
+		return -1;
+	return 0;
 }
 
 int
@@ -254,26 +330,32 @@ ht_agent_attach_init(void)
 	return 0;
 }
 
+void
+ht_agent_disable(void)
+{
+	dormant = 1;
+}
+
 int
 ht_agent_prepare(void)
 {
 	int	rc = 0;
 
 	if (dormant)
-		return HT_API_EDISABLED;
+		return HT_AGENT_EDISABLED;
 	if (setup() != 0)
-		return HT_API_ENOMEM;
+		return HT_AGENT_ENOMEM;
 	/* The flags change under rescan_lock (install, unhook). */
-	ht_tls.guard++;
+	ht_guard_enter();
 	ht_lock_acquire(&rescan_lock);
 	if (detached)
-		rc = HT_API_EDETACHED;
+		rc = HT_AGENT_EDETACHED;
 	else if (!hooked)
 		rc = 1;
 	ht_lock_release(&rescan_lock);
-	ht_tls.guard--;
+	ht_guard_leave();
 	if (rc == 1)
-		rc = install(0, NULL) < 0 ? HT_API_EHOOK : 0;
+		rc = install(0, NULL) < 0 ? HT_AGENT_EHOOK : 0;
 	return rc;
 }
 
@@ -298,127 +380,44 @@ ht_agent_unhook(void)
 
 	if (!active)
 		return -1;
-	ht_tls.guard++;
+	ht_guard_enter();
 	ht_lock_acquire(&rescan_lock);
-	ht_lock_acquire(&ht_agent_lock);
-	ht_session_stop();
-	ht_lock_release(&ht_agent_lock);
+	(void)ht_agent_stop();
 	__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 1, __ATOMIC_RELAXED);
 	rc = ht_got_restore_all();
 	ht_lock_release(&rescan_lock);
-	ht_tls.guard--;
+	ht_guard_leave();
 	return rc;
 }
 
 void
 ht_agent_state(int *is_hooked, size_t *slots, size_t *modules)
 {
-	ht_tls.guard++;
+	ht_guard_enter();
 	ht_lock_acquire(&rescan_lock);
 	*is_hooked = hooked;
 	*slots = ht_got_patched_slots();
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	*modules = ht_modules_current()->n;
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
-	ht_tls.guard--;
+	ht_guard_leave();
 }
 
-/* A number of the environment, 0 when unset; -1 if it does not parse. */
-static int
-env_u64(const char *name, uint64_t *out)
-{
-	const char	*s = getenv(name);
-
-	*out = 0;
-	if (s == NULL || *s == '\0')
-		return 0;
-	return parse_u64(s, out);
-}
-
-/* Launch mode's dumps, from the environment (see the top of this file).
- * A setting that does not parse, or a prefix the process cannot use,
- * leaves the session without dumps: heaptool run checked them first. */
-static void
-env_dumps(struct ht_dump_cfg *cfg)
-{
-	const char	*s = getenv("HEAPTOOL_DUMP_PREFIX");
-	size_t		 len;
-
-	memset(cfg, 0, sizeof(*cfg));
-	if (s == NULL || (len = strlen(s)) == 0 || len > HT_DUMP_PREFIX_MAX ||
-	    ht_dump_check_prefix(s) != 0)
-		return;
-	if (env_u64("HEAPTOOL_DUMP_INTERVAL_MS", &cfg->interval_ms) != 0 ||
-	    env_u64("HEAPTOOL_DUMP_EVERY", &cfg->every_bytes) != 0 ||
-	    env_u64("HEAPTOOL_DUMP_AT_RSS", &cfg->at_rss_bytes) != 0 ||
-	    env_u64("HEAPTOOL_THRESHOLD", &cfg->threshold_bytes) != 0) {
-		memset(cfg, 0, sizeof(*cfg));
-		return;
-	}
-	memcpy(cfg->prefix, s, len + 1);
-}
-
-__attribute__((constructor)) static void
-agent_init(void)
-{
-	static struct ht_dump_cfg	cfg;	/* large */
-	uint64_t			pid, rate = DEFAULT_RATE, seed;
-	const char			*s;
-	size_t				len;
-
-	if (parse_u64(getenv("HEAPTOOL_SEED"), &seed) == 0)
-		ht_sampler_seed = seed;
-	s = getenv("HEAPTOOL_PID");
-	if (s == NULL) {
-		ht_control_start(1);
-		return;
-	}
-	/* Set but not ours: a descendant of a launched process. */
-	if (parse_u64(s, &pid) != 0 || pid != (uint64_t)getpid()) {
-		dormant = 1;
-		return;
-	}
-	if (parse_u64(getenv("HEAPTOOL_RATE"), &rate) != 0 || rate == 0)
-		rate = DEFAULT_RATE;
-	s = getenv("HEAPTOOL_OUTPUT");
-	if (s == NULL || (len = strlen(s)) == 0 || len >= sizeof(output)) {
-		dormant = 1;
-		return;
-	}
-	memcpy(output, s, len + 1);
-	env_dumps(&cfg);
-
-	if (setup() != 0 || install(rate, &cfg) < 0)
-		return;
-	/*
-	 * A second thread costs a launched program more than it seems: once a
-	 * process has one, glibc takes its arena lock on every allocation the
-	 * thread cache does not serve (all blocks above 1 KiB), 2.5x the time
-	 * of a 128 KiB malloc/free pair here.  So the agent's thread starts
-	 * only for the triggers that need it; failure and exit dumps do not.
-	 */
-	s = getenv("HEAPTOOL_LIVE");
-	if (ht_control_needed(&cfg) || (s != NULL && strcmp(s, "1") == 0))
-		ht_control_start(0);
-}
-
-__attribute__((destructor)) static void
-agent_fini(void)
+void
+ht_agent_exit(const char *output)
 {
 	if (!active)
 		return;
-	ht_tls.guard++;
+	ht_guard_enter();
 	/* The session's exit dump, if it runs with a prefix (any mode). */
 	ht_dump_at_exit();
 	/* Only launch mode names an output (attach mode leaves it empty). */
-	if (output[0] != '\0' && ht_session.pid == getpid() &&
-	    ht_session.state != HT_STATE_NONE) {
-		ht_lock_acquire(&ht_agent_lock);
-		ht_session_stop();
-		ht_lock_release(&ht_agent_lock);
-		ht_dump_path(output, HT_META_AT_EXIT, 0);
+	if (output != NULL && output[0] != '\0' &&
+	    ht_session.pid == getpid() && ht_session.state != HT_STATE_NONE) {
+		(void)ht_agent_stop();
+		ht_snapshot_path(output, HT_META_AT_EXIT, 0);
 	}
-	ht_tls.guard--;
+	ht_guard_leave();
 }

@@ -4,10 +4,10 @@
  * writes its own dumps, without ptrace and without the CLI.
  *
  * Each entry point does what the control thread does for the matching
- * request, with the calling thread's guard set for the duration, so that
- * nothing done here is sampled and the lock discipline of sampler.h holds.
- * Every call is safe from any thread: the session changes under
- * ht_agent_lock, the set-up and the hooks under agent.c's own locks.
+ * request, through the same operations of agent.h, with the calling
+ * thread's guard set for the duration, so that nothing done here is
+ * sampled.  Every call is safe from any thread: the session changes under
+ * ht_lock_global, the set-up and the hooks under agent.c's own locks.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -15,34 +15,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "api.h"
 #include "control.h"
 #include "dump.h"
+#include "guard.h"
 #include "lock.h"
 #include "profile.h"
-#include "sampler.h"
 #include "session.h"
-
-#define API	__attribute__((visibility("default")))
-
-int	heaptool_start(size_t rate) API;
-int	heaptool_stop(void) API;
-int	heaptool_dump(const char *path) API;
-int	heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
-	    uint64_t every_bytes, uint64_t threshold_bytes) API;
-const char	*heaptool_strerror(int code) API;
-
-static void
-enter(void)
-{
-	ht_tls.guard++;
-}
-
-static void
-leave(void)
-{
-	ht_tls.guard--;
-}
+#include "snapshot.h"
 
 int
 heaptool_start(size_t rate)
@@ -51,33 +32,17 @@ heaptool_start(size_t rate)
 
 	if (rate == 0)
 		return HT_API_EINVAL;
-	enter();
-	if ((rc = ht_agent_prepare()) == 0) {
-		ht_lock_acquire(&ht_agent_lock);
-		if (ht_session.state == HT_STATE_RUNNING)
-			rc = HT_API_ERUNNING;
-		else
-			ht_session_start((uint64_t)rate);
-		ht_lock_release(&ht_agent_lock);
-	}
-	leave();
+	ht_guard_enter();
+	if ((rc = ht_agent_prepare()) == 0)
+		rc = ht_agent_start((uint64_t)rate, NULL, 0);
+	ht_guard_leave();
 	return rc;
 }
 
 int
 heaptool_stop(void)
 {
-	int	rc = 0;
-
-	enter();
-	ht_lock_acquire(&ht_agent_lock);
-	if (ht_session.state != HT_STATE_RUNNING)
-		rc = HT_API_ENOTRUNNING;
-	else
-		ht_session_stop();
-	ht_lock_release(&ht_agent_lock);
-	leave();
-	return rc;
+	return ht_agent_stop();
 }
 
 int
@@ -88,16 +53,16 @@ heaptool_dump(const char *path)
 	uint32_t		state;
 	int			rc = 0;
 
-	enter();
+	ht_guard_enter();
 	if (ht_dump_init() != 0) {
-		leave();
+		ht_guard_leave();
 		return HT_API_ENOMEM;
 	}
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	state = ht_session.state;
 	if (ht_dump_armed(&cfg))
 		threshold = cfg.threshold_bytes;
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	if (state == HT_STATE_NONE)
 		rc = HT_API_ENOSESSION;
 	else if (path == NULL) {
@@ -106,9 +71,9 @@ heaptool_dump(const char *path)
 			rc = errno == ENOENT ? HT_API_EPREFIX : HT_API_EIO;
 	} else if (path[0] == '\0')
 		rc = HT_API_EINVAL;
-	else if (ht_dump_path(path, HT_META_ON_REQUEST, threshold) != 0)
+	else if (ht_snapshot_path(path, HT_META_ON_REQUEST, threshold) != 0)
 		rc = HT_API_EIO;
-	leave();
+	ht_guard_leave();
 	return rc;
 }
 
@@ -117,11 +82,11 @@ heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
     uint64_t every_bytes, uint64_t threshold_bytes)
 {
 	static struct ht_lock		cfg_lock;
-	static struct ht_dump_cfg	cfg, old;	/* large */
+	static struct ht_dump_cfg	cfg;	/* large */
 	size_t				len = 0, cl = 0;
 	int				rc = 0;
 
-	enter();
+	ht_guard_enter();
 	/* One caller at a time owns the static settings. */
 	ht_lock_acquire(&cfg_lock);
 	memset(&cfg, 0, sizeof(cfg));
@@ -156,26 +121,12 @@ heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
 		rc = HT_API_EINVAL;
 		goto out;
 	}
-	ht_lock_acquire(&ht_agent_lock);
-	if (ht_session.state != HT_STATE_RUNNING)
-		rc = HT_API_ENOTRUNNING;
-	else {
-		/* The API has no RSS trigger: keep the session's. */
-		if (ht_dump_armed(&old))
-			cfg.at_rss_bytes = old.at_rss_bytes;
-		if (cfg.prefix[0] == '\0')
-			ht_dump_disarm();
-		else
-			ht_dump_arm(&cfg);
-	}
-	ht_lock_release(&ht_agent_lock);
-	if (rc == 0 && ht_control_needed(&cfg))
-		ht_control_start(0);	/* no-op if it runs (see agent.c) */
-	if (rc == 0)
-		ht_dump_wake();
+	/* The API has no RSS trigger: the session keeps its own. */
+	if ((rc = ht_agent_dumps(&cfg)) == 0 && ht_dump_needs_thread(&cfg))
+		ht_control_start(0);	/* no-op if it runs */
 out:
 	ht_lock_release(&cfg_lock);
-	leave();
+	ht_guard_leave();
 	return rc;
 }
 

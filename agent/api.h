@@ -1,34 +1,40 @@
 /*
- * The in-process API (api.c, declared for programs in include/heaptool.h):
- * what the agent's side shares between api.c and agent.c.
+ * The in-process API as the agent builds it (api.c; declared for programs
+ * in include/heaptool.h): its entry points, exported with default
+ * visibility, and its error codes.
  *
- * The error codes are those of include/heaptool.h, which the agent may not
+ * The codes are those of include/heaptool.h, which the agent may not
  * include (the zones: agent/ sees src/ and agent/ only); the list here must
  * keep its numbers, and t/target/api-user checks that every code's message
- * is the one the public header documents.
+ * is the one the public header documents.  The codes the lifecycle shares
+ * with the API are agent.h's, which has the same numbers.
  */
 #ifndef HT_API_H
 #define HT_API_H
 
-#define HT_API_EINVAL		(-1)	/* HEAPTOOL_EINVAL */
-#define HT_API_ERUNNING		(-2)	/* HEAPTOOL_ERUNNING */
-#define HT_API_ENOTRUNNING	(-3)	/* HEAPTOOL_ENOTRUNNING */
-#define HT_API_ENOSESSION	(-4)	/* HEAPTOOL_ENOSESSION */
-#define HT_API_EDETACHED	(-5)	/* HEAPTOOL_EDETACHED */
-#define HT_API_EDISABLED	(-6)	/* HEAPTOOL_EDISABLED */
-#define HT_API_ENOMEM		(-7)	/* HEAPTOOL_ENOMEM */
-#define HT_API_EIO		(-8)	/* HEAPTOOL_EIO */
-#define HT_API_EPREFIX		(-9)	/* HEAPTOOL_EPREFIX */
-#define HT_API_EHOOK		(-10)	/* HEAPTOOL_EHOOK */
+#include <stddef.h>
+#include <stdint.h>
 
-/*
- * Implemented by agent.c: make the agent ready for a session started by
- * the program itself: set up (once) and install the hooks if no one has
- * yet.  Takes rescan_lock and ht_agent_lock as it needs: call with neither
- * held.  Returns 0, or HT_API_EDISABLED (HEAPTOOL_PID names another
- * process), HT_API_ENOMEM, HT_API_EDETACHED (heaptool detach removed the
- * hooks: they stay removed), HT_API_EHOOK.
- */
-int	ht_agent_prepare(void);
+#include "agent.h"
+
+#define HT_API_EINVAL		(-1)			/* HEAPTOOL_EINVAL */
+#define HT_API_ERUNNING		HT_AGENT_ERUNNING	/* HEAPTOOL_ERUNNING */
+#define HT_API_ENOTRUNNING	HT_AGENT_ENOTRUNNING	/* ..._ENOTRUNNING */
+#define HT_API_ENOSESSION	(-4)			/* ..._ENOSESSION */
+#define HT_API_EDETACHED	HT_AGENT_EDETACHED	/* ..._EDETACHED */
+#define HT_API_EDISABLED	HT_AGENT_EDISABLED	/* ..._EDISABLED */
+#define HT_API_ENOMEM		HT_AGENT_ENOMEM		/* HEAPTOOL_ENOMEM */
+#define HT_API_EIO		(-8)			/* HEAPTOOL_EIO */
+#define HT_API_EPREFIX		(-9)			/* HEAPTOOL_EPREFIX */
+#define HT_API_EHOOK		HT_AGENT_EHOOK		/* HEAPTOOL_EHOOK */
+
+#define HT_API	__attribute__((visibility("default")))
+
+int		heaptool_start(size_t rate) HT_API;
+int		heaptool_stop(void) HT_API;
+int		heaptool_dump(const char *path) HT_API;
+int		heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
+		    uint64_t every_bytes, uint64_t threshold_bytes) HT_API;
+const char	*heaptool_strerror(int code) HT_API;
 
 #endif

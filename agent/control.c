@@ -11,7 +11,7 @@
  * Every wait is bounded: a whole request must arrive within IO_TIMEOUT_MS,
  * and a reply must make progress every IO_TIMEOUT_MS and be done within
  * REPLY_DEADLINE_MS, so a client that stalls delays the next one by seconds
- * at most.  ht_agent_lock is held only while the profile is encoded into a
+ * at most.  ht_lock_global is held only while the profile is encoded into a
  * memfd, never while the socket blocks, so a slow client never holds up the
  * target's allocations.
  */
@@ -30,20 +30,20 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "config.h"
 #include "control.h"
 #include "dump.h"
 #include "got.h"
-#include "hooks.h"
+#include "guard.h"
 #include "lock.h"
 #include "mem.h"
-#include "modules.h"
+#include "prim.h"
 #include "proto.h"
-#include "sampler.h"
 #include "session.h"
+#include "snapshot.h"
 #include "tables.h"
 
 #define STACK_SIZE		(256 * 1024)
@@ -82,19 +82,10 @@ static int		settle;
 
 static uint8_t	req[HT_PROTO_MAX_REQUEST];
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int
 left_ms(uint64_t deadline)
 {
-	uint64_t	now = now_ms();
+	uint64_t	now = ht_prim_mono_ms();
 
 	return now >= deadline ? 0 : (int)(deadline - now);
 }
@@ -271,7 +262,7 @@ reply_err(int fd, uint32_t code, const char *msg)
 	uint8_t	buf[HT_PROTO_HEADER + 4 + ERR_MAX];
 	size_t	n = ht_proto_encode_err(buf, sizeof(buf), code, msg);
 
-	(void)send_all(fd, buf, n, now_ms() + IO_TIMEOUT_MS);
+	(void)send_all(fd, buf, n, ht_prim_mono_ms() + IO_TIMEOUT_MS);
 }
 
 static void
@@ -280,7 +271,7 @@ reply_ok(int fd)
 	uint8_t	buf[HT_PROTO_HEADER];
 
 	ht_proto_put_header(buf, HT_MSG_OK, 0);
-	(void)send_all(fd, buf, sizeof(buf), now_ms() + IO_TIMEOUT_MS);
+	(void)send_all(fd, buf, sizeof(buf), ht_prim_mono_ms() + IO_TIMEOUT_MS);
 }
 
 static void
@@ -298,7 +289,7 @@ reply_status(int fd)
 	st.hooked = (uint32_t)hooked;
 	st.slots_patched = (uint32_t)slots;
 	st.modules = (uint32_t)modules;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_lock_acquire(&ht_lock_global);
 	st.state = ht_session.state;
 	st.epoch = ht_session.epoch;
 	st.rate = ht_session.rate;
@@ -306,7 +297,7 @@ reply_status(int fd)
 	st.samples = ht_session.samples;
 	st.live_samples = ht_live_count();
 	st.dropped_samples = ht_session.dropped;
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	st.overhead_bytes = ht_mem_overhead();
 	memcpy(st.agent_version, PACKAGE_VERSION,
 	    sizeof(PACKAGE_VERSION) < sizeof(st.agent_version) ?
@@ -315,7 +306,7 @@ reply_status(int fd)
 	if (n == 0)
 		reply_err(fd, HT_ERR_INTERNAL, "status does not fit");
 	else
-		(void)send_all(fd, buf, n, now_ms() + IO_TIMEOUT_MS);
+		(void)send_all(fd, buf, n, ht_prim_mono_ms() + IO_TIMEOUT_MS);
 }
 
 /* Why a dump prefix is refused, from ht_dump_check_prefix's errno: the
@@ -347,7 +338,6 @@ static void
 do_start(int fd, const struct ht_request *r)
 {
 	static struct ht_dump_cfg	cfg;	/* large; this thread only */
-	uint32_t			err = 0;
 
 	if (!ht_agent_hooked()) {
 		reply_err(fd, HT_ERR_DETACHED,
@@ -369,17 +359,9 @@ do_start(int fd, const struct ht_request *r)
 		cfg.at_rss_bytes = r->dump_at_rss_bytes;
 		cfg.threshold_bytes = r->threshold_bytes;
 	}
-	ht_lock_acquire(&ht_agent_lock);
-	if (ht_session.state == HT_STATE_RUNNING &&
-	    !(r->flags & HT_START_RESTART))
-		err = HT_ERR_RUNNING;
-	else {
-		ht_session_start(r->rate);
-		ht_dump_arm(&cfg);
-	}
-	ht_lock_release(&ht_agent_lock);
-	if (err != 0)
-		reply_err(fd, err, "a session is running");
+	if (ht_agent_start(r->rate, &cfg,
+	    (r->flags & HT_START_RESTART) != 0) != 0)
+		reply_err(fd, HT_ERR_RUNNING, "a session is running");
 	else
 		reply_ok(fd);
 }
@@ -387,13 +369,7 @@ do_start(int fd, const struct ht_request *r)
 static void
 do_stop(int fd)
 {
-	int	running;
-
-	ht_lock_acquire(&ht_agent_lock);
-	running = ht_session.state == HT_STATE_RUNNING;
-	ht_session_stop();
-	ht_lock_release(&ht_agent_lock);
-	if (running)
+	if (ht_agent_stop() == 0)
 		reply_ok(fd);
 	else
 		reply_err(fd, HT_ERR_NOT_RUNNING, "no session is running");
@@ -422,7 +398,7 @@ do_report(int fd)
 		    "cannot create the report's memfd");
 		return;
 	}
-	if (ht_dump_fd(mfd, 0, 0) != 0) {
+	if (ht_snapshot_fd(mfd, 0, 0) != 0) {
 		e = errno;
 		reply_err(fd, e == ENOMEM || e == ENOSPC ? HT_ERR_NOMEM :
 		    HT_ERR_INTERNAL, "cannot encode the profile");
@@ -439,7 +415,7 @@ do_report(int fd)
 		reply_err(fd, HT_ERR_NOMEM, "cannot map the profile");
 		goto out_close;
 	}
-	deadline = now_ms() + REPLY_DEADLINE_MS;
+	deadline = ht_prim_mono_ms() + REPLY_DEADLINE_MS;
 	ht_proto_put_header(hdr, HT_MSG_PROFILE, (uint32_t)size);
 	if (send_all(fd, hdr, sizeof(hdr), deadline) == 0)
 		(void)send_all(fd, map, (size_t)size, deadline);
@@ -477,7 +453,7 @@ serve_one(int fd)
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 
-	deadline = now_ms() + IO_TIMEOUT_MS;
+	deadline = ht_prim_mono_ms() + IO_TIMEOUT_MS;
 	if ((n = recv_exact(fd, req, HT_PROTO_HEADER, deadline)) == 0)
 		return;	/* connected and hung up: nothing to say */
 	if (n != HT_PROTO_HEADER) {
@@ -552,11 +528,11 @@ static void
 serve(void)
 {
 	struct pollfd	pfds[2], pfd;
-	uint64_t	next = now_ms() + WATCH_MS, due;
+	uint64_t	next = ht_prim_mono_ms() + WATCH_MS, due;
 	int		fd, n, t;
 
 	for (;;) {
-		due = ht_dump_tick(now_ms());
+		due = ht_dump_tick(ht_prim_mono_ms());
 		t = left_ms(next);
 		if (due != UINT64_MAX && left_ms(due) < t)
 			t = left_ms(due);
@@ -602,7 +578,7 @@ serve(void)
 			if (lost && open_socket() == 0)
 				lost = 0;
 			watch_modules();
-			next = now_ms() + WATCH_MS;
+			next = ht_prim_mono_ms() + WATCH_MS;
 		}
 	}
 }
@@ -631,7 +607,7 @@ control_main(void *arg)
 {
 	(void)arg;
 	/* Nothing this thread does is sampled, for its whole life. */
-	ht_tls.guard = 1;
+	ht_guard_enter();
 	(void)prctl(PR_SET_NAME, "heaptool", 0, 0, 0);
 	/* Before the first scan, so that no module loaded after it goes
 	 * unnoticed. */

@@ -1,18 +1,14 @@
 /*
- * Writing the profile (src/profile.h) from inside the target: to a file
- * descriptor, or to a path atomically (a temporary file in the same
- * directory, created exclusively with mode 0600 and without following
- * symlinks, then renamed).  No allocation: the encoding buffer is mapped by
- * ht_dump_init(), early, so a dump still works when memory has run out.
- *
- * Dumps the agent writes by itself (DESIGN.md section 6): a session started
- * with a dump prefix P writes P.PID.SEQ.heap (or, when P ends in '/',
+ * The dumps the agent writes by itself (DESIGN.md section 6): their
+ * settings, the triggers that write them and the names of their files.  A
+ * dump file is a snapshot (snapshot.h).  A session started with a dump
+ * prefix P writes P.PID.SEQ.heap (or, when P ends in '/',
  * P + "heaptool.PID.SEQ.heap"), SEQ counting from 1 for the life of the
  * process, across sessions, so that no dump of a session overwrites one of
  * an earlier session.  The triggers:
  *   - every interval_ms, by the agent's thread;
  *   - each time the session's estimated allocated bytes cross a multiple of
- *     every_bytes: the sample that crosses it (under ht_agent_lock, inside
+ *     every_bytes: the sample that crosses it (under ht_lock_global, inside
  *     a malloc hook) only wakes the agent's thread through an eventfd, and
  *     that thread writes the file;
  *   - when the process's RSS first reaches at_rss_bytes, then each time it
@@ -27,6 +23,10 @@
  * written for a stopped session.  threshold_bytes folds, in the files the
  * triggers write, the sites below it (in use and allocated) into one SITE
  * record with no frames; totals stay the same.
+ *
+ * Arming only sets the triggers' state.  Failure dumps also need the hooks
+ * to go out of line while armed (HT_HOOK_SLOW): agent.c, which arms and
+ * disarms, sets that from ht_dump_arm's answer.
  */
 #ifndef HT_DUMP_H
 #define HT_DUMP_H
@@ -45,40 +45,40 @@ struct ht_dump_cfg {
 	uint64_t	threshold_bytes;	/* 0: keep every site */
 };
 
-/* Map the encoding buffer and create the wake-up eventfd.  Returns 0 or
- * -1.  Idempotent. */
+/* Map the snapshot buffer (ht_snapshot_init) and create the wake-up
+ * eventfd.  Returns 0 or -1.  Idempotent. */
 int	ht_dump_init(void);
-/* Write the current profile to fd.  Takes ht_agent_lock: call with the
- * thread's guard set (see sampler.h) and without the lock.  flags are
- * HT_META_* bits; sites below threshold bytes (0: none) are folded.
- * Returns 0, or -1 with errno set. */
-int	ht_dump_fd(int fd, uint32_t flags, uint64_t threshold);
-/* Write the current profile to path, atomically, as ht_dump_fd.  Returns
- * 0 or -1 with errno set. */
-int	ht_dump_path(const char *path, uint32_t flags, uint64_t threshold);
+
+/* Whether settings need the agent's thread (interval, every-bytes or RSS
+ * triggers; failure and exit dumps are written without it). */
+static inline int
+ht_dump_needs_thread(const struct ht_dump_cfg *cfg)
+{
+	return cfg->prefix[0] != '\0' && (cfg->interval_ms != 0 ||
+	    cfg->every_bytes != 0 || cfg->at_rss_bytes != 0);
+}
 
 /*
  * Check a prefix before a session takes it: absolute, at most
  * HT_DUMP_PREFIX_MAX bytes, and its directory writable and searchable by
  * this process (as the target sees its file system).  Calls the kernel:
- * not with ht_agent_lock held.  Returns 0, or -1 with errno set (EINVAL for
+ * not with ht_lock_global held.  Returns 0, or -1 with errno set (EINVAL for
  * a relative or empty prefix, ENAMETOOLONG, or access(2)'s).
  */
 int	ht_dump_check_prefix(const char *prefix);
 
-/* With ht_agent_lock held, right after ht_session_start(): arm cfg's
- * triggers for the new session (cfg NULL or its prefix "": none).  The
- * caller then calls ht_dump_wake() without the lock, so that the agent's
- * thread takes the new deadlines. */
-void	ht_dump_arm(const struct ht_dump_cfg *cfg);
-/* With ht_agent_lock held: disarm every trigger (ht_session_start and
- * ht_session_stop call it). */
+/* With ht_lock_global held, with a session running: replace its triggers
+ * by cfg's (cfg NULL or its prefix "": none).  Returns 1 if cfg armed any,
+ * 0 if none.  The caller then calls ht_dump_wake() without the lock, so
+ * that the agent's thread takes the new deadlines. */
+int	ht_dump_arm(const struct ht_dump_cfg *cfg);
+/* With ht_lock_global held: disarm every trigger (the session stops). */
 void	ht_dump_disarm(void);
-/* With ht_agent_lock held: copy the running session's settings to *cfg;
+/* With ht_lock_global held: copy the running session's settings to *cfg;
  * returns 1 if it has a prefix, else 0. */
 int	ht_dump_armed(struct ht_dump_cfg *cfg);
 
-/* With ht_agent_lock held, from the sampler: a sample of bytes (its
+/* With ht_lock_global held, from the sampler: a sample of bytes (its
  * estimate) was taken.  Returns 1 if an every-bytes dump is now due (then
  * call ht_dump_wake() once the lock is released). */
 int	ht_dump_note_alloc(double bytes);
@@ -96,7 +96,8 @@ uint64_t	ht_dump_tick(uint64_t now_ms);
 
 /* Inside an allocation hook that saw the allocator fail (HT_HOOK_SLOW):
  * write the failure dump now, in this thread, if the session armed one.
- * Keeps errno.  Returns at once if this thread is inside the agent. */
+ * Keeps errno.  Returns at once if this thread is inside the agent (its
+ * guard is set). */
 void	ht_dump_on_failure(void);
 
 /* At exit (the destructor): the exit dump, if the session runs with a

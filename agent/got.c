@@ -1,21 +1,18 @@
 /*
- * GOT rewriting (see got.h).  Three tables, all from ht_mem_map:
+ * GOT rewriting (see got.h).  Two tables, from ht_mem_map, both touched
+ * under got_lock only:
  *
  * - slots: every slot written, sorted by address, with the value it held
  *   (restore writes it back), the original that calls through it must
  *   reach, and its page's protection.  Modules do not overlap, so the slots
- *   of one module are one run of the table.  Touched under got_lock only.
+ *   of one module are one run of the table.
  * - mods: the modules patched, keyed by (dynamic, bias).  A module is
  *   scanned once, again only while some slot of it was left for later
  *   (pending); a module that left the set is forgotten with its slots.
- * - origs: per (module, hook) originals that differ from hooks[i].orig,
- *   read lock-free by ht_got_orig_for_caller from inside hooks.  Each entry
- *   has a sequence count, odd while it is written, so a reader never mixes
- *   two modules' fields.  An entry is created, reused or cleared only while
- *   no call from its module can be in a hook through it (before the
- *   module's slots are written, after the module is gone), so a reader that
- *   skips an entry being written loses nothing.  Its orig alone may change
- *   in place (one atomic store) between two originals that are both right.
+ *
+ * A module's relocations come from reloc.h, its pages' protections from
+ * maps.h, and the originals that differ by module go to orig.h, where
+ * hooks find them without a lock.
  *
  * Non-PIE executables make one more case: an executable that takes the
  * address of malloc gets a canonical PLT entry, and every other module's
@@ -26,28 +23,26 @@
  * to; while that is unknown (lazy binding has not run), the stub stays a
  * valid original because the executable's slot is then left unpatched.
  */
-#include <sys/auxv.h>
 #include <sys/mman.h>
 
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "got.h"
 #include "lock.h"
+#include "maps.h"
 #include "mem.h"
+#include "modules.h"
+#include "orig.h"
+#include "prim.h"
+#include "reloc.h"
 
 #define SLOTS_FIRST	1024		/* doubles on demand up to SLOTS_MAX */
 #define SLOTS_MAX	65536
-#define ORIGS_MAX	1024
-#define RANGES_FIRST	256
-#define MAPS_BUF	16384		/* longer than any line of maps */
-#define DYN_MAX		4096		/* a sane bound on dynamic entries */
 
 enum { PASS_CANON, PASS_EAGER, PASS_LAZY };
 
@@ -71,43 +66,11 @@ struct pmod {
 	int		 pending;	/* a slot was left for a later call */
 };
 
-struct origent {
-	unsigned	 seq;		/* odd while written */
-	unsigned	 index;
-	uintptr_t	 start;
-	uintptr_t	 end;
-	void		*orig;		/* NULL: a free entry */
-	uintptr_t	 dynamic;	/* identity, for the writer only */
-};
-
-struct range {
-	uintptr_t	 start;
-	uintptr_t	 end;
-	int		 prot;		/* -1: shared mapping, never written */
-};
-
-struct dyninfo {
-	const ElfW(Sym)	*symtab;
-	const char	*strtab;
-	size_t		 strsz;
-	uintptr_t	 jmprel;
-	size_t		 pltrelsz;
-	int		 pltrela;
-	uintptr_t	 rela;
-	size_t		 relasz;
-	size_t		 relaent;
-	uintptr_t	 rel;
-	size_t		 relsz;
-	size_t		 relent;
-	int		 bind_now;
-};
-
 struct ctx {
 	const struct ht_modset	*set;
 	struct ht_hook_def	*hooks;
 	size_t			 n;
 	int			 env_now;	/* LD_BIND_NOW set */
-	int			 maps;		/* 1 read, -1 failed, 0 to do */
 	int			 patched;
 	const struct ht_module	*canon_mod;
 	size_t			 namelen[HT_GOT_MAX_HOOKS];
@@ -119,7 +82,7 @@ struct ctx {
 struct work {
 	const struct ht_module	*m;
 	struct pmod		*pm;
-	struct dyninfo		 d;
+	struct ht_reloc		 d;
 	int			 lazy;
 	size_t			 ncand;		/* at slots[nslots ...] */
 	void			*eager[HT_GOT_MAX_HOOKS];
@@ -132,11 +95,6 @@ static struct slot	*slots;
 static size_t		 nslots, capslots;
 static struct pmod	*mods;
 static size_t		 nmods;
-static struct origent	*origs;		/* published once, never moved */
-static size_t		 norigs;	/* entries ever used; only grows */
-static struct range	*ranges;
-static size_t		 nranges, capranges;
-static char		*mapsbuf;
 static size_t		 pagesz;
 static size_t		 overflows;
 static int		 (*filter)(const struct ht_module *, size_t, void *);
@@ -144,7 +102,7 @@ static int		 (*filter)(const struct ht_module *, size_t, void *);
 static int
 got_enter(void)
 {
-	pid_t	self = gettid();
+	pid_t	self = ht_prim_tid();
 
 	/* A signal handler that patches while its own thread is in here
 	 * would spin forever on the lock. */
@@ -173,13 +131,8 @@ set_nslots(size_t n)
 static int
 tables_init(void)
 {
-	struct origent	*o;
-
-	if (pagesz == 0) {
-		pagesz = getauxval(AT_PAGESZ);
-		if (pagesz == 0)
-			pagesz = 4096;
-	}
+	if (pagesz == 0)
+		pagesz = ht_prim_page_size();
 	if (slots == NULL) {
 		slots = ht_mem_map(SLOTS_FIRST * sizeof(*slots));
 		if (slots == NULL)
@@ -189,18 +142,7 @@ tables_init(void)
 	if (mods == NULL &&
 	    (mods = ht_mem_map(HT_MAX_MODULES * sizeof(*mods))) == NULL)
 		return -1;
-	if (origs == NULL) {
-		if ((o = ht_mem_map(ORIGS_MAX * sizeof(*o))) == NULL)
-			return -1;
-		__atomic_store_n(&origs, o, __ATOMIC_RELEASE);
-	}
-	if (ranges == NULL) {
-		ranges = ht_mem_map(RANGES_FIRST * sizeof(*ranges));
-		if (ranges == NULL)
-			return -1;
-		capranges = RANGES_FIRST;
-	}
-	if (mapsbuf == NULL && (mapsbuf = ht_mem_map(MAPS_BUF)) == NULL)
+	if (ht_orig_init() != 0 || ht_maps_init() != 0)
 		return -1;
 	return 0;
 }
@@ -264,103 +206,6 @@ slots_drop_range(uintptr_t start, uintptr_t end)
 	set_nslots(nslots - (hi - lo));
 }
 
-static int
-in_module(const struct ht_module *m, uintptr_t a)
-{
-	return a >= m->start && a < m->end;
-}
-
-/* The module of set whose start is start, or NULL. */
-static const struct ht_module *
-set_find(const struct ht_modset *set, uintptr_t start)
-{
-	size_t	lo = 0, hi = set->n;
-
-	while (lo < hi) {
-		size_t	mid = lo + (hi - lo) / 2;
-
-		if (set->mods[mid].start < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < set->n && set->mods[lo].start == start ?
-	    &set->mods[lo] : NULL;
-}
-
-static int
-set_overlaps(const struct ht_modset *set, uintptr_t lo, uintptr_t hi)
-{
-	size_t	a = 0, b = set->n;
-
-	/* Modules are sorted by start and do not overlap: only the last one
-	 * starting below hi can reach into [lo, hi). */
-	while (a < b) {
-		size_t	mid = a + (b - a) / 2;
-
-		if (set->mods[mid].start < hi)
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	return a > 0 && set->mods[a - 1].end > lo;
-}
-
-/*
- * Origs.  Writer side, under got_lock.
- */
-static void
-origent_write(struct origent *e, unsigned index, uintptr_t start,
-    uintptr_t end, void *orig, uintptr_t dynamic)
-{
-	unsigned	s = e->seq;
-
-	__atomic_store_n(&e->seq, s + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	__atomic_store_n(&e->index, index, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->start, start, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->end, end, __ATOMIC_RELAXED);
-	__atomic_store_n(&e->orig, orig, __ATOMIC_RELAXED);
-	e->dynamic = dynamic;
-	__atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
-}
-
-/* Record orig as module m's original for hooks[index].  An existing entry
- * is updated in place; a new one is made only if create.  -1 if full. */
-static int
-origent_set(const struct ht_module *m, size_t index, void *orig, int create)
-{
-	struct origent	*e, *spare = NULL;
-	size_t		 i;
-
-	for (i = 0; i < norigs; i++) {
-		e = &origs[i];
-		if (e->orig == NULL) {
-			if (spare == NULL)
-				spare = e;
-			continue;
-		}
-		if (e->index == index && e->start == m->start &&
-		    e->dynamic == (uintptr_t)m->dynamic) {
-			__atomic_store_n(&e->orig, orig, __ATOMIC_RELEASE);
-			return 0;
-		}
-	}
-	if (!create)
-		return 0;
-	if (spare != NULL) {
-		origent_write(spare, (unsigned)index, m->start, m->end, orig,
-		    (uintptr_t)m->dynamic);
-		return 0;
-	}
-	if (norigs == ORIGS_MAX)
-		return -1;
-	origent_write(&origs[norigs], (unsigned)index, m->start, m->end, orig,
-	    (uintptr_t)m->dynamic);
-	__atomic_store_n(&norigs, norigs + 1, __ATOMIC_RELEASE);
-	return 0;
-}
-
 /* Forget the slots, module records and origs of modules not in set: their
  * memory may be unmapped or reused by now. */
 static void
@@ -370,7 +215,7 @@ forget_gone(const struct ht_modset *set)
 	size_t			 i;
 
 	for (i = 0; i < nmods; ) {
-		m = set_find(set, mods[i].start);
+		m = ht_modules_at(set, mods[i].start);
 		if (m != NULL && (uintptr_t)m->dynamic == mods[i].dynamic &&
 		    m->bias == mods[i].bias) {
 			i++;
@@ -379,15 +224,7 @@ forget_gone(const struct ht_modset *set)
 		slots_drop_range(mods[i].start, mods[i].end);
 		mods[i] = mods[--nmods];
 	}
-	for (i = 0; i < norigs; i++) {
-		struct origent	*e = &origs[i];
-
-		if (e->orig == NULL)
-			continue;
-		m = set_find(set, e->start);
-		if (m == NULL || (uintptr_t)m->dynamic != e->dynamic)
-			origent_write(e, 0, 0, 0, NULL, 0);
-	}
+	ht_orig_forget(set);
 }
 
 /* Where a stored original equal to the canonical PLT entry `from' now
@@ -401,279 +238,10 @@ retarget(struct ctx *c, size_t index, uintptr_t from, void *to)
 
 	__atomic_compare_exchange_n(&c->hooks[index].orig, &expect, to, 0,
 	    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-	for (i = 0; i < norigs; i++)
-		if (origs[i].index == index &&
-		    origs[i].orig == (void *)from)
-			__atomic_store_n(&origs[i].orig, to, __ATOMIC_RELEASE);
+	ht_orig_retarget(index, (void *)from, to);
 	for (i = 0; i < nslots; i++)
 		if (slots[i].index == index && slots[i].orig == (void *)from)
 			slots[i].orig = to;
-}
-
-/*
- * Page protections.  /proc/self/maps is the truth (someone may have changed
- * a protection since the loader set it); read with open/read, since stdio
- * allocates.  Without /proc, the program headers say what the loader did.
- */
-static int
-parse_hex(const char **pp, const char *end, uintptr_t *out)
-{
-	const char	*p = *pp;
-	uintptr_t	 v = 0;
-	int		 d, digits = 0;
-
-	for (; p < end; p++, digits++) {
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else
-			break;
-		v = v << 4 | (uintptr_t)d;
-	}
-	*pp = p;
-	*out = v;
-	return digits > 0 && digits <= 16 ? 0 : -1;
-}
-
-static int
-maps_line(const struct ht_modset *set, const char *p, const char *end)
-{
-	struct range	*r;
-	uintptr_t	 lo, hi;
-	int		 prot = 0;
-
-	if (parse_hex(&p, end, &lo) != 0 || p == end || *p++ != '-' ||
-	    parse_hex(&p, end, &hi) != 0 || end - p < 5 || *p++ != ' ')
-		return 0;	/* not a mapping line: nothing to learn */
-	if (!set_overlaps(set, lo, hi))
-		return 0;
-	if (p[0] == 'r')
-		prot |= PROT_READ;
-	if (p[1] == 'w')
-		prot |= PROT_WRITE;
-	if (p[2] == 'x')
-		prot |= PROT_EXEC;
-	if (p[3] != 'p')
-		prot = -1;
-	if (nranges == capranges) {
-		r = ht_mem_map(2 * capranges * sizeof(*r));
-		if (r == NULL)
-			return -1;
-		memcpy(r, ranges, nranges * sizeof(*r));
-		ht_mem_unmap(ranges, capranges * sizeof(*r));
-		ranges = r;
-		capranges *= 2;
-	}
-	r = &ranges[nranges++];
-	r->start = lo;
-	r->end = hi;
-	r->prot = prot;
-	return 0;
-}
-
-static int
-read_maps(const struct ht_modset *set)
-{
-	const char	*p, *nl;
-	size_t		 have = 0;
-	ssize_t		 got;
-	int		 fd, rc = -1;
-
-	nranges = 0;
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	for (;;) {
-		got = read(fd, mapsbuf + have, MAPS_BUF - have);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			goto out_close;
-		if (got == 0)
-			break;
-		have += (size_t)got;
-		p = mapsbuf;
-		while ((nl = memchr(p, '\n', have - (size_t)(p - mapsbuf))) !=
-		    NULL) {
-			if (maps_line(set, p, nl) != 0)
-				goto out_close;
-			p = nl + 1;
-		}
-		have -= (size_t)(p - mapsbuf);
-		memmove(mapsbuf, p, have);
-		if (have == MAPS_BUF)
-			goto out_close;	/* a line longer than any can be */
-	}
-	rc = 0;
-out_close:
-	close(fd);
-	return rc;
-}
-
-/* The loader's view: the PT_LOAD's flags, but read-only inside RELRO (glibc
- * protects [start, end) of PT_GNU_RELRO, both rounded down to pages). */
-static int
-phdr_prot(const struct ht_module *m, uintptr_t addr)
-{
-	const ElfW(Phdr)	*ph;
-	uintptr_t		 a, lo, hi;
-	int			 prot = -1;
-	size_t			 i;
-
-	for (i = 0; i < m->phnum; i++) {
-		ph = &m->phdr[i];
-		a = m->bias + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && addr >= (a & ~(pagesz - 1)) &&
-		    addr < a + ph->p_memsz) {
-			prot = 0;
-			if (ph->p_flags & PF_R)
-				prot |= PROT_READ;
-			if (ph->p_flags & PF_W)
-				prot |= PROT_WRITE;
-			if (ph->p_flags & PF_X)
-				prot |= PROT_EXEC;
-		}
-	}
-	for (i = 0; prot >= 0 && i < m->phnum; i++) {
-		ph = &m->phdr[i];
-		if (ph->p_type != PT_GNU_RELRO)
-			continue;
-		lo = (m->bias + ph->p_vaddr) & ~(pagesz - 1);
-		hi = (m->bias + ph->p_vaddr + ph->p_memsz) & ~(pagesz - 1);
-		if (addr >= lo && addr < hi)
-			prot = PROT_READ;
-	}
-	return prot;
-}
-
-/* The protection of addr's page, or -1 if it must not be written. */
-static int
-page_prot(struct ctx *c, const struct ht_module *m, uintptr_t addr)
-{
-	size_t	lo = 0, hi;
-
-	if (c->maps == 0)
-		c->maps = read_maps(c->set) == 0 ? 1 : -1;
-	if (c->maps < 0)
-		return phdr_prot(m, addr);
-	hi = nranges;
-	while (lo < hi) {
-		size_t	mid = lo + (hi - lo) / 2;
-
-		if (addr < ranges[mid].start)
-			hi = mid;
-		else if (addr >= ranges[mid].end)
-			lo = mid + 1;
-		else
-			return ranges[mid].prot;
-	}
-	return -1;
-}
-
-/*
- * The dynamic section.  glibc rewrites most d_ptr entries to run-time
- * addresses, but not all of them, and not in every object (the vdso, or
- * ports whose dynamic section is read-only): an address outside the module
- * is taken as a link-time address and moved by the bias.
- */
-static uintptr_t
-dyn_addr(const struct ht_module *m, uintptr_t v, size_t len)
-{
-	if (v == 0)
-		return 0;
-	if (!in_module(m, v))
-		v += m->bias;
-	if (!in_module(m, v) || len > m->end - v)
-		return 0;
-	return v;
-}
-
-static int
-read_dynamic(const struct ht_module *m, struct dyninfo *d)
-{
-	const ElfW(Dyn)	*dyn;
-	uintptr_t	 symtab = 0, strtab = 0;
-	size_t		 i;
-
-	memset(d, 0, sizeof(*d));
-	d->pltrela = 1;
-	d->relaent = sizeof(ElfW(Rela));
-	d->relent = sizeof(ElfW(Rel));
-	if (m->dynamic == NULL || !in_module(m, (uintptr_t)m->dynamic))
-		return -1;
-	for (dyn = m->dynamic, i = 0; dyn->d_tag != DT_NULL && i < DYN_MAX;
-	    dyn++, i++) {
-		switch (dyn->d_tag) {
-		case DT_SYMTAB:
-			symtab = dyn->d_un.d_ptr;
-			break;
-		case DT_STRTAB:
-			strtab = dyn->d_un.d_ptr;
-			break;
-		case DT_STRSZ:
-			d->strsz = dyn->d_un.d_val;
-			break;
-		case DT_JMPREL:
-			d->jmprel = dyn->d_un.d_ptr;
-			break;
-		case DT_PLTRELSZ:
-			d->pltrelsz = dyn->d_un.d_val;
-			break;
-		case DT_PLTREL:
-			d->pltrela = dyn->d_un.d_val == DT_RELA;
-			break;
-		case DT_RELA:
-			d->rela = dyn->d_un.d_ptr;
-			break;
-		case DT_RELASZ:
-			d->relasz = dyn->d_un.d_val;
-			break;
-		case DT_RELAENT:
-			d->relaent = dyn->d_un.d_val;
-			break;
-		case DT_REL:
-			d->rel = dyn->d_un.d_ptr;
-			break;
-		case DT_RELSZ:
-			d->relsz = dyn->d_un.d_val;
-			break;
-		case DT_RELENT:
-			d->relent = dyn->d_un.d_val;
-			break;
-		case DT_BIND_NOW:
-			d->bind_now = 1;
-			break;
-		case DT_FLAGS:
-			if (dyn->d_un.d_val & DF_BIND_NOW)
-				d->bind_now = 1;
-			break;
-		case DT_FLAGS_1:
-			if (dyn->d_un.d_val & DF_1_NOW)
-				d->bind_now = 1;
-			break;
-		}
-	}
-	d->symtab = (const ElfW(Sym) *)dyn_addr(m, symtab, sizeof(ElfW(Sym)));
-	d->strtab = (const char *)dyn_addr(m, strtab, d->strsz);
-	if (d->symtab == NULL || d->strtab == NULL || d->strsz == 0)
-		return -1;
-	d->jmprel = dyn_addr(m, d->jmprel, d->pltrelsz);
-	d->rela = dyn_addr(m, d->rela, d->relasz);
-	d->rel = dyn_addr(m, d->rel, d->relsz);
-	return 0;
-}
-
-/* The symbol of relocation symi, if it is in range. */
-static const ElfW(Sym) *
-rel_sym(const struct work *w, size_t symi)
-{
-	const ElfW(Sym)	*sym = w->d.symtab + symi;
-
-	if (symi == 0 || symi > (w->m->end - (uintptr_t)w->d.symtab) /
-	    sizeof(*sym) - 1)
-		return NULL;
-	return sym;
 }
 
 /* The hook named like sym, or -1. */
@@ -720,7 +288,7 @@ visit_canon(struct ctx *c, struct work *w, uintptr_t off, unsigned type,
 	void		*cur;
 
 	if (type != R_X86_64_JUMP_SLOT || sym->st_shndx != SHN_UNDEF ||
-	    sym->st_value == 0 || !in_module(w->m, addr) ||
+	    sym->st_value == 0 || !ht_modules_holds(w->m, addr) ||
 	    addr % sizeof(void *) != 0)
 		return;
 	c->canon[h] = w->m->bias + sym->st_value;
@@ -728,7 +296,7 @@ visit_canon(struct ctx *c, struct work *w, uintptr_t off, unsigned type,
 	cur = __atomic_load_n((void **)addr, __ATOMIC_RELAXED);
 	if (is_hook(c, cur))
 		c->canon_to[h] = (s = slot_find(addr)) != NULL ? s->orig : NULL;
-	else if (!in_module(w->m, (uintptr_t)cur))
+	else if (!ht_modules_holds(w->m, (uintptr_t)cur))
 		c->canon_to[h] = cur;
 }
 
@@ -748,7 +316,8 @@ visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
 		return;
 	if (type == R_X86_64_64 && addend != 0)
 		return;
-	if ((sym = rel_sym(w, symi)) == NULL || (h = hook_of(c, w, sym)) < 0)
+	if ((sym = ht_reloc_sym(m, &w->d, symi)) == NULL ||
+	    (h = hook_of(c, w, sym)) < 0)
 		return;
 	if (pass == PASS_CANON) {
 		visit_canon(c, w, off, type, sym, h);
@@ -756,10 +325,10 @@ visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
 	}
 	if ((pass == PASS_LAZY) != (type == R_X86_64_JUMP_SLOT))
 		return;
-	if (!in_module(m, addr) || addr % sizeof(void *) != 0 ||
+	if (!ht_modules_holds(m, addr) || addr % sizeof(void *) != 0 ||
 	    slot_find(addr) != NULL)
 		return;
-	prot = page_prot(c, m, addr);
+	prot = ht_maps_prot(m, addr);
 	if (prot < 0 || !(prot & PROT_READ))
 		return;
 	cur = __atomic_load_n((void **)addr, __ATOMIC_RELAXED);
@@ -767,7 +336,7 @@ visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
 		return;		/* an unresolved weak symbol, or ours */
 	orig = cur;
 	if (type == R_X86_64_JUMP_SLOT && w->lazy &&
-	    in_module(m, (uintptr_t)cur) &&
+	    ht_modules_holds(m, (uintptr_t)cur) &&
 	    !(sym->st_shndx != SHN_UNDEF && cur == (void *)(m->bias +
 	    sym->st_value))) {
 		/*
@@ -823,42 +392,28 @@ visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
 	s->state = 0;
 }
 
-static void
-walk_table(struct ctx *c, struct work *w, int pass, uintptr_t tab,
-    size_t size, size_t ent, int rela)
-{
-	const ElfW(Rela)	*ra;
-	const ElfW(Rel)		*r;
-	uintptr_t		 p;
+/* One relocation of the table walk(): pass it to visit(). */
+struct walk {
+	struct ctx	*c;
+	struct work	*w;
+	int		 pass;
+};
 
-	if (tab == 0 || ent < (rela ? sizeof(*ra) : sizeof(*r)))
-		return;
-	for (p = tab; p + ent <= tab + size; p += ent) {
-		if (rela) {
-			ra = (const ElfW(Rela) *)p;
-			visit(c, w, pass, ra->r_offset,
-			    (unsigned)ELF64_R_TYPE(ra->r_info),
-			    ELF64_R_SYM(ra->r_info), ra->r_addend);
-		} else {
-			/* REL keeps the addend in the slot; x86-64 objects
-			 * do not use REL, so take it as 0. */
-			r = (const ElfW(Rel) *)p;
-			visit(c, w, pass, r->r_offset,
-			    (unsigned)ELF64_R_TYPE(r->r_info),
-			    ELF64_R_SYM(r->r_info), 0);
-		}
-	}
+static void
+walk_one(void *arg, uintptr_t off, unsigned type, size_t symi,
+    int64_t addend)
+{
+	struct walk	*k = arg;
+
+	visit(k->c, k->w, k->pass, off, type, symi, addend);
 }
 
 static void
 walk(struct ctx *c, struct work *w, int pass)
 {
-	const struct dyninfo	*d = &w->d;
+	struct walk	k = { c, w, pass };
 
-	walk_table(c, w, pass, d->rela, d->relasz, d->relaent, 1);
-	walk_table(c, w, pass, d->rel, d->relsz, d->relent, 0);
-	walk_table(c, w, pass, d->jmprel, d->pltrelsz,
-	    d->pltrela ? sizeof(ElfW(Rela)) : sizeof(ElfW(Rel)), d->pltrela);
+	ht_reloc_walk(&w->d, walk_one, &k);
 }
 
 static void
@@ -932,7 +487,7 @@ finish_module(struct ctx *c, struct work *w)
 			    __ATOMIC_RELEASE);
 			o = w->orig[h];
 		}
-		if (origent_set(m, h, w->orig[h], o != w->orig[h]) != 0) {
+		if (ht_orig_set(m, h, w->orig[h], o != w->orig[h]) != 0) {
 			for (i = 0; i < n; i++)
 				if (cand[i].index == h) {
 					cand[i].state = DROP;
@@ -1020,7 +575,7 @@ patch_module(struct ctx *c, const struct ht_module *m)
 	if (!fresh && !w.pm->pending)
 		return;
 	w.pm->pending = 0;
-	if (read_dynamic(m, &w.d) != 0)
+	if (ht_reloc_read(m, &w.d) != 0)
 		return;
 	w.lazy = !w.d.bind_now && !c->env_now;
 	/* Eagerly bound slots first: they tell what a lazy slot of the
@@ -1041,7 +596,7 @@ canon_scan(struct ctx *c)
 			continue;
 		memset(&w, 0, sizeof(w));
 		w.m = &c->set->mods[i];
-		if (read_dynamic(w.m, &w.d) == 0)
+		if (ht_reloc_read(w.m, &w.d) == 0)
 			walk(c, &w, PASS_CANON);
 	}
 	for (h = 0; h < c->n; h++)
@@ -1105,6 +660,7 @@ ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks,
 		return -1;
 	}
 	forget_gone(set);
+	ht_maps_begin(set);
 	canon_scan(&c);
 	/* The executable and libc first: hooks[i].orig comes from the first
 	 * module patched, and theirs is the one most modules share. */
@@ -1161,28 +717,10 @@ void *
 ht_got_orig_for_caller(const struct ht_hook_def *hooks, size_t index,
     uintptr_t caller_pc)
 {
-	const struct origent	*tab, *e;
-	uintptr_t		 lo, hi;
-	unsigned		 s, x;
-	size_t			 i, n;
-	void			*o;
+	void	*o = ht_orig_find(index, caller_pc);
 
-	tab = __atomic_load_n(&origs, __ATOMIC_ACQUIRE);
-	n = tab != NULL ? __atomic_load_n(&norigs, __ATOMIC_ACQUIRE) : 0;
-	for (i = 0; i < n; i++) {
-		e = &tab[i];
-		s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-		x = __atomic_load_n(&e->index, __ATOMIC_RELAXED);
-		lo = __atomic_load_n(&e->start, __ATOMIC_RELAXED);
-		hi = __atomic_load_n(&e->end, __ATOMIC_RELAXED);
-		o = __atomic_load_n(&e->orig, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if ((s & 1) || __atomic_load_n(&e->seq, __ATOMIC_RELAXED) != s)
-			continue;	/* being written: not for a caller */
-		if (x == index && o != NULL && caller_pc >= lo &&
-		    caller_pc < hi)
-			return o;
-	}
+	if (o != NULL)
+		return o;
 	return __atomic_load_n(&hooks[index].orig, __ATOMIC_ACQUIRE);
 }
 

@@ -11,7 +11,7 @@
  *
  * The same code serves LD_PRELOAD launch and injection into a running
  * process; it never relies on symbol interposition.  It calls dlsym and
- * mprotect: never from a hook's sample path, never with ht_agent_lock held.
+ * mprotect: never from a hook's sample path, never with ht_lock_global held.
  * ht_got_patch, ht_got_restore_all and ht_got_slots serialize themselves
  * with an internal spinlock (they may run in the control thread and in a
  * dlopen hook at once); they call the loader before taking it, never under

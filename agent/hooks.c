@@ -23,9 +23,11 @@
 #include <string.h>
 
 #include "dump.h"
+#include "got.h"
 #include "hooks.h"
-#include "lock.h"
 #include "sampler.h"
+#include "tables.h"
+#include "unwind.h"
 
 #define CALLER	((uintptr_t)__builtin_return_address(0))
 
@@ -527,36 +529,6 @@ DELETE3_HOOK(hook_delete_align_nothrow, HT_H_DELETE_ALIGN_NOTHROW,
 DELETE3_HOOK(hook_delete_array_align_nothrow,
     HT_H_DELETE_ARRAY_ALIGN_NOTHROW, const void *)
 
-static void *
-hook_dlopen(const char *file, int flags)
-{
-	void	*h = ((void *(*)(const char *, int))orig(HT_H_DLOPEN,
-	    CALLER))(file, flags);
-
-	if (h != NULL)
-		ht_agent_modules_changed();
-	return h;
-}
-
-static int
-hook_dlclose(void *h)
-{
-	int	rc;
-
-	/* The unwinder must not read the CFI of a module being unmapped:
-	 * samples taken meanwhile keep only their caller.  Taking the lock
-	 * to raise the flag waits out any walk in progress. */
-	ht_lock_acquire(&ht_agent_lock);
-	ht_sampler_dlclose_busy++;
-	ht_lock_release(&ht_agent_lock);
-	rc = ((int (*)(void *))orig(HT_H_DLCLOSE, CALLER))(h);
-	ht_agent_modules_changed();
-	ht_lock_acquire(&ht_agent_lock);
-	ht_sampler_dlclose_busy--;
-	ht_lock_release(&ht_agent_lock);
-	return rc;
-}
-
 #define HOOK(sym, fn)	{ .name = sym, .hook = (void *)fn }
 struct ht_hook_def	ht_hooks[HT_NHOOKS] = {
 	[HT_H_MALLOC] = HOOK("malloc", hook_malloc),
@@ -606,6 +578,20 @@ struct ht_hook_def	ht_hooks[HT_NHOOKS] = {
 	[HT_H_DELETE_ARRAY_ALIGN_NOTHROW] =
 	    HOOK("_ZdaPvSt11align_val_tRKSt9nothrow_t",
 	    hook_delete_array_align_nothrow),
-	[HT_H_DLOPEN] = HOOK("dlopen", hook_dlopen),
-	[HT_H_DLCLOSE] = HOOK("dlclose", hook_dlclose),
+	/* Their hooks are agent.c's: see ht_hooks_set_loader(). */
+	[HT_H_DLOPEN] = { .name = "dlopen" },
+	[HT_H_DLCLOSE] = { .name = "dlclose" },
 };
+
+void
+ht_hooks_set_loader(void *dlopen_hook, void *dlclose_hook)
+{
+	ht_hooks[HT_H_DLOPEN].hook = dlopen_hook;
+	ht_hooks[HT_H_DLCLOSE].hook = dlclose_hook;
+}
+
+void *
+ht_hooks_orig(enum ht_hook_index i, uintptr_t caller)
+{
+	return orig(i, caller);
+}

@@ -1,13 +1,19 @@
 /*
- * The allocator entry points the agent hooks, and its table for got.c.
- * Each hook calls the original its caller's module was bound to, then charges
- * the allocation to the sampler's countdown (sampler.h).  Frees check the
- * live-sample filter and otherwise pass straight through.
+ * The allocator entry points the agent hooks, and the table of every hooked
+ * name for got.c.  Each hook calls the original its caller's module was
+ * bound to, then charges the allocation to the sampler's countdown
+ * (sampler.h).  Frees check the live-sample filter and otherwise pass
+ * straight through.
+ *
+ * The table also holds the loader's entry points, dlopen and dlclose, whose
+ * hooks belong to agent.c (a rescan of the modules follows them): it puts
+ * them in with ht_hooks_set_loader() before any slot is patched.
  */
 #ifndef HT_HOOKS_H
 #define HT_HOOKS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "got.h"
 
@@ -61,7 +67,8 @@ ht_hook_allocates(enum ht_hook_index i)
 
 /* Set (on) or clear HT_HOOK_SLOW on every allocating hook: while set, each
  * allocation goes out of line, where a failure of the allocator writes the
- * failure dump (dump.h).  Any thread; atomic. */
+ * failure dump (dump.h).  agent.c keeps it set while the session's dumps
+ * are armed.  Any thread; atomic. */
 void	ht_hooks_set_slow(int on);
 
 /* Look up, with the loader (dlsym, dladdr), what the throwing operators
@@ -70,8 +77,12 @@ void	ht_hooks_set_slow(int on);
  * the agent's locks held (see got.h). */
 void	ht_hooks_resolve_extra(void);
 
-/* Implemented by agent.c: the module list may have changed (after dlopen);
- * rescan, patch new modules.  Not with ht_agent_lock held. */
-void	ht_agent_modules_changed(void);
+/* Put the hooks of dlopen and dlclose in the table.  Before the first
+ * ht_got_resolve() or ht_got_patch() with the table. */
+void	ht_hooks_set_loader(void *dlopen_hook, void *dlclose_hook);
+
+/* The original that the module of caller (a return address into it) was
+ * bound to for hook i.  Lock-free; for hooks outside hooks.c (agent.c's). */
+void	*ht_hooks_orig(enum ht_hook_index i, uintptr_t caller);
 
 #endif

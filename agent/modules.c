@@ -8,10 +8,10 @@
 #include <elf.h>
 #include <link.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "mem.h"
 #include "modules.h"
+#include "prim.h"
 
 unsigned		 ht_modules_generation;
 static struct ht_modset	 current;
@@ -127,11 +127,8 @@ scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 		m->flags |= HT_MOD_VDSO;
 		copy_path(m->path, sizeof(m->path), "[vdso]");
 	} else if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0') {
-		ssize_t	n;
-
 		m->flags |= HT_MOD_MAIN;
-		n = readlink("/proc/self/exe", m->path, sizeof(m->path) - 1);
-		m->path[n > 0 ? n : 0] = '\0';
+		ht_prim_exe_path(m->path, sizeof(m->path));
 	} else
 		copy_path(m->path, sizeof(m->path), info->dlpi_name);
 	if (info->dlpi_addr != 0 && info->dlpi_addr == getauxval(AT_BASE))
@@ -226,6 +223,31 @@ ht_modules_find(uintptr_t addr)
 			return &current.mods[mid];
 	}
 	return NULL;
+}
+
+size_t
+ht_modules_lower(const struct ht_modset *set, uintptr_t addr)
+{
+	size_t	lo = 0, hi = set->n;
+
+	while (lo < hi) {
+		size_t	mid = lo + (hi - lo) / 2;
+
+		if (set->mods[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+const struct ht_module *
+ht_modules_at(const struct ht_modset *set, uintptr_t start)
+{
+	size_t	i = ht_modules_lower(set, start);
+
+	return i < set->n && set->mods[i].start == start ? &set->mods[i] :
+	    NULL;
 }
 
 const struct ht_modset *

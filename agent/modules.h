@@ -4,10 +4,10 @@
  * section for GOT patching, build-id and path for the profile.
  *
  * ht_modules_scan() walks dl_iterate_phdr, which takes a loader lock: call it
- * without holding ht_agent_lock (see lock.h) and never from a malloc hook's
+ * without holding ht_lock_global (see lock.h) and never from a malloc hook's
  * sample path.  It fills a fresh set; ht_modules_publish() makes it current
- * under ht_agent_lock.  ht_modules_find() and ht_modules_current() are called
- * with ht_agent_lock held; what they return stays valid until the lock is
+ * under ht_lock_global.  ht_modules_find() and ht_modules_current() are called
+ * with ht_lock_global held; what they return stays valid until the lock is
  * released.
  */
 #ifndef HT_MODULES_H
@@ -57,14 +57,29 @@ struct ht_modset {
 int			 ht_modules_scan(struct ht_modset *out);
 /* Release a set's memory. */
 void			 ht_modules_release(struct ht_modset *);
-/* With ht_agent_lock held: make *set current (taking ownership; *set is left
+/* With ht_lock_global held: make *set current (taking ownership; *set is left
  * empty) and release the previous one.  Bumps ht_modules_generation. */
 void			 ht_modules_publish(struct ht_modset *set);
-/* With ht_agent_lock held: the module whose [start, end) holds addr, or NULL. */
+/* With ht_lock_global held: the module whose [start, end) holds addr, or
+ * NULL. */
 const struct ht_module	*ht_modules_find(uintptr_t addr);
-/* With ht_agent_lock held: the current set (never NULL; may be empty). */
+/* Of any set the caller keeps alive (the current one under
+ * ht_lock_global): the index of its first module that starts at or above
+ * addr (set->n if none), and the module whose start is start, or NULL. */
+size_t			 ht_modules_lower(const struct ht_modset *set,
+			    uintptr_t addr);
+const struct ht_module	*ht_modules_at(const struct ht_modset *set,
+			    uintptr_t start);
+/* With ht_lock_global held: the current set (never NULL; may be empty). */
 const struct ht_modset	*ht_modules_current(void);
 /* Incremented by every publish; the unwind cache keys on it. */
 extern unsigned		 ht_modules_generation;
+
+/* Does m's [start, end) hold addr? */
+static inline int
+ht_modules_holds(const struct ht_module *m, uintptr_t addr)
+{
+	return addr >= m->start && addr < m->end;
+}
 
 #endif

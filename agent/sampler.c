@@ -1,22 +1,23 @@
 /*
  * The slow paths of sampling: starting a thread over after a session change,
  * taking a sample (stack, site, live entry, statistics, peak) and accounting
- * a free.  All table work happens under ht_agent_lock, taken only with the
+ * a free.  All table work happens under ht_lock_global, taken only with the
  * thread's guard set, so a hook re-entered on the same thread (a signal
  * handler that allocates) passes through instead of deadlocking.
  */
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dump.h"
+#include "guard.h"
 #include "lock.h"
 #include "modules.h"
+#include "prim.h"
 #include "sampler.h"
+#include "session.h"
+#include "tables.h"
 #include "unwind.h"
 
 __thread struct ht_tls	ht_tls __attribute__((tls_model("initial-exec")));
@@ -34,7 +35,7 @@ seed_thread(struct ht_tls *t)
 	if (ht_sampler_seed != 0)
 		s = ht_sampler_seed + n * 0x9e3779b97f4a7c15ull;
 	else
-		s = ht_now_ns() ^ ((uint64_t)(uintptr_t)t << 16) ^
+		s = ht_prim_now_ns() ^ ((uint64_t)(uintptr_t)t << 16) ^
 		    (n * 0x9e3779b97f4a7c15ull);
 	ht_rng_seed(&t->rng, s);
 }
@@ -92,13 +93,13 @@ account_free(const struct ht_live *e)
 static uint32_t
 thread_index(struct ht_tls *t)
 {
-	char	name[16] = "";
+	char	name[16];
 	int64_t	i;
 
 	if (t->thread_epoch == ht_session.epoch)
 		return t->thread_idx;
-	prctl(PR_GET_NAME, name, 0, 0, 0);
-	i = ht_threads_add((uint32_t)syscall(SYS_gettid), name);
+	ht_prim_thread_name(name);
+	i = ht_threads_add((uint32_t)ht_prim_tid(), name);
 	if (i < 0)
 		return UINT32_MAX;
 	t->thread_idx = (uint32_t)i;
@@ -223,7 +224,7 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 	ht_session.inuse_bytes += e.bytes;
 	if (ht_session.inuse_bytes > ht_session.peak_bytes) {
 		ht_session.peak_bytes = ht_session.inuse_bytes;
-		ht_session.peak_ns = ht_now_ns();
+		ht_session.peak_ns = ht_prim_now_ns();
 		ht_session.peak_gen++;
 	}
 	return ht_dump_note_alloc(e.bytes);
@@ -235,8 +236,8 @@ drain_pending(struct ht_tls *t)
 	struct ht_live	e;
 
 	while (t->npending > 0) {
-		t->guard = 1;
-		ht_lock_acquire(&ht_agent_lock);
+		ht_guard_enter();
+		ht_lock_acquire(&ht_lock_global);
 		while (t->npending > 0) {
 			uintptr_t	p = t->pending[--t->npending];
 
@@ -244,8 +245,8 @@ drain_pending(struct ht_tls *t)
 			    ht_live_remove(p, &e))
 				account_free(&e);
 		}
-		ht_lock_release(&ht_agent_lock);
-		t->guard = 0;
+		ht_lock_release(&ht_lock_global);
+		ht_guard_leave();
 	}
 }
 
@@ -257,11 +258,11 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 	int		 saved_errno, wake = 0;
 	unsigned	 gen;
 
-	if (t->guard)
+	if (ht_guard_held())
 		return;	/* re-entered: the countdown stays due */
 	saved_errno = errno;
-	t->guard = 1;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_guard_enter();
+	ht_lock_acquire(&ht_lock_global);
 	gen = ht_session_gen;
 	if (t->gen != gen || t->rng.s == 0) {
 		/* The session changed since this thread last looked: start
@@ -284,10 +285,10 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 		wake = record(t, p, size, caller, from);
 	t->countdown = ht_sample_countdown(&t->rng, t->rate);
 out:
-	ht_lock_release(&ht_agent_lock);
+	ht_lock_release(&ht_lock_global);
 	if (wake)
 		ht_dump_wake();
-	t->guard = 0;
+	ht_guard_leave();
 	if (t->npending > 0)
 		drain_pending(t);
 	errno = saved_errno;
@@ -303,7 +304,7 @@ ht_sampler_free(void *p)
 	    __atomic_load_n(&ht_session.state, __ATOMIC_RELAXED) !=
 	    HT_STATE_RUNNING)
 		return;
-	if (t->guard) {
+	if (ht_guard_held()) {
 		/* A signal handler freeing while this thread is inside the
 		 * agent: the lock may be ours.  Account it on the way out. */
 		if (t->npending < HT_PENDING_FREES)
@@ -313,13 +314,13 @@ ht_sampler_free(void *p)
 			    __ATOMIC_RELAXED);
 		return;
 	}
-	t->guard = 1;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_guard_enter();
+	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    ht_live_remove((uintptr_t)p, &e))
 		account_free(&e);
-	ht_lock_release(&ht_agent_lock);
-	t->guard = 0;
+	ht_lock_release(&ht_lock_global);
+	ht_guard_leave();
 	if (t->npending > 0)
 		drain_pending(t);
 }
@@ -327,38 +328,36 @@ ht_sampler_free(void *p)
 int
 ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch)
 {
-	struct ht_tls	*t = &ht_tls;
-	int		 found = 0;
+	int	found = 0;
 
-	if (p == NULL || t->guard ||
+	if (p == NULL || ht_guard_held() ||
 	    __atomic_load_n(&ht_session.state, __ATOMIC_RELAXED) !=
 	    HT_STATE_RUNNING)
 		return 0;
-	t->guard = 1;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_guard_enter();
+	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    ht_live_remove((uintptr_t)p, e)) {
 		account_free(e);
 		*epoch = ht_session.epoch;
 		found = 1;
 	}
-	ht_lock_release(&ht_agent_lock);
-	t->guard = 0;
+	ht_lock_release(&ht_lock_global);
+	ht_guard_leave();
 	return found;
 }
 
 void
 ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 {
-	struct ht_tls	*t = &ht_tls;
 	struct ht_live	 old;
 	struct ht_site	*s;
 	struct ht_thread *th;
 
-	if (t->guard)
+	if (ht_guard_held())
 		return;
-	t->guard = 1;
-	ht_lock_acquire(&ht_agent_lock);
+	ht_guard_enter();
+	ht_lock_acquire(&ht_lock_global);
 	s = ht_sites_get(e->site);
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    ht_session.epoch == epoch && s != NULL &&
@@ -377,6 +376,6 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 		}
 		ht_session.inuse_bytes += e->bytes;
 	}
-	ht_lock_release(&ht_agent_lock);
-	t->guard = 0;
+	ht_lock_release(&ht_lock_global);
+	ht_guard_leave();
 }

@@ -9,7 +9,9 @@
  *
  * The thread state uses initial-exec TLS: no __tls_get_addr (which may
  * allocate) on any path, including in an agent loaded by dlopen, where it
- * fits glibc's static TLS surplus because it is small.
+ * fits glibc's static TLS surplus because it is small.  The slow paths run
+ * with the thread's guard set (guard.h) and pass through when it already
+ * is.
  */
 #ifndef HT_SAMPLER_H
 #define HT_SAMPLER_H
@@ -27,7 +29,6 @@
 struct ht_tls {
 	int64_t		countdown;	/* bytes until the next sample */
 	unsigned	gen;		/* ht_session_gen this thread set up under */
-	unsigned	guard;		/* inside the agent's slow path */
 	uint64_t	rate;		/* the rate of the countdown */
 	struct ht_rng	rng;
 	uint64_t	thread_epoch;	/* epoch in which thread_idx is valid */

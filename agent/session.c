@@ -1,10 +1,10 @@
-/* Session state and the module history of the profile. */
+/* Session state and the module history of the profile (session.h). */
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "dump.h"
 #include "mem.h"
+#include "modules.h"
+#include "prim.h"
 #include "session.h"
 #include "tables.h"
 
@@ -23,15 +23,6 @@ struct module_seen {
 static struct module_seen	*history;
 static size_t			 nhistory;
 
-uint64_t
-ht_now_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void
 bump_gen(void)
 {
@@ -42,14 +33,12 @@ bump_gen(void)
 void
 ht_session_start(uint64_t rate)
 {
-	/* The new session has no dumps until its starter arms them. */
-	ht_dump_disarm();
 	ht_tables_reset();
 	ht_session.epoch++;
 	ht_session.rate = rate == 0 ? 1 : rate;
 	ht_session.state = HT_STATE_RUNNING;
 	ht_session.pid = getpid();
-	ht_session.start_ns = ht_now_ns();
+	ht_session.start_ns = ht_prim_now_ns();
 	ht_session.end_ns = 0;
 	ht_session.inuse_bytes = 0;
 	ht_session.peak_bytes = 0;
@@ -69,9 +58,15 @@ ht_session_stop(void)
 {
 	if (ht_session.state != HT_STATE_RUNNING)
 		return;
-	ht_dump_disarm();
 	ht_session.state = HT_STATE_STOPPED;
-	ht_session.end_ns = ht_now_ns();
+	ht_session.end_ns = ht_prim_now_ns();
+	bump_gen();
+}
+
+void
+ht_session_forget(void)
+{
+	ht_session.state = HT_STATE_NONE;
 	bump_gen();
 }
 

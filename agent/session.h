@@ -1,8 +1,11 @@
 /*
- * The session: its epoch, rate, state, totals and peak, and the history of
- * modules seen while it ran (so frames of a library closed since still have
- * a module in the profile).  Everything is guarded by ht_agent_lock except
- * ht_session_gen, which the malloc fast path reads without a lock.
+ * The session, as state: its epoch, rate, state, totals and peak, and the
+ * history of modules seen while it ran (so frames of a library closed since
+ * still have a module in the profile).  Changing it is agent.c's business
+ * (ht_agent_start, ht_agent_stop), which arms and disarms the session's
+ * dumps around these calls; nothing here calls above the tables.
+ * Everything is guarded by ht_lock_global except ht_session_gen, which the
+ * malloc fast path reads without a lock.
  *
  * Every start and every stop bumps ht_session_gen.  A thread compares the
  * generation it last set up under with ht_session_gen on each allocation;
@@ -40,18 +43,19 @@ struct ht_session {
 extern struct ht_session	ht_session;
 extern unsigned			ht_session_gen;
 
-/* With ht_agent_lock held.  Start a new session (new epoch; every table
- * emptied; no dumps armed: see ht_dump_arm) at rate bytes; stop the running
- * one (its profile stays; its dumps are disarmed). */
+/* With ht_lock_global held.  Start a new session at rate bytes (new
+ * epoch, every table emptied); stop the running one (its profile stays). */
 void	ht_session_start(uint64_t rate);
 void	ht_session_stop(void);
+/* With ht_lock_global held, in the child of a fork: the session is the
+ * parent's; this process has none (state HT_STATE_NONE) and samples
+ * nothing, while the profile stays as the parent left it. */
+void	ht_session_forget(void);
 
-/* With ht_agent_lock held: remember the modules of set for the profile. */
+/* With ht_lock_global held: remember the modules of set for the profile. */
 void	ht_session_note_modules(const struct ht_modset *set);
 size_t	ht_session_module_count(void);
 /* Fill rec with remembered module i. */
 void	ht_session_module_get(size_t i, struct ht_module_rec *rec);
-
-uint64_t	ht_now_ns(void);	/* CLOCK_REALTIME in ns */
 
 #endif

@@ -5,7 +5,7 @@
  * to a fixed bound, and a caller that finds a table full counts a dropped
  * sample instead of failing.
  *
- * Everything here is called with ht_agent_lock held, except ht_live_maybe(),
+ * Everything here is called with ht_lock_global held, except ht_live_maybe(),
  * the lock-free negative check on the free path: a counting filter indexed by
  * a hash of the pointer.  A zero counter proves the pointer is not sampled;
  * frees of unsampled pointers (nearly all) stop there.  The filter is only

@@ -14,7 +14,7 @@
  * by at most 64 MiB (except through a signal frame), and the return address
  * must lie in a known module's text, or the walk ends.
  *
- * Called with ht_agent_lock held (it uses ht_modules_find and its cache).
+ * Called with ht_lock_global held (it uses ht_modules_find and its cache).
  */
 #ifndef HT_UNWIND_H
 #define HT_UNWIND_H
@@ -35,14 +35,14 @@ struct ht_regs {
 
 /* Walk from r (the frame of the function that captured it), storing up to
  * max pcs: pcs[0] = r->pc, then each caller's return address.  Returns the
- * number stored (>= 1; 0 if max < 1).  With ht_agent_lock held.
+ * number stored (>= 1; 0 if max < 1).  With ht_lock_global held.
  * Every pcs[i], i > 0, is to be symbolized at pcs[i] - 1: a return address
  * points past its call.  Through a signal frame the walk continues into the
  * interrupted code, whose exact pc is stored + 1 to keep that rule. */
 int	ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max);
 
 /* Drop every cached rule (also done implicitly when ht_modules_generation
- * changes).  With ht_agent_lock held. */
+ * changes).  With ht_lock_global held. */
 void	ht_unwind_flush(void);
 
 /* Statistics for tests and benchmarks. */

@@ -1,0 +1,141 @@
+/*
+ * The agent's constructor and destructor: which mode this process is in,
+ * and what the environment asks for.
+ *
+ * Launch mode (heaptool run) passes its settings in the environment:
+ * HEAPTOOL_PID (the process to profile: the agent stays dormant in any
+ * other, so children that exec are not profiled), HEAPTOOL_RATE (bytes),
+ * HEAPTOOL_OUTPUT (the profile path), and the session's dumps (dump.h):
+ * HEAPTOOL_DUMP_PREFIX (absolute), HEAPTOOL_DUMP_INTERVAL_MS,
+ * HEAPTOOL_DUMP_EVERY, HEAPTOOL_DUMP_AT_RSS and HEAPTOOL_THRESHOLD (bytes,
+ * decimal).  HEAPTOOL_SEED (a fixed seed for the sampler) is read in every
+ * mode.  The constructor sets up, starts the session and patches
+ * (ht_agent_launch), then starts the control thread (control.h) if a
+ * trigger needs it or HEAPTOOL_LIVE=1 asks for a live report.
+ *
+ * Attach mode (no HEAPTOOL_PID: loaded by heaptool attach, inside a dlopen
+ * called by an injected thread, or linked into a program that uses the
+ * in-process API) must not block the constructor: it only starts the
+ * control thread, which sets up and patches the GOT slots with no session
+ * (sampling begins at START) before it serves.  The API (api.c) may get
+ * there first from a thread of the program: setup runs once, and patching
+ * is idempotent.
+ *
+ * Nothing here may print, exit or abort: on any failure the agent stays
+ * dormant or stops sampling, and the process runs on as if it were absent.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "control.h"
+#include "dump.h"
+#include "sampler.h"
+
+#define DEFAULT_RATE	(512 * 1024)
+
+/* Launch mode's profile path; "" in attach mode. */
+static char	output[4096];
+
+static int
+parse_u64(const char *s, uint64_t *out)
+{
+	uint64_t	v = 0;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	*out = v;
+	return 0;
+}
+
+/* A number of the environment, 0 when unset; -1 if it does not parse. */
+static int
+env_u64(const char *name, uint64_t *out)
+{
+	const char	*s = getenv(name);
+
+	*out = 0;
+	if (s == NULL || *s == '\0')
+		return 0;
+	return parse_u64(s, out);
+}
+
+/* Launch mode's dumps, from the environment (see the top of this file).
+ * A setting that does not parse, or a prefix the process cannot use,
+ * leaves the session without dumps: heaptool run checked them first. */
+static void
+env_dumps(struct ht_dump_cfg *cfg)
+{
+	const char	*s = getenv("HEAPTOOL_DUMP_PREFIX");
+	size_t		 len;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (s == NULL || (len = strlen(s)) == 0 || len > HT_DUMP_PREFIX_MAX ||
+	    ht_dump_check_prefix(s) != 0)
+		return;
+	if (env_u64("HEAPTOOL_DUMP_INTERVAL_MS", &cfg->interval_ms) != 0 ||
+	    env_u64("HEAPTOOL_DUMP_EVERY", &cfg->every_bytes) != 0 ||
+	    env_u64("HEAPTOOL_DUMP_AT_RSS", &cfg->at_rss_bytes) != 0 ||
+	    env_u64("HEAPTOOL_THRESHOLD", &cfg->threshold_bytes) != 0) {
+		memset(cfg, 0, sizeof(*cfg));
+		return;
+	}
+	memcpy(cfg->prefix, s, len + 1);
+}
+
+__attribute__((constructor)) static void
+agent_init(void)
+{
+	static struct ht_dump_cfg	cfg;	/* large */
+	uint64_t			pid, rate = DEFAULT_RATE, seed;
+	const char			*s;
+	size_t				len;
+
+	if (parse_u64(getenv("HEAPTOOL_SEED"), &seed) == 0)
+		ht_sampler_seed = seed;
+	s = getenv("HEAPTOOL_PID");
+	if (s == NULL) {
+		ht_control_start(1);
+		return;
+	}
+	/* Set but not ours: a descendant of a launched process. */
+	if (parse_u64(s, &pid) != 0 || pid != (uint64_t)getpid()) {
+		ht_agent_disable();
+		return;
+	}
+	if (parse_u64(getenv("HEAPTOOL_RATE"), &rate) != 0 || rate == 0)
+		rate = DEFAULT_RATE;
+	s = getenv("HEAPTOOL_OUTPUT");
+	if (s == NULL || (len = strlen(s)) == 0 || len >= sizeof(output)) {
+		ht_agent_disable();
+		return;
+	}
+	memcpy(output, s, len + 1);
+	env_dumps(&cfg);
+
+	if (ht_agent_launch(rate, &cfg) != 0)
+		return;
+	/*
+	 * A second thread costs a launched program more than it seems: once a
+	 * process has one, glibc takes its arena lock on every allocation the
+	 * thread cache does not serve (all blocks above 1 KiB), 2.5x the time
+	 * of a 128 KiB malloc/free pair here.  So the agent's thread starts
+	 * only for the triggers that need it; failure and exit dumps do not.
+	 */
+	s = getenv("HEAPTOOL_LIVE");
+	if (ht_dump_needs_thread(&cfg) || (s != NULL && strcmp(s, "1") == 0))
+		ht_control_start(0);
+}
+
+__attribute__((destructor)) static void
+agent_fini(void)
+{
+	ht_agent_exit(output);
+}

@@ -1,0 +1,140 @@
+/*
+ * The agent's OS primitives (prim.h): plain system calls through libc's
+ * thinnest wrappers, and /proc files read with open and read, never stdio,
+ * which allocates.
+ */
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "prim.h"
+
+uint64_t
+ht_prim_now_ns(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+ht_prim_mono_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+size_t
+ht_prim_page_size(void)
+{
+	size_t	n = getauxval(AT_PAGESZ);
+
+	return n != 0 ? n : 4096;
+}
+
+pid_t
+ht_prim_tid(void)
+{
+	return gettid();
+}
+
+void
+ht_prim_thread_name(char name[16])
+{
+	name[0] = '\0';
+	(void)prctl(PR_GET_NAME, name, 0, 0, 0);
+}
+
+void
+ht_prim_read_proc(const char *path, char *buf, size_t len)
+{
+	int	fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t	n = -1;
+
+	if (fd >= 0) {
+		n = read(fd, buf, len - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+void
+ht_prim_command(char *buf, size_t len)
+{
+	char	*nl;
+
+	ht_prim_read_proc("/proc/self/comm", buf, len);
+	if ((nl = strchr(buf, '\n')) != NULL)
+		*nl = '\0';
+}
+
+uint64_t
+ht_prim_rss_bytes(void)
+{
+	char		 buf[256];
+	const char	*q;
+	uint64_t	 resident = 0;
+
+	ht_prim_read_proc("/proc/self/statm", buf, sizeof(buf));
+	/* statm: size resident shared ...; in pages. */
+	if ((q = strchr(buf, ' ')) == NULL)
+		return 0;
+	for (q++; *q >= '0' && *q <= '9'; q++)
+		resident = resident * 10 + (uint64_t)(*q - '0');
+	return resident * (uint64_t)ht_prim_page_size();
+}
+
+void
+ht_prim_exe_path(char *buf, size_t len)
+{
+	ssize_t	n = readlink("/proc/self/exe", buf, len - 1);
+
+	buf[n > 0 ? n : 0] = '\0';
+}
+
+int
+ht_prim_read_lines(const char *path, char *buf, size_t len,
+    int (*line)(void *, const char *, const char *), void *arg)
+{
+	const char	*p, *nl;
+	size_t		 have = 0;
+	ssize_t		 got;
+	int		 fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		got = read(fd, buf + have, len - have);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			goto out_close;
+		if (got == 0)
+			break;
+		have += (size_t)got;
+		p = buf;
+		while ((nl = memchr(p, '\n', have - (size_t)(p - buf))) !=
+		    NULL) {
+			if (line(arg, p, nl) != 0)
+				goto out_close;
+			p = nl + 1;
+		}
+		have -= (size_t)(p - buf);
+		memmove(buf, p, have);
+		if (have == len)
+			goto out_close;	/* a line that does not fit buf */
+	}
+	rc = 0;
+out_close:
+	close(fd);
+	return rc;
+}

@@ -1,0 +1,230 @@
+/*
+ * Snapshots of the session in the profile format (snapshot.h).
+ * The encoding writes through one buffer into the descriptor as it goes,
+ * so a profile of any size needs no more memory than that.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdio.h>	/* rename */
+#include <string.h>
+#include <unistd.h>
+
+#include "lock.h"
+#include "mem.h"
+#include "modules.h"
+#include "prim.h"
+#include "profile.h"
+#include "session.h"
+#include "snapshot.h"
+#include "tables.h"
+
+#define ENC_BUF	(64 * 1024)
+
+static uint8_t	*enc_buf;
+
+int
+ht_snapshot_init(void)
+{
+	if (enc_buf == NULL)
+		enc_buf = ht_mem_map(ENC_BUF);
+	return enc_buf == NULL ? -1 : 0;
+}
+
+static uint64_t
+round_est(double x)
+{
+	return x < 0.5 ? 0 : (uint64_t)(x + 0.5);
+}
+
+static int
+write_all(void *ctx, const void *buf, size_t len)
+{
+	int		 fd = *(int *)ctx;
+	const char	*p = buf;
+	ssize_t		 n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void
+fill_process(struct ht_meta *m)
+{
+	struct mallinfo2	mi = mallinfo2();
+	char			buf[256];
+
+	m->heap_inuse_bytes = mi.uordblks + mi.hblkhd;
+	m->heap_free_bytes = mi.fordblks;
+	m->heap_mmap_bytes = mi.hblkhd;
+	m->rss_bytes = ht_prim_rss_bytes();
+	ht_prim_command(buf, sizeof(buf));
+	memcpy(m->command, buf, sizeof(buf) < sizeof(m->command) ?
+	    sizeof(buf) : sizeof(m->command));
+	m->command[sizeof(m->command) - 1] = '\0';
+}
+
+static void
+site_record(const struct ht_site *s, struct ht_site_rec *r)
+{
+	const uintptr_t	*f = ht_sites_frames(s);
+	int		 cur = s->peak_gen == ht_session.peak_gen;
+	uint32_t	 i;
+
+	r->inuse_bytes = round_est(s->st.inuse_bytes);
+	r->inuse_objects = round_est(s->st.inuse_objects);
+	r->alloc_bytes = round_est(s->st.alloc_bytes);
+	r->alloc_objects = round_est(s->st.alloc_objects);
+	r->samples = s->st.samples;
+	r->live_samples = s->st.live_samples;
+	r->inuse_var = s->st.inuse_var > 0 ? s->st.inuse_var : 0;
+	r->alloc_var = s->st.alloc_var > 0 ? s->st.alloc_var : 0;
+	r->peak_inuse_bytes = round_est(cur ? s->peak_bytes :
+	    s->st.inuse_bytes);
+	r->peak_inuse_objects = round_est(cur ? s->peak_objects :
+	    s->st.inuse_objects);
+	r->nframes = s->nframes;
+	for (i = 0; i < s->nframes; i++)
+		r->frames[i] = f[i];
+	r->folded = 0;
+}
+
+/* Add a site's (rounded) figures to the folded record: the file's totals,
+ * sums of its SITE records, stay what they would be unfolded. */
+static void
+fold(struct ht_site_rec *acc, const struct ht_site_rec *r)
+{
+	acc->inuse_bytes += r->inuse_bytes;
+	acc->inuse_objects += r->inuse_objects;
+	acc->alloc_bytes += r->alloc_bytes;
+	acc->alloc_objects += r->alloc_objects;
+	acc->samples += r->samples;
+	acc->live_samples += r->live_samples;
+	acc->inuse_var += r->inuse_var;
+	acc->alloc_var += r->alloc_var;
+	acc->peak_inuse_bytes += r->peak_inuse_bytes;
+	acc->peak_inuse_objects += r->peak_inuse_objects;
+	acc->folded++;
+}
+
+int
+ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
+{
+	static struct ht_meta		meta;
+	static struct ht_module_rec	mod;
+	static struct ht_site_rec	site, folded;
+	static struct ht_thread_rec	thr;
+	struct ht_pwriter		w;
+	size_t				i;
+	int				rc;
+
+	if (enc_buf == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	/* The records are static (they are large) and so is the buffer:
+	 * snapshots are serialized by the lock. */
+	ht_lock_acquire(&ht_lock_global);
+	memset(&meta, 0, sizeof(meta));
+	fill_process(&meta);
+	meta.pid = (uint64_t)getpid();
+	meta.epoch = ht_session.epoch;
+	meta.rate = ht_session.rate;
+	meta.state = ht_session.state;
+	meta.flags = flags;
+	meta.start_ns = ht_session.start_ns;
+	meta.end_ns = ht_session.state == HT_STATE_RUNNING ? ht_prim_now_ns() :
+	    ht_session.end_ns;
+	meta.peak_inuse_bytes = round_est(ht_session.peak_bytes);
+	meta.peak_ns = ht_session.peak_ns;
+	meta.overhead_bytes = ht_mem_overhead();
+	meta.dropped_samples = ht_session.dropped;
+	meta.samples = ht_session.samples;
+	meta.live_samples = ht_live_count();
+
+	ht_pw_init(&w, enc_buf, ENC_BUF, write_all, &fd);
+	ht_pw_meta(&w, &meta);
+	for (i = 0; i < ht_session_module_count(); i++) {
+		ht_session_module_get(i, &mod);
+		ht_pw_module(&w, &mod);
+	}
+	for (i = 0; i < ht_threads_count(); i++) {
+		const struct ht_thread	*t = ht_threads_get(i);
+
+		memset(&thr, 0, sizeof(thr));
+		thr.tid = t->tid;
+		memcpy(thr.name, t->name, sizeof(thr.name));
+		thr.inuse_bytes = round_est(t->st.inuse_bytes);
+		thr.inuse_objects = round_est(t->st.inuse_objects);
+		thr.alloc_bytes = round_est(t->st.alloc_bytes);
+		thr.alloc_objects = round_est(t->st.alloc_objects);
+		thr.samples = t->st.samples;
+		ht_pw_thread(&w, &thr);
+	}
+	memset(&folded, 0, sizeof(folded));
+	for (i = 0; i < ht_sites_count(); i++) {
+		site_record(ht_sites_get(i), &site);
+		if (site.inuse_bytes < threshold &&
+		    site.alloc_bytes < threshold)
+			fold(&folded, &site);
+		else
+			ht_pw_site(&w, &site);
+	}
+	if (folded.folded > 0)
+		ht_pw_site(&w, &folded);
+	rc = ht_pw_finish(&w);
+	ht_lock_release(&ht_lock_global);
+	if (rc != 0 && errno == 0)
+		errno = EIO;
+	return rc;
+}
+
+int
+ht_snapshot_path(const char *path, uint32_t flags, uint64_t threshold)
+{
+	char	tmp[4096 + 32], digits[24];
+	size_t	len = strlen(path), nd = 0;
+	long	pid = (long)getpid();
+	int	fd, saved;
+
+	/* path.tmp.PID, built by hand: no stdio inside the target. */
+	if (len > 4096) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	do
+		digits[nd++] = (char)('0' + pid % 10);
+	while ((pid /= 10) > 0);
+	memcpy(tmp, path, len);
+	memcpy(tmp + len, ".tmp.", 5);
+	len += 5;
+	while (nd > 0)
+		tmp[len++] = digits[--nd];
+	tmp[len] = '\0';
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd < 0)
+		return -1;
+	if (ht_snapshot_fd(fd, flags, threshold) != 0 || close(fd) != 0) {
+		saved = errno;
+		close(fd);
+		unlink(tmp);
+		errno = saved;
+		return -1;
+	}
+	if (rename(tmp, path) != 0) {
+		saved = errno;
+		unlink(tmp);
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,30 @@
+/*
+ * A snapshot of the session: the tables, the module history and the session
+ * metadata encoded in the profile format (src/profile.h), written to a file
+ * descriptor, or to a path atomically (a temporary file in the same
+ * directory, created exclusively with mode 0600 and without following
+ * symlinks, then renamed).  This is what a live report sends and what every
+ * dump file holds.  No allocation: the encoding buffer is mapped by
+ * ht_snapshot_init(), early, so a snapshot still works when memory has run
+ * out.
+ */
+#ifndef HT_SNAPSHOT_H
+#define HT_SNAPSHOT_H
+
+#include <stdint.h>
+
+/* Map the encoding buffer.  Returns 0 or -1.  Idempotent. */
+int	ht_snapshot_init(void);
+
+/* Write the current profile to fd.  Takes ht_lock_global: call with the
+ * thread's guard set (guard.h) and without the lock.  flags are HT_META_*
+ * bits; sites below threshold bytes (0: none), in use and allocated, are
+ * folded into one SITE record with no frames, the totals unchanged.
+ * Returns 0, or -1 with errno set (ENOMEM before ht_snapshot_init). */
+int	ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold);
+
+/* Write the current profile to path, atomically, as ht_snapshot_fd.
+ * Returns 0 or -1 with errno set. */
+int	ht_snapshot_path(const char *path, uint32_t flags, uint64_t threshold);
+
+#endif
