@@ -8,33 +8,26 @@
 #include <string.h>
 
 #include "collapsed.h"
-#include "json.h"
+#include "text.h"
+
+/* A byte of a frame's name as the format takes it: ';' would split the
+ * frame, white space would end the stack. */
+static void
+put_byte(FILE *fp, int c)
+{
+	if (c == ';')
+		putc(':', fp);
+	else if (c <= ' ' || c == 0x7f)
+		putc('_', fp);
+	else
+		putc(c, fp);
+}
 
 /* One frame's name, made safe for the format. */
 static void
 put_name(FILE *fp, const char *s)
 {
-	size_t i, n, len = strlen(s);
-	unsigned char c;
-
-	for (i = 0; i < len; i += n) {
-		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
-			putc('?', fp);
-			n = 1;
-			continue;
-		}
-		if (n > 1) {
-			fwrite(s + i, 1, n, fp);
-			continue;
-		}
-		c = (unsigned char)s[i];
-		if (c == ';')
-			putc(':', fp);
-		else if (c <= ' ' || c == 0x7f)
-			putc('_', fp);
-		else
-			putc(c, fp);
-	}
+	ht_text_escape(fp, s, SIZE_MAX, put_byte);
 }
 
 int

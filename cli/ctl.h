@@ -32,10 +32,6 @@
 
 #include "proto.h"
 
-/* struct ht_proc and ht_proc_read moved to proc.h; the commands that took
- * them from here still do, until they include proc.h themselves. */
-#include "proc.h"
-
 #define HT_CTL_TIMEOUT_MS	5000
 
 enum ht_ctl_code {

@@ -11,6 +11,7 @@
 #include "flame.h"
 #include "json.h"
 #include "size.h"
+#include "text.h"
 
 /* Geometry, in pixels. */
 #define IMAGE_W		1200
@@ -223,49 +224,40 @@ layout(struct flame *fl)
 	return 0;
 }
 
+static void
+put_xml_byte(FILE *fp, int c)
+{
+	switch (c) {
+	case '&':
+		fputs("&amp;", fp);
+		break;
+	case '<':
+		fputs("&lt;", fp);
+		break;
+	case '>':
+		fputs("&gt;", fp);
+		break;
+	case '"':
+		fputs("&quot;", fp);
+		break;
+	case '\'':
+		fputs("&apos;", fp);
+		break;
+	default:
+		/* XML 1.0 allows no control characters but tab and
+		 * newlines; none belongs in a name. */
+		putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
+		break;
+	}
+}
+
 /* s as XML character data or attribute value: markup escaped, control
  * characters and bytes that are not UTF-8 as '?'.  At most max
  * characters (not bytes) are written; returns how many were. */
 static size_t
 put_xml(FILE *fp, const char *s, size_t max)
 {
-	size_t i, n, len = strlen(s), chars = 0;
-	unsigned char c;
-
-	for (i = 0; i < len && chars < max; i += n, chars++) {
-		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
-			putc('?', fp);
-			n = 1;
-			continue;
-		}
-		if (n > 1) {
-			fwrite(s + i, 1, n, fp);
-			continue;
-		}
-		switch (c = (unsigned char)s[i]) {
-		case '&':
-			fputs("&amp;", fp);
-			break;
-		case '<':
-			fputs("&lt;", fp);
-			break;
-		case '>':
-			fputs("&gt;", fp);
-			break;
-		case '"':
-			fputs("&quot;", fp);
-			break;
-		case '\'':
-			fputs("&apos;", fp);
-			break;
-		default:
-			/* XML 1.0 allows no control characters but tab and
-			 * newlines; none belongs in a name. */
-			putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
-			break;
-		}
-	}
-	return chars;
+	return ht_text_escape(fp, s, max, put_xml_byte);
 }
 
 /* The number of characters of s (UTF-8, ill-formed bytes one each). */

@@ -3,12 +3,12 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "cmd.h"
 
 static const char usage_text[] =
 "usage: heaptool COMMAND [OPTION...]\n"
@@ -51,33 +51,6 @@ static const char usage_text[] =
 "  -V, --version  show the version\n"
 "\n"
 "Each command takes --help.  See man heaptool for the details.\n";
-
-void
-ht_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs("heaptool: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-int
-ht_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fputs("heaptool: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return HT_EXIT_USAGE;
-}
 
 static int
 print_usage(void)

@@ -11,6 +11,11 @@
  *
  * The JSON keys are a stable interface (DESIGN.md section 2; documented in
  * heaptool(1)): keys may be added, never renamed.
+ *
+ * This module picks the view and the writer; the text and JSON writers
+ * are report-text.c and report-json.c, the exports have modules of their
+ * own (pprof.h, collapsed.h, flame.h), and what writers print alike is in
+ * text.h.  The command is cmd-report.c.
  */
 #ifndef HT_REPORT_H
 #define HT_REPORT_H
@@ -60,12 +65,15 @@ int	ht_report_sort_parse(const char *, enum ht_view_sort *);
 int	ht_report_write(FILE *fp, const struct ht_profile *prof,
 	    struct ht_sym *sym, const struct ht_report_opts *opts);
 
-/* Print one symbolized frame as a line of a text report: "[inlined] f
- * (file:line)", or module+0xoffset where nothing is known. */
-void	ht_report_frame(FILE *fp, const struct ht_sym_frame *fr);
-/* Print at most max bytes of s to fp, control characters as '?'. */
-void	ht_report_put_safe(FILE *fp, const char *s, size_t max);
-/* Parse a count >= 1 (--top).  Returns 0, or -1 if s is not one. */
-int	ht_report_parse_count(const char *s, size_t *out);
+/*
+ * The writers of the text and the JSON reports of view v (report-text.c,
+ * report-json.c), which ht_report_write picks for those formats; opts
+ * says which parts and how.  Return 0, or -1 with errno on a write error
+ * or when out of memory.
+ */
+int	ht_report_text(FILE *fp, struct ht_view *v,
+	    const struct ht_report_opts *opts);
+int	ht_report_json(FILE *fp, struct ht_view *v,
+	    const struct ht_report_opts *opts);
 
 #endif

@@ -37,14 +37,12 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cmd.h"
+#include "dumpopts.h"
 #include "profile.h"
-#include "proto.h"
 #include "report.h"
-#include "size.h"
+#include "staging.h"
 #include "symbolize.h"
-
-#define AGENT_NAME	"libheaptool-agent.so"
-#define DEFAULT_RATE	524288
 
 static const char run_usage[] =
 "usage: heaptool run [--rate SIZE] [-o FILE] [--live] [--dump-prefix P]\n"
@@ -56,8 +54,7 @@ static const char run_usage[] =
 "its profile is saved to FILE and a summary is printed on stderr.\n"
 "Children of CMD are not profiled.\n"
 "\n"
-"  -r, --rate SIZE    sample about one allocation per SIZE bytes\n"
-"                     (default 512KiB; 1 records every allocation)\n"
+HT_CMD_RATE_HELP
 "  -o, --output FILE  save the profile to FILE\n"
 "                     (default heaptool.PID.heap in this directory)\n"
 "      --live         serve live reports too (heaptool report -p PID);\n"
@@ -66,10 +63,7 @@ static const char run_usage[] =
 "      --dump-prefix P     also write dumps P.PID.SEQ.heap: when an\n"
 "                          allocation fails, at exit, and on the\n"
 "                          triggers below\n"
-"      --dump-interval DUR every DUR (e.g. 30s)\n"
-"      --dump-every SIZE   after each SIZE allocated\n"
-"      --dump-at-rss SIZE  when RSS reaches SIZE, then each further 10%\n"
-"      --threshold SIZE    fold the sites below SIZE in the dumps\n"
+HT_DUMP_HELP
 "  -h, --help         show this help\n"
 "\n"
 "The exit status is CMD's, or 128+N if a signal N killed it.\n"
@@ -84,76 +78,6 @@ static const struct option run_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int
-ht_dump_opt(int ch, const char *arg, struct ht_dump_opts *o)
-{
-	uint64_t v;
-
-	switch (ch) {
-	case HT_OPT_DUMP_PREFIX:
-		if (arg[0] == '\0')
-			return ht_usage("--dump-prefix: empty; give the start "
-			    "of the dump files' paths, e.g. /tmp/app");
-		if ((size_t)snprintf(o->prefix, sizeof(o->prefix), "%s",
-		    arg) >= sizeof(o->prefix))
-			return ht_usage("--dump-prefix: too long");
-		return HT_EXIT_OK;
-	case HT_OPT_DUMP_INTERVAL:
-		if (ht_duration_parse(arg, &v) != 0 || v == 0)
-			return ht_usage("--dump-interval %s: not a duration "
-			    "above 0; use e.g. 500ms, 10s, 5m", arg);
-		o->interval_ms = v;
-		return HT_EXIT_OK;
-	case HT_OPT_THRESHOLD:
-		if (ht_size_parse(arg, &v) != 0)
-			return ht_usage("--threshold %s: not a size; "
-			    HT_SIZE_HINT, arg);
-		o->threshold_bytes = v;
-		return HT_EXIT_OK;
-	}
-	if (ht_size_parse(arg, &v) != 0 || v == 0)
-		return ht_usage("%s %s: not a size above 0; " HT_SIZE_HINT,
-		    ch == HT_OPT_DUMP_EVERY ? "--dump-every" : "--dump-at-rss",
-		    arg);
-	if (ch == HT_OPT_DUMP_EVERY)
-		o->every_bytes = v;
-	else
-		o->at_rss_bytes = v;
-	return HT_EXIT_OK;
-}
-
-int
-ht_dump_opts_finish(struct ht_dump_opts *o)
-{
-	char cwd[PATH_MAX], abs[sizeof(o->prefix)];
-
-	if (o->prefix[0] == '\0') {
-		if (o->interval_ms != 0 || o->every_bytes != 0 ||
-		    o->at_rss_bytes != 0 || o->threshold_bytes != 0)
-			return ht_usage("--dump-interval, --dump-every, "
-			    "--dump-at-rss and --threshold need "
-			    "--dump-prefix, which says where the dumps go");
-		return HT_EXIT_OK;
-	}
-	if (o->prefix[0] != '/') {
-		if (getcwd(cwd, sizeof(cwd)) == NULL) {
-			ht_warn("current directory: %s; give --dump-prefix "
-			    "an absolute path", strerror(errno));
-			return HT_EXIT_FAIL;
-		}
-		if ((size_t)snprintf(abs, sizeof(abs), "%s%s%s", cwd,
-		    strcmp(cwd, "/") == 0 ? "" : "/", o->prefix) >=
-		    sizeof(abs))
-			return ht_usage("--dump-prefix %s: too long",
-			    o->prefix);
-		memcpy(o->prefix, abs, sizeof(abs));
-	}
-	if (strlen(o->prefix) > HT_PROTO_MAX_PREFIX)
-		return ht_usage("--dump-prefix %s: longer than %d bytes; "
-		    "choose a shorter path", o->prefix, HT_PROTO_MAX_PREFIX);
-	return HT_EXIT_OK;
-}
-
 static int
 setenv_u64(const char *name, uint64_t v)
 {
@@ -163,61 +87,6 @@ setenv_u64(const char *name, uint64_t v)
 		return unsetenv(name);
 	snprintf(num, sizeof(num), "%" PRIu64, v);
 	return setenv(name, num, 1);
-}
-
-static int
-exists(const char *path)
-{
-	struct stat st;
-
-	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    access(path, R_OK) == 0;
-}
-
-/* The agent's lookup, shared with attach (see cli.h). */
-int
-ht_agent_find(char *buf, size_t len)
-{
-	char self[PATH_MAX], *slash;
-	const char *env;
-	ssize_t n;
-
-	if ((env = getenv("HEAPTOOL_AGENT")) != NULL && env[0] != '\0') {
-		if (realpath(env, self) == NULL || !exists(self)) {
-			ht_warn("HEAPTOOL_AGENT=%s: %s; set it to the path of "
-			    AGENT_NAME " or unset it", env,
-			    realpath(env, self) == NULL ? strerror(errno) :
-			    "not a readable file");
-			return -1;
-		}
-		if ((size_t)snprintf(buf, len, "%s", self) >= len)
-			goto toolong;
-		return 0;
-	}
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			*slash = '\0';
-			if ((size_t)snprintf(buf, len, "%s/" AGENT_NAME,
-			    self) >= len)
-				goto toolong;
-			if (exists(buf))
-				return 0;
-		}
-	}
-	if ((size_t)snprintf(buf, len, "%s/" AGENT_NAME, HT_AGENTDIR) >= len)
-		goto toolong;
-	if (buf[0] == '/' && exists(buf))
-		return 0;
-	ht_warn("agent " AGENT_NAME ": not found next to heaptool nor in %s; "
-	    "run make install, or set HEAPTOOL_AGENT to its path",
-	    HT_AGENTDIR);
-	return -1;
-
-toolong:
-	ht_warn("agent " AGENT_NAME ": path too long; set HEAPTOOL_AGENT to "
-	    "a shorter path");
-	return -1;
 }
 
 /* Make path absolute against the current directory. */
@@ -403,54 +272,39 @@ ht_cmd_run(int argc, char **argv)
 	struct sigaction ign, old_int, old_quit;
 	struct ht_dump_opts dumps;
 	const char *outopt = NULL;
-	uint64_t rate = DEFAULT_RATE;
+	uint64_t rate = HT_CMD_DEFAULT_RATE;
 	int c, rc, status, fds[2], child_errno, live = 0;
 	ssize_t n;
 	pid_t pid;
 
 	memset(&dumps, 0, sizeof(dumps));
-	optind = 0;
-	opterr = 0;
+	ht_cmd_getopt_reset();
 	/* "+": options end at CMD, whose own options are its own. */
 	while ((c = getopt_long(argc, argv, "+:r:o:lh", run_options,
 	    NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			if (ht_size_parse(optarg, &rate) != 0)
-				return ht_usage("--rate %s: not a size; "
-				    HT_SIZE_HINT, optarg);
-			if (rate == 0)
-				return ht_usage("--rate %s: must be at least "
-				    "1; use 1 to record every allocation",
-				    optarg);
+			if ((rc = ht_cmd_parse_rate(optarg, &rate)) !=
+			    HT_EXIT_OK)
+				return rc;
 			break;
 		case 'o':
-			if (optarg[0] == '\0')
-				return ht_usage("-o: empty file name; give "
-				    "the profile's path");
-			outopt = optarg;
+			if ((rc = ht_cmd_parse_out(optarg, "profile",
+			    &outopt)) != HT_EXIT_OK)
+				return rc;
 			break;
 		case 'l':
 			live = 1;
 			break;
 		case 'h':
-			fputs(run_usage, stdout);
-			return fflush(stdout) == 0 ? HT_EXIT_OK : HT_EXIT_FAIL;
-		case HT_OPT_DUMP_PREFIX:
-		case HT_OPT_DUMP_INTERVAL:
-		case HT_OPT_DUMP_EVERY:
-		case HT_OPT_DUMP_AT_RSS:
-		case HT_OPT_THRESHOLD:
+			return ht_cmd_help(run_usage);
+		default:
+			if (!HT_IS_DUMP_OPT(c))
+				return ht_cmd_opt_error("run", c, argv);
 			if ((rc = ht_dump_opt(c, optarg, &dumps)) !=
 			    HT_EXIT_OK)
 				return rc;
 			break;
-		case ':':
-			return ht_usage("run: %s needs a value; see 'heaptool "
-			    "run --help'", argv[optind - 1]);
-		default:
-			return ht_usage("run: %s: unknown option; see "
-			    "'heaptool run --help'", argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
@@ -463,7 +317,7 @@ ht_cmd_run(int argc, char **argv)
 	if (dumps.prefix[0] != '\0' && check_dump_dir(dumps.prefix) != 0)
 		return HT_EXIT_FAIL;
 
-	if (ht_agent_find(agent, sizeof(agent)) != 0)
+	if (ht_staging_find(agent, sizeof(agent)) != 0)
 		return HT_EXIT_FAIL;
 	if (strpbrk(agent, ": ") != NULL) {
 		/* LD_PRELOAD splits on both. */

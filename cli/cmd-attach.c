@@ -1,0 +1,248 @@
+/*
+ * heaptool attach: load the agent into a running process and make it the
+ * current target (target.h).
+ *
+ * attach first asks whoever answers on the agent's socket (HELLO): an agent
+ * already loaded is reused, never loaded twice.  Otherwise it finds the
+ * path at which the target can load the agent (staging.h), has the
+ * injector (inject.h) dlopen it, and waits for the agent's thread to
+ * answer.
+ */
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "ctl.h"
+#include "inject.h"
+#include "proto.h"
+#include "size.h"
+#include "staging.h"
+#include "target.h"
+
+#define DEFAULT_TIMEOUT_MS	5000
+#define POLL_MS			10
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static const char attach_usage[] =
+"usage: heaptool attach [--timeout DUR] [--ignore-seccomp] [-p] PID\n"
+"\n"
+"Load the heap profiler's agent into the running process PID, without\n"
+"restarting or stopping it, and make PID the current target: start,\n"
+"stop, status, report, dump and detach act on it when they get no -p.\n"
+"A process that has the agent already is reconnected, never loaded\n"
+"twice.  Then run heaptool start.\n"
+"\n"
+"  -t, --timeout DUR  give up when no thread of PID is at a safe point\n"
+"                     within DUR (default 5s; e.g. 500ms, 10s, 1m)\n"
+"      --ignore-seccomp  attach even though PID runs under a seccomp\n"
+"                     filter (refused by default: a filter may kill it\n"
+"                     on a system call the loader makes)\n"
+"  -p, --pid PID      the same as PID alone\n"
+"  -h, --help         show this help\n"
+"\n"
+"PID must run as your user (or you must be root) and ptrace must be\n"
+"allowed (kernel.yama.ptrace_scope).  See man heaptool for the details.\n";
+
+static const struct option attach_options[] = {
+	{ "timeout", required_argument, NULL, 't' },
+	{ "ignore-seccomp", no_argument, NULL, 'S' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/*
+ * Have the injector load the library at path (in the target's view) into
+ * pid.  Returns 0, or -1 after printing why.
+ *
+ * Signals that would end heaptool are held meanwhile: a tracer that dies
+ * while its tracee runs our call would leave the thread in the middle of
+ * it.  They are delivered once the thread is let go.
+ */
+static int
+inject_agent(pid_t pid, const char *path, int timeout_ms,
+    int allow_seccomp)
+{
+	static const int held[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+	    SIGTSTP, SIGTTIN, SIGTTOU };
+	struct ht_inject *inj;
+	sigset_t set, old;
+	size_t i;
+	int rc;
+
+	if ((inj = ht_inject_new(pid)) == NULL) {
+		ht_warn("attach %ld: out of memory", (long)pid);
+		return -1;
+	}
+	ht_inject_allow_seccomp(inj, allow_seccomp);
+	sigemptyset(&set);
+	for (i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+		sigaddset(&set, held[i]);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	rc = ht_inject_load(inj, path, timeout_ms);
+	if (rc != 0)
+		ht_warn("attach %ld: %s", (long)pid, ht_inject_error(inj));
+	ht_inject_free(inj);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/* After a HELLO: reinstall the hooks a detach removed. */
+static int
+rehook(struct ht_ctl *c, pid_t pid, const struct ht_status *st)
+{
+	if (st->hooked)
+		return 0;
+	if (ht_ctl_command(c, HT_MSG_HOOK, 0, 0) != 0) {
+		ht_target_failed(c, pid);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+remember(pid_t pid, const struct ht_proc *p)
+{
+	if (ht_target_save(pid, p->start_time) != 0)
+		ht_warn("attach %ld: cannot remember it as the current "
+		    "target: %s; give -p %ld to the other commands, or set "
+		    "XDG_STATE_HOME to a writable directory", (long)pid,
+		    strerror(errno), (long)pid);
+}
+
+int
+ht_cmd_attach(int argc, char **argv)
+{
+	struct ht_status st;
+	struct ht_proc p;
+	struct ht_ctl *c;
+	uint64_t t0, deadline, tmo;
+	char path[PATH_MAX];
+	const char *popt = NULL;
+	int ch, timeout_ms = DEFAULT_TIMEOUT_MS, rc = HT_EXIT_FAIL;
+	int allow_seccomp = 0;
+	pid_t pid;
+
+	ht_cmd_getopt_reset();
+	while ((ch = getopt_long(argc, argv, ":t:p:h", attach_options,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 't':
+			if (ht_duration_parse(optarg, &tmo) != 0 || tmo == 0 ||
+			    tmo > INT_MAX)
+				return ht_usage("--timeout %s: not a duration; "
+				    "use e.g. 500ms, 5s, 1m", optarg);
+			timeout_ms = (int)tmo;
+			break;
+		case 'p':
+			popt = optarg;
+			break;
+		case 'S':
+			allow_seccomp = 1;
+			break;
+		case 'h':
+			return ht_cmd_help(attach_usage);
+		default:
+			return ht_cmd_opt_error("attach", ch, argv);
+		}
+	}
+	if (popt == NULL && optind < argc)
+		popt = argv[optind++];
+	if (popt == NULL)
+		return ht_usage("attach: no process given; usage: heaptool "
+		    "attach [--timeout DUR] PID");
+	if (optind < argc)
+		return ht_usage("attach: %s: one process at a time; see "
+		    "'heaptool attach --help'", argv[optind]);
+	if (ht_target_parse_pid(popt, &pid) != 0)
+		return ht_usage("%s: not a process ID; give the PID of a "
+		    "running process", popt);
+
+	t0 = now_ms();
+	if (ht_proc_read(pid, &p) != 0) {
+		if (errno == ENOENT)
+			ht_warn("attach %ld: no such process; check the PID",
+			    (long)pid);
+		else
+			ht_warn("attach %ld: /proc/%ld: %s; is /proc mounted?",
+			    (long)pid, (long)pid, strerror(errno));
+		return HT_EXIT_FAIL;
+	}
+	if (p.state == 'Z' || p.state == 'X') {
+		ht_warn("attach %ld: the process has exited (a zombie): its "
+		    "parent has not reaped it yet; attach to a running "
+		    "process", (long)pid);
+		return HT_EXIT_FAIL;
+	}
+	if (ht_target_check(pid, "attach", &p) != HT_EXIT_OK)
+		return HT_EXIT_FAIL;
+	if ((c = ht_target_ctl(pid)) == NULL)
+		return HT_EXIT_FAIL;
+
+	/* An agent answers already: reconnect. */
+	if (ht_ctl_status(c, HT_MSG_HELLO, &st) == 0) {
+		if (rehook(c, pid, &st) != 0)
+			goto out_free;
+		remember(pid, &p);
+		printf("heaptool: attached to %ld (agent already loaded)\n",
+		    (long)pid);
+		rc = ht_cmd_flush();
+		goto out_free;
+	}
+	if (ht_ctl_errcode(c) != HT_CTL_ENOAGENT) {
+		ht_target_failed(c, pid);
+		goto out_free;
+	}
+	if (ht_staging_path(pid, &p, path, sizeof(path)) != 0 ||
+	    inject_agent(pid, path, timeout_ms, allow_seccomp) != 0)
+		goto out_free;
+
+	/* The agent's thread patches the hooks, then opens its socket. */
+	deadline = now_ms() + (uint64_t)timeout_ms;
+	for (;;) {
+		if (ht_ctl_status(c, HT_MSG_HELLO, &st) == 0)
+			break;
+		if (ht_ctl_errcode(c) != HT_CTL_ENOAGENT) {
+			ht_target_failed(c, pid);
+			goto out_free;
+		}
+		if (now_ms() >= deadline) {
+			ht_warn("attach %ld: the agent was loaded but did not "
+			    "answer within %d ms; the process may be very busy "
+			    "or short of memory: try heaptool attach %ld again "
+			    "later", (long)pid, timeout_ms, (long)pid);
+			goto out_free;
+		}
+		usleep(POLL_MS * 1000);
+	}
+	if (rehook(c, pid, &st) != 0)
+		goto out_free;
+	remember(pid, &p);
+	printf("heaptool: attached to %ld in %" PRIu64 " ms\n", (long)pid,
+	    now_ms() - t0);
+	rc = ht_cmd_flush();
+out_free:
+	ht_ctl_free(c);
+	return rc;
+}

@@ -1,0 +1,279 @@
+/*
+ * heaptool report: print a profile, saved in a file or the current one of
+ * a live target (target.h), in one of the report formats (report.h); with
+ * --diff, what changed in the target since its baseline, as heaptool diff
+ * prints it.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "report.h"
+#include "size.h"
+#include "target.h"
+
+static const char report_usage[] =
+"usage: heaptool report [-p PID] [--detail] [--format FORMAT | --json]\n"
+"                       [--sort COLUMN] [--top N] [--threshold SIZE]\n"
+"                       [--at-peak] [--bytes] [-o OUT] [--diff | FILE]\n"
+"\n"
+"Print a profile: the session, the totals with their 95% intervals,\n"
+"memory by module and by thread.  The profile is the one saved in FILE\n"
+"(by heaptool run or dump; - reads stdin), or without FILE the current\n"
+"one of the target (PID, or the current target of heaptool attach).\n"
+"\n"
+"  -p, --pid PID        report on the running process PID\n"
+"  -d, --detail         also list every allocation site with its stack\n"
+"  -f, --format FORMAT  text (default), json, pprof (gzip'd profile.proto),\n"
+"                       collapsed (stacks for flamegraph.pl) or svg (an\n"
+"                       interactive flame graph); pprof and svg need -o\n"
+"                       or a redirection\n"
+"  -j, --json           same as --format json\n"
+"  -s, --sort COLUMN    inuse (bytes in use, default), alloc (bytes\n"
+"                       allocated) or objects (objects in use): the order\n"
+"                       of the sites and the value of collapsed and svg\n"
+"  -t, --top N          list the N first sites, fold the rest into one\n"
+"      --threshold SIZE fold the sites below SIZE in use and allocated\n"
+"      --at-peak        the sites as they were at the peak of memory in use\n"
+"      --diff           what changed since heaptool baseline, as heaptool\n"
+"                       diff prints it (with --detail, --json, --top,\n"
+"                       --bytes and -o only)\n"
+"  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
+"  -o, --output OUT     write the report to OUT instead of stdout\n"
+"  -h, --help           show this help\n"
+"\n"
+"See man heaptool for the details and the JSON keys.\n";
+
+enum {
+	OPT_THRESHOLD = 256,
+	OPT_AT_PEAK,
+	OPT_DIFF,
+};
+
+static const struct option report_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+	{ "at-peak", no_argument, NULL, OPT_AT_PEAK },
+	{ "diff", no_argument, NULL, OPT_DIFF },
+	HT_CMD_PRINT_LONGOPTS,
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The target's baseline, read back.  Returns it, or NULL after printing
+ * why. */
+static struct ht_profile *
+baseline(pid_t pid, uint64_t start)
+{
+	struct ht_profile *base;
+	char path[PATH_MAX + 64], err[256];
+
+	if (ht_target_baseline_path(path, sizeof(path), pid, start, 0) != 0) {
+		ht_warn("report --diff: no baseline for %ld (%s); run "
+		    "heaptool baseline first", (long)pid, strerror(errno));
+		return NULL;
+	}
+	if ((base = ht_profile_read_file(path, err, sizeof(err))) == NULL) {
+		if (errno == ENOENT)
+			ht_warn("report --diff: no baseline for %ld; run "
+			    "heaptool baseline first", (long)pid);
+		else
+			ht_warn("report --diff: baseline %s: %s; run heaptool "
+			    "baseline again", path, err);
+	}
+	return base;
+}
+
+/* report --diff: the target now against its baseline, with the options
+ * that heaptool diff has (the others do not apply to a diff). */
+static int
+report_diff(const char *popt, const struct ht_report_opts *opts,
+    const struct ht_cmd_print *p, const char *file)
+{
+	struct ht_profile *base = NULL, *now = NULL;
+	struct ht_sym *bsym = NULL, *nsym = NULL;
+	uint64_t start;
+	int rc;
+	pid_t pid;
+
+	if (file != NULL)
+		return ht_usage("report --diff: %s: the diff is of the "
+		    "target against its baseline; to compare two files use "
+		    "heaptool diff OLD NEW", file);
+	if (opts->format != HT_REPORT_TEXT && opts->format != HT_REPORT_JSON)
+		return ht_usage("report --diff: a diff is written as text or "
+		    "JSON only; drop --format or use --json");
+	if (opts->sort != HT_VIEW_INUSE || opts->threshold != 0 ||
+	    opts->at_peak)
+		return ht_usage("report --diff: --sort, --threshold and "
+		    "--at-peak do not apply to a diff; see 'heaptool diff "
+		    "--help'");
+	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
+		return rc;
+	if (ht_target_start_time(pid, &start) != 0 ||
+	    (base = baseline(pid, start)) == NULL)
+		return HT_EXIT_FAIL;
+	rc = HT_EXIT_FAIL;
+	if ((now = ht_target_profile(pid, NULL, NULL)) == NULL)
+		goto out;
+	/* Both are the process's: its files as it sees them. */
+	if ((bsym = ht_target_sym(pid, base)) == NULL ||
+	    (nsym = ht_target_sym(pid, now)) == NULL) {
+		ht_warn("report --diff %ld: %s", (long)pid, strerror(errno));
+		goto out;
+	}
+	rc = ht_cmd_diff_out(p, opts->format == HT_REPORT_JSON, base, bsym,
+	    now, nsym);
+out:
+	if (nsym != NULL)
+		ht_sym_free(nsym);
+	if (bsym != NULL)
+		ht_sym_free(bsym);
+	ht_profile_free(now);
+	ht_profile_free(base);
+	return rc;
+}
+
+/* The profile to report on: the file path, or with path NULL the current
+ * one of the target (popt, the argument of -p, or NULL), with its
+ * symbolizer; what names it in messages.  Returns HT_EXIT_OK, or the exit
+ * status after printing why. */
+static int
+load(const char *path, const char *popt, struct ht_profile **profp,
+    struct ht_sym **symp, char *what, size_t whatlen)
+{
+	struct ht_profile *prof;
+	char err[256];
+	int rc;
+	pid_t pid;
+
+	if (path != NULL) {
+		if ((prof = ht_profile_read_file(path, err,
+		    sizeof(err))) == NULL) {
+			ht_warn("report %s: %s; %s", path, err,
+			    errno == ENOENT ? "check the file name" :
+			    "pass a profile written by heaptool");
+			return HT_EXIT_FAIL;
+		}
+		snprintf(what, whatlen, "%s", path);
+		*symp = ht_sym_new(prof->modules, prof->nmodules, NULL);
+	} else {
+		if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
+			return rc;
+		if ((prof = ht_target_profile(pid, NULL, NULL)) == NULL)
+			return HT_EXIT_FAIL;
+		snprintf(what, whatlen, "target %ld", (long)pid);
+		*symp = ht_target_sym(pid, prof);
+	}
+	if (*symp == NULL) {
+		ht_warn("report %s: %s", what, strerror(errno));
+		ht_profile_free(prof);
+		return HT_EXIT_FAIL;
+	}
+	*profp = prof;
+	return HT_EXIT_OK;
+}
+
+int
+ht_cmd_report(int argc, char **argv)
+{
+	struct ht_report_opts opts;
+	struct ht_cmd_print p;
+	struct ht_profile *prof;
+	struct ht_sym *sym;
+	const char *out, *popt = NULL;
+	char what[PATH_MAX + 64];
+	FILE *fp;
+	int c, diff = 0, rc;
+
+	memset(&opts, 0, sizeof(opts));
+	memset(&p, 0, sizeof(p));
+	opts.format = HT_REPORT_TEXT;
+	ht_cmd_getopt_reset();
+	while ((c = getopt_long(argc, argv, ":p:djf:s:t:bo:h", report_options,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			return ht_cmd_help(report_usage);
+		case 'p':
+			popt = optarg;
+			break;
+		case 'j':
+			opts.format = HT_REPORT_JSON;
+			break;
+		case 'f':
+			if (ht_report_format_parse(optarg, &opts.format) != 0)
+				return ht_usage("--format %s: not a format "
+				    "this heaptool writes; use text, json, "
+				    "pprof, collapsed or svg", optarg);
+			break;
+		case 's':
+			if (ht_report_sort_parse(optarg, &opts.sort) != 0)
+				return ht_usage("--sort %s: not a column; use "
+				    "inuse, alloc or objects", optarg);
+			break;
+		case OPT_THRESHOLD:
+			if (ht_size_parse(optarg, &opts.threshold) != 0)
+				return ht_usage("--threshold %s: not a size; "
+				    HT_SIZE_HINT, optarg);
+			break;
+		case OPT_AT_PEAK:
+			opts.at_peak = 1;
+			break;
+		case OPT_DIFF:
+			diff = 1;
+			break;
+		default:
+			if ((rc = ht_cmd_print_opt(c, optarg, argv, &p)) !=
+			    HT_EXIT_OK)
+				return rc;
+			break;
+		}
+	}
+	opts.detail = p.detail;
+	opts.top = p.top;
+	opts.raw_bytes = p.raw_bytes;
+	out = p.out;
+	if (argc - optind > 1)
+		return ht_usage("report: %s: one profile at a time; see "
+		    "'heaptool report --help'", argv[optind + 1]);
+	if (diff)
+		return report_diff(popt, &opts, &p,
+		    optind < argc ? argv[optind] : NULL);
+	if (optind < argc && popt != NULL)
+		return ht_usage("report: -p %s and %s: give a process or a "
+		    "file, not both", popt, argv[optind]);
+	if ((opts.format == HT_REPORT_PPROF || opts.format == HT_REPORT_SVG) &&
+	    out == NULL && isatty(STDOUT_FILENO))
+		return ht_usage("report: --format %s writes a file, not "
+		    "text for a terminal; give -o FILE or redirect stdout",
+		    opts.format == HT_REPORT_PPROF ? "pprof" : "svg");
+
+	if ((rc = load(optind < argc ? argv[optind] : NULL, popt, &prof, &sym,
+	    what, sizeof(what))) != HT_EXIT_OK)
+		return rc;
+	rc = HT_EXIT_FAIL;
+	if ((fp = ht_cmd_out_open(out, 0)) == NULL)
+		goto out_free;
+	if (ht_report_write(fp, prof, sym, &opts) != 0)
+		ht_warn("report %s: %s", out != NULL ? out : "stdout",
+		    strerror(errno));
+	else
+		rc = HT_EXIT_OK;
+	rc = ht_cmd_out_close(fp, out, rc);
+out_free:
+	ht_sym_free(sym);
+	ht_profile_free(prof);
+	return rc;
+}

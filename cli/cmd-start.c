@@ -1,0 +1,136 @@
+/*
+ * heaptool start: start a profiling session in the target, with its rate
+ * and its dumps (dumpopts.h).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "ctl.h"
+#include "dumpopts.h"
+#include "proto.h"
+#include "size.h"
+#include "target.h"
+
+static const char start_usage[] =
+"usage: heaptool start [-p PID] [--rate SIZE] [--restart] [--dump-prefix P]\n"
+"                      [--dump-interval DUR] [--dump-every SIZE]\n"
+"                      [--dump-at-rss SIZE] [--threshold SIZE]\n"
+"\n"
+"Start a profiling session in the target: its allocations from now on\n"
+"are sampled and attributed to their call sites.  Each session starts\n"
+"from zero.\n"
+"\n"
+"  -p, --pid PID      the process (default: the current target)\n"
+HT_CMD_RATE_HELP
+"      --restart      end a running session and start a new one\n"
+"      --dump-prefix P     the target writes dumps P.PID.SEQ.heap (P as\n"
+"                          the target sees its files): when an\n"
+"                          allocation fails, at exit, and on:\n"
+HT_DUMP_HELP
+"  -h, --help         show this help\n"
+"\n"
+"See man heaptool for the details.\n";
+
+static const struct option start_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "rate", required_argument, NULL, 'r' },
+	{ "restart", no_argument, NULL, 'R' },
+	HT_DUMP_LONGOPTS,
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int
+ht_cmd_start(int argc, char **argv)
+{
+	static struct ht_request req;
+	struct ht_dump_opts dumps;
+	struct ht_status st;
+	struct ht_ctl *c;
+	const char *popt = NULL;
+	uint64_t rate = HT_CMD_DEFAULT_RATE;
+	uint32_t flags = 0;
+	char rs[32];
+	int ch, rc;
+	pid_t pid;
+
+	memset(&dumps, 0, sizeof(dumps));
+	ht_cmd_getopt_reset();
+	while ((ch = getopt_long(argc, argv, ":p:r:h", start_options,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'p':
+			popt = optarg;
+			break;
+		case 'r':
+			if ((rc = ht_cmd_parse_rate(optarg, &rate)) !=
+			    HT_EXIT_OK)
+				return rc;
+			break;
+		case 'R':
+			flags |= HT_START_RESTART;
+			break;
+		case 'h':
+			return ht_cmd_help(start_usage);
+		default:
+			if (!HT_IS_DUMP_OPT(ch))
+				return ht_cmd_opt_error("start", ch, argv);
+			if ((rc = ht_dump_opt(ch, optarg, &dumps)) !=
+			    HT_EXIT_OK)
+				return rc;
+			break;
+		}
+	}
+	if (optind < argc)
+		return ht_usage("start: %s: unexpected argument; see "
+		    "'heaptool start --help'", argv[optind]);
+	if ((rc = ht_dump_opts_finish(&dumps)) != HT_EXIT_OK)
+		return rc;
+	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
+		return rc;
+	if ((c = ht_target_ctl(pid)) == NULL)
+		return HT_EXIT_FAIL;
+	memset(&req, 0, sizeof(req));
+	req.type = HT_MSG_START;
+	req.rate = rate;
+	req.flags = flags;
+	req.dump_interval_ms = dumps.interval_ms;
+	req.dump_every_bytes = dumps.every_bytes;
+	req.dump_at_rss_bytes = dumps.at_rss_bytes;
+	req.threshold_bytes = dumps.threshold_bytes;
+	memcpy(req.dump_prefix, dumps.prefix, strlen(dumps.prefix) + 1);
+	if (ht_ctl_start(c, &req) != 0) {
+		rc = ht_target_failed(c, pid);
+		goto out_free;
+	}
+	if (rate == 1)
+		snprintf(rs, sizeof(rs), "1 (every allocation)");
+	else
+		ht_size_format(rate, rs, sizeof(rs));
+	/* The epoch is only known to the agent; a failure to ask is no
+	 * failure of the start. */
+	if (ht_ctl_status(c, HT_MSG_STATUS, &st) == 0)
+		printf("heaptool: %ld: session %" PRIu64 " started, rate %s\n",
+		    (long)pid, st.epoch, rs);
+	else
+		printf("heaptool: %ld: session started, rate %s\n", (long)pid,
+		    rs);
+	if (dumps.prefix[0] != '\0')
+		printf("heaptool: %ld: dumps to %s%s.%ld.SEQ.heap (as the "
+		    "target sees its files)\n", (long)pid, dumps.prefix,
+		    dumps.prefix[strlen(dumps.prefix) - 1] == '/' ?
+		    "heaptool" : "", (long)pid);
+	rc = ht_cmd_flush();
+out_free:
+	ht_ctl_free(c);
+	return rc;
+}

@@ -1,0 +1,172 @@
+/*
+ * heaptool status: the target's agent (version, protocol, hooks) and its
+ * session, as text or as one JSON object (keys in heaptool(1)).
+ */
+#include "config.h"
+
+#include <sys/types.h>
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "ctl.h"
+#include "json.h"
+#include "profile.h"
+#include "proto.h"
+#include "size.h"
+#include "target.h"
+
+static const char status_usage[] =
+"usage: heaptool status [-p PID] [--json]\n"
+"\n"
+"Show the target's agent (version, protocol, hooks) and session (state,\n"
+"rate, duration, samples, the agent's own memory).\n"
+"\n"
+"  -p, --pid PID  the process (default: the current target)\n"
+"  -j, --json     print one JSON object\n"
+"  -h, --help     show this help\n"
+"\n"
+"See man heaptool for the details and the JSON keys.\n";
+
+static const struct option status_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Seconds since the session started, or -1 when not running (the status
+ * carries no end time). */
+static double
+running_for(const struct ht_status *st)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (st->state != HT_STATE_RUNNING || st->start_ns == 0)
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return now > st->start_ns ? (double)(now - st->start_ns) / 1e9 : 0;
+}
+
+static void
+status_text(pid_t pid, const struct ht_status *st)
+{
+	char a[32];
+	double d;
+
+	printf("pid %ld: agent %s, protocol %" PRIu32 "\n", (long)pid,
+	    st->agent_version[0] != '\0' ? st->agent_version : "?",
+	    st->proto_version);
+	if (st->hooked)
+		printf("  hooks           installed: %" PRIu32 " slot%s in %"
+		    PRIu32 " module%s\n", st->slots_patched,
+		    st->slots_patched == 1 ? "" : "s", st->modules,
+		    st->modules == 1 ? "" : "s");
+	else
+		printf("  hooks           removed (detached; heaptool attach "
+		    "%ld hooks again)\n", (long)pid);
+	if (st->state == HT_STATE_NONE)
+		printf("  session         none yet; heaptool start begins "
+		    "one\n");
+	else {
+		printf("  session         %" PRIu64 " %s, ", st->epoch,
+		    ht_profile_state_name(st->state));
+		if (st->rate == 1)
+			printf("rate 1 (every allocation, exact)");
+		else
+			printf("rate %s", ht_size_format(st->rate, a,
+			    sizeof(a)));
+		if ((d = running_for(st)) >= 0)
+			printf(", for %.2f s", d);
+		putchar('\n');
+		printf("  samples         %" PRIu64 " (%" PRIu64 " live), %"
+		    PRIu64 " dropped\n", st->samples, st->live_samples,
+		    st->dropped_samples);
+	}
+	printf("  heaptool agent  %s overhead\n",
+	    ht_size_format(st->overhead_bytes, a, sizeof(a)));
+}
+
+static int
+status_json(pid_t pid, const struct ht_status *st)
+{
+	struct ht_json j;
+	double d;
+
+	ht_json_init(&j, stdout, 1);
+	ht_json_object_begin(&j, NULL);
+	ht_json_uint(&j, "pid", (uint64_t)pid);
+	ht_json_string(&j, "agent_version", st->agent_version);
+	ht_json_uint(&j, "protocol", st->proto_version);
+	ht_json_bool(&j, "hooked", st->hooked != 0);
+	ht_json_uint(&j, "slots_patched", st->slots_patched);
+	ht_json_uint(&j, "modules", st->modules);
+	ht_json_object_begin(&j, "session");
+	ht_json_string(&j, "state", ht_profile_state_name(st->state));
+	ht_json_uint(&j, "epoch", st->epoch);
+	ht_json_uint(&j, "rate", st->rate);
+	if ((d = running_for(st)) >= 0)
+		ht_json_double(&j, "duration_s", d);
+	else
+		ht_json_null(&j, "duration_s");
+	ht_json_object_end(&j);
+	ht_json_uint(&j, "samples", st->samples);
+	ht_json_uint(&j, "live_samples", st->live_samples);
+	ht_json_uint(&j, "dropped_samples", st->dropped_samples);
+	ht_json_uint(&j, "overhead_bytes", st->overhead_bytes);
+	ht_json_object_end(&j);
+	return ht_json_finish(&j);
+}
+
+int
+ht_cmd_status(int argc, char **argv)
+{
+	struct ht_status st;
+	struct ht_ctl *c;
+	const char *popt = NULL;
+	int ch, rc, json = 0;
+	pid_t pid;
+
+	ht_cmd_getopt_reset();
+	while ((ch = getopt_long(argc, argv, ":p:jh", status_options,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'p':
+			popt = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			return ht_cmd_help(status_usage);
+		default:
+			return ht_cmd_opt_error("status", ch, argv);
+		}
+	}
+	if (optind < argc)
+		return ht_usage("status: %s: unexpected argument; see "
+		    "'heaptool status --help'", argv[optind]);
+	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
+		return rc;
+	if ((c = ht_target_ctl(pid)) == NULL)
+		return HT_EXIT_FAIL;
+	if (ht_ctl_status(c, HT_MSG_STATUS, &st) != 0) {
+		rc = ht_target_failed(c, pid);
+		goto out_free;
+	}
+	if (json)
+		status_json(pid, &st);
+	else
+		status_text(pid, &st);
+	rc = ht_cmd_flush();
+out_free:
+	ht_ctl_free(c);
+	return rc;
+}

@@ -1,0 +1,219 @@
+/*
+ * What the command files share (see cmd.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "diff.h"
+#include "size.h"
+#include "target.h"
+
+void
+ht_cmd_getopt_reset(void)
+{
+	/* 0, not 1: glibc then also forgets where it was inside a group of
+	 * short options and rereads POSIXLY_CORRECT. */
+	optind = 0;
+	opterr = 0;
+}
+
+int
+ht_cmd_opt_error(const char *name, int c, char **argv)
+{
+	if (c == ':')
+		return ht_usage("%s: %s needs a value; see 'heaptool %s "
+		    "--help'", name, argv[optind - 1], name);
+	return ht_usage("%s: %s: unknown option; see 'heaptool %s --help'",
+	    name, argv[optind - 1], name);
+}
+
+int
+ht_cmd_help(const char *text)
+{
+	fputs(text, stdout);
+	return fflush(stdout) == 0 && !ferror(stdout) ? HT_EXIT_OK :
+	    HT_EXIT_FAIL;
+}
+
+int
+ht_cmd_flush(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		ht_warn("stdout: %s", strerror(errno));
+		return HT_EXIT_FAIL;
+	}
+	return HT_EXIT_OK;
+}
+
+int
+ht_cmd_parse_out(const char *s, const char *what, const char **out)
+{
+	if (s[0] == '\0')
+		return ht_usage("-o: empty file name; give the %s's path",
+		    what);
+	*out = s;
+	return HT_EXIT_OK;
+}
+
+static const struct option pid_options[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int
+ht_cmd_target(int argc, char **argv, const char *usage, const char *hint,
+    pid_t *pid)
+{
+	const char *popt = NULL;
+	int ch;
+
+	*pid = 0;
+	ht_cmd_getopt_reset();
+	while ((ch = getopt_long(argc, argv, ":p:h", pid_options,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'p':
+			popt = optarg;
+			break;
+		case 'h':
+			return ht_cmd_help(usage);
+		default:
+			return ht_cmd_opt_error(argv[0], ch, argv);
+		}
+	}
+	if (optind < argc) {
+		if (hint != NULL)
+			return ht_usage("%s: %s: unexpected argument; %s",
+			    argv[0], argv[optind], hint);
+		return ht_usage("%s: %s: unexpected argument; see 'heaptool "
+		    "%s --help'", argv[0], argv[optind], argv[0]);
+	}
+	return ht_target_resolve(popt, pid);
+}
+
+int
+ht_cmd_request(int argc, char **argv, const char *usage, uint16_t type,
+    pid_t *pid)
+{
+	int rc;
+
+	if ((rc = ht_cmd_target(argc, argv, usage, NULL, pid)) !=
+	    HT_EXIT_OK || *pid == 0)
+		return rc;
+	return ht_target_command(*pid, type);
+}
+
+int
+ht_cmd_parse_rate(const char *s, uint64_t *rate)
+{
+	if (ht_size_parse(s, rate) != 0)
+		return ht_usage("--rate %s: not a size; " HT_SIZE_HINT, s);
+	if (*rate == 0)
+		return ht_usage("--rate %s: must be at least 1; use 1 to "
+		    "record every allocation", s);
+	return HT_EXIT_OK;
+}
+
+int
+ht_cmd_print_opt(int c, const char *arg, char **argv, struct ht_cmd_print *p)
+{
+	unsigned long long v;
+	char *end;
+
+	switch (c) {
+	case 'd':
+		p->detail = 1;
+		return HT_EXIT_OK;
+	case 'b':
+		p->raw_bytes = 1;
+		return HT_EXIT_OK;
+	case 't':
+		errno = 0;
+		if (arg[0] < '0' || arg[0] > '9' ||
+		    (v = strtoull(arg, &end, 10)) == 0 || errno != 0 ||
+		    *end != '\0' || v > SIZE_MAX)
+			return ht_usage("--top %s: not a count; use a whole "
+			    "number of sites, at least 1", arg);
+		p->top = (size_t)v;
+		return HT_EXIT_OK;
+	case 'o':
+		return ht_cmd_parse_out(arg, argv[0], &p->out);
+	}
+	return ht_cmd_opt_error(argv[0], c, argv);
+}
+
+FILE *
+ht_cmd_out_open(const char *out, int dash)
+{
+	FILE *fp;
+
+	if (out == NULL || (dash && strcmp(out, "-") == 0))
+		return stdout;
+	if ((fp = fopen(out, "w")) == NULL)
+		ht_warn("-o %s: %s; choose a writable path", out,
+		    strerror(errno));
+	return fp;
+}
+
+int
+ht_cmd_out_close(FILE *fp, const char *out, int rc)
+{
+	if (fp != stdout && fclose(fp) != 0 && rc == HT_EXIT_OK) {
+		ht_warn("-o %s: %s", out, strerror(errno));
+		rc = HT_EXIT_FAIL;
+	}
+	return rc;
+}
+
+/* Build the diff and write it with its writer.  Returns 0, or -1 with
+ * errno. */
+static int
+diff_write(FILE *fp, const struct ht_profile *old, struct ht_sym *osym,
+    const struct ht_profile *new, struct ht_sym *nsym,
+    const struct ht_diff_opts *opts)
+{
+	struct ht_diff d;
+	int rc;
+
+	if (ht_diff_build(&d, old, osym, new, nsym, opts) != 0)
+		return -1;
+	if (opts->json)
+		rc = ht_diff_json(fp, &d, opts);
+	else
+		rc = ht_diff_text(fp, &d, opts);
+	ht_diff_free(&d);
+	if (rc == 0 && (fflush(fp) != 0 || ferror(fp)))
+		rc = -1;
+	return rc;
+}
+
+int
+ht_cmd_diff_out(const struct ht_cmd_print *p, int json,
+    const struct ht_profile *old, struct ht_sym *osym,
+    const struct ht_profile *new, struct ht_sym *nsym)
+{
+	struct ht_diff_opts opts;
+	FILE *fp;
+	int rc = HT_EXIT_OK;
+
+	memset(&opts, 0, sizeof(opts));
+	opts.detail = p->detail;
+	opts.json = json;
+	opts.top = p->top;
+	opts.raw_bytes = p->raw_bytes;
+	if ((fp = ht_cmd_out_open(p->out, 1)) == NULL)
+		return HT_EXIT_FAIL;
+	if (diff_write(fp, old, osym, new, nsym, &opts) != 0) {
+		ht_warn("diff: %s: %s", fp == stdout ? "stdout" : p->out,
+		    strerror(errno));
+		rc = HT_EXIT_FAIL;
+	}
+	return ht_cmd_out_close(fp, p->out, rc);
+}

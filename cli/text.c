@@ -1,0 +1,202 @@
+/*
+ * What the writers print the same way (see text.h).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "size.h"
+#include "text.h"
+
+const char *
+ht_text_size(int raw, uint64_t v, char *buf, size_t len)
+{
+	if (raw) {
+		snprintf(buf, len, "%" PRIu64 " B", v);
+		return buf;
+	}
+	return ht_size_format(v, buf, len);
+}
+
+double
+ht_text_since_s(const struct ht_meta *m, uint64_t ns)
+{
+	if (m->start_ns == 0 || ns < m->start_ns)
+		return 0;
+	return (double)(ns - m->start_ns) / 1e9;
+}
+
+double
+ht_text_duration_s(const struct ht_meta *m)
+{
+	return ht_text_since_s(m, m->end_ns);
+}
+
+const char *
+ht_text_sort_name(enum ht_view_sort sort)
+{
+	static const char *const names[] = {
+		[HT_VIEW_INUSE] = "inuse",
+		[HT_VIEW_ALLOC] = "alloc",
+		[HT_VIEW_OBJECTS] = "objects",
+	};
+
+	return names[sort];
+}
+
+void
+ht_text_safe(FILE *fp, const char *s, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < max && s[i] != '\0'; i++)
+		putc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i],
+		    fp);
+}
+
+size_t
+ht_text_escape(FILE *fp, const char *s, size_t max,
+    void (*put)(FILE *, int c))
+{
+	size_t i, n, len = strlen(s), chars = 0;
+
+	for (i = 0; i < len && chars < max; i += n, chars++) {
+		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
+			putc('?', fp);
+			n = 1;
+		} else if (n > 1)
+			fwrite(s + i, 1, n, fp);
+		else
+			put(fp, (unsigned char)s[i]);
+	}
+	return chars;
+}
+
+size_t
+ht_text_width(size_t w, const char *name)
+{
+	if (strlen(name) + 2 > w)
+		w = strlen(name) + 2;
+	return w > HT_TEXT_MAX_WIDTH ? HT_TEXT_MAX_WIDTH : w;
+}
+
+void
+ht_text_column(FILE *fp, const char *name, size_t w)
+{
+	size_t len = strlen(name);
+
+	fputs("  ", fp);
+	ht_text_safe(fp, name, w - 2);
+	fprintf(fp, "%*s", (int)(w - 2 - (len < w - 2 ? len : w - 2)), "");
+}
+
+void
+ht_text_frame(FILE *fp, const struct ht_sym_frame *fr)
+{
+	fputs("      ", fp);
+	if (fr->inlined)
+		fputs("[inlined] ", fp);
+	if (fr->function != NULL)
+		ht_text_safe(fp, fr->function, SIZE_MAX);
+	else if (fr->file != NULL)
+		fputs("??", fp);
+	if (fr->file != NULL) {
+		fputs(" (", fp);
+		ht_text_safe(fp, fr->file, SIZE_MAX);
+		if (fr->line > 0)
+			fprintf(fp, ":%d", fr->line);
+		fputs(")", fp);
+	} else {
+		if (fr->function != NULL)
+			fputs(" (", fp);
+		if (fr->module != NULL) {
+			ht_text_safe(fp, fr->module, SIZE_MAX);
+			fprintf(fp, "+0x%" PRIx64, fr->offset);
+		} else
+			fprintf(fp, "0x%" PRIx64, fr->address);
+		if (fr->function != NULL)
+			fputs(")", fp);
+	}
+	if (fr->flags & HT_SYM_BUILD_ID_MISMATCH)
+		fputs(" [build-id mismatch]", fp);
+	putc('\n', fp);
+}
+
+int
+ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r)
+{
+	const struct ht_sym_frame *fr;
+	int nfr, i;
+
+	if ((nfr = ht_view_frames(v, r, &fr)) < 0)
+		return -1;
+	for (i = 0; i < nfr; i++)
+		ht_text_frame(fp, &fr[i]);
+	return nfr;
+}
+
+static void
+json_hex(struct ht_json *j, const char *key, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	ht_json_string(j, key, buf);
+}
+
+int
+ht_text_json_frames(struct ht_json *j, struct ht_view *v,
+    const struct ht_view_row *r)
+{
+	const struct ht_sym_frame *fr;
+	int nfr = 0, i;
+
+	ht_json_array_begin(j, "frames");
+	if (r != NULL && (nfr = ht_view_frames(v, r, &fr)) < 0)
+		return -1;
+	for (i = 0; i < nfr; i++) {
+		ht_json_object_begin(j, NULL);
+		json_hex(j, "address", fr[i].address);
+		ht_json_string(j, "module", fr[i].module);
+		json_hex(j, "offset", fr[i].offset);
+		ht_json_string(j, "function", fr[i].function);
+		ht_json_string(j, "file", fr[i].file);
+		if (fr[i].line > 0)
+			ht_json_uint(j, "line", fr[i].line);
+		else
+			ht_json_null(j, "line");
+		ht_json_bool(j, "inlined", fr[i].inlined);
+		if (fr[i].flags & HT_SYM_BUILD_ID_MISMATCH)
+			ht_json_bool(j, "build_id_mismatch", 1);
+		ht_json_object_end(j);
+	}
+	ht_json_array_end(j);
+	return 0;
+}
+
+static void
+note(void *arg, const char *path, const char *why)
+{
+	FILE *fp = arg;
+
+	fputs("note: ", fp);
+	ht_text_safe(fp, path, SIZE_MAX);
+	fprintf(fp, ": %s; its frames show as module+offset\n", why);
+}
+
+void
+ht_text_notes(FILE *fp, struct ht_sym *a, struct ht_sym *b)
+{
+	if (b == a)
+		b = NULL;
+	if ((a != NULL ? ht_sym_problems(a, NULL, NULL) : 0) +
+	    (b != NULL ? ht_sym_problems(b, NULL, NULL) : 0) == 0)
+		return;
+	putc('\n', fp);
+	if (a != NULL)
+		ht_sym_problems(a, note, fp);
+	if (b != NULL)
+		ht_sym_problems(b, note, fp);
+}
