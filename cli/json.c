@@ -19,6 +19,13 @@ ht_json_init(struct ht_json *j, FILE *fp, int pretty)
 	j->empty[0] = 1;
 }
 
+int
+ht_json_is_c1(const char *s, size_t n)
+{
+	return n == 2 && (unsigned char)s[0] == 0xc2 &&
+	    (unsigned char)s[1] < 0xa0;
+}
+
 size_t
 ht_json_utf8_len(const char *str, size_t n)
 {
@@ -115,13 +122,22 @@ write_string(FILE *fp, const char *str, size_t n)
 	for (i = 0; i < n; i += len) {
 		if (s[i] >= 0x20 && s[i] != 0x7f && s[i] != '"' &&
 		    s[i] != '\\' &&
-		    (len = ht_json_utf8_len((const char *)s + i, n - i)) != 0)
+		    (len = ht_json_utf8_len((const char *)s + i, n - i)) != 0 &&
+		    !ht_json_is_c1((const char *)s + i, len))
 			continue;
 		if (i > run)
 			fwrite(s + run, 1, i - run, fp);
-		write_escape(fp, s[i]);
-		len = 1;
-		run = i + 1;
+		/* A C1 control (U+0080..U+009F) is escaped as the code
+		 * point it is, so that JSON on a terminal cannot act. */
+		if (s[i] == 0xc2 && i + 1 < n &&
+		    ht_json_is_c1((const char *)s + i, 2)) {
+			fprintf(fp, "\\u%04x", s[i + 1]);
+			len = 2;
+		} else {
+			write_escape(fp, s[i]);
+			len = 1;
+		}
+		run = i + len;
 	}
 	if (n > run)
 		fwrite(s + run, 1, n - run, fp);

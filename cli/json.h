@@ -54,5 +54,9 @@ int	ht_json_finish(struct ht_json *);
 /* Length of the valid UTF-8 sequence at s (at most n bytes): 1 to 4, or 0
  * when the bytes there are not valid UTF-8 (or n is 0). */
 size_t	ht_json_utf8_len(const char *s, size_t n);
+/* Is the n-byte sequence at s (n from ht_json_utf8_len) a C1 control,
+ * U+0080 to U+009F?  Terminals may act on them as on ESC sequences
+ * (U+009B is CSI), so text for a terminal shows them as '?'. */
+int	ht_json_is_c1(const char *s, size_t n);
 
 #endif

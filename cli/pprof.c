@@ -151,7 +151,8 @@ string_eq(void *ctx, uint32_t id)
 /*
  * The index of s in the string table, adding it if new.  protobuf strings
  * are UTF-8: ill-formed bytes (a legacy encoding in a path or a name)
- * become '?'.  Returns the index, or -1 when out of memory.
+ * become '?'; so do control characters (C0, DEL, C1), which pprof prints
+ * to a terminal as they are.  Returns the index, or -1 when out of memory.
  */
 static int64_t
 intern(struct pprof *pp, const char *s)
@@ -166,10 +167,14 @@ intern(struct pprof *pp, const char *s)
 	if ((copy = malloc(len + 1)) == NULL)
 		goto out_nomem;
 	for (i = 0; i < len; i += n) {
-		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
+		n = ht_json_utf8_len(s + i, len - i);
+		if (n == 0 || (n == 1 && ((unsigned char)s[i] < 0x20 ||
+		    s[i] == 0x7f))) {
 			copy[i] = '?';
 			n = 1;
-		} else
+		} else if (ht_json_is_c1(s + i, n))
+			memcpy(copy + i, "??", 2);
+		else
 			memcpy(copy + i, s + i, n);
 	}
 	copy[len] = '\0';

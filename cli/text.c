@@ -46,14 +46,16 @@ ht_text_sort_name(enum ht_view_sort sort)
 	return names[sort];
 }
 
+static void
+put_plain(FILE *fp, int c)
+{
+	putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
+}
+
 void
 ht_text_safe(FILE *fp, const char *s, size_t max)
 {
-	size_t i;
-
-	for (i = 0; i < max && s[i] != '\0'; i++)
-		putc((unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i],
-		    fp);
+	ht_text_escape(fp, s, max, put_plain);
 }
 
 size_t
@@ -66,8 +68,10 @@ ht_text_escape(FILE *fp, const char *s, size_t max,
 		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
 			putc('?', fp);
 			n = 1;
-		} else if (n > 1)
+		} else if (n > 1 && !ht_json_is_c1(s + i, n))
 			fwrite(s + i, 1, n, fp);
+		else if (n > 1)
+			putc('?', fp);
 		else
 			put(fp, (unsigned char)s[i]);
 	}

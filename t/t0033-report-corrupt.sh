@@ -7,7 +7,10 @@
 #   - a FIFO with no writer, a character device, a directory: refused at
 #     once as "not a regular file" (a blocking open would hang: timeout
 #     turns a hang into a failure);
-#   - the intact file still reads, and so does a version 2 file (no CRC).
+#   - the intact file still reads, and so does a version 2 file (no CRC);
+#   - terminal escapes in a profile's command, module path and thread
+#     name (ESC, BEL, the C1 CSI U+009B, a byte that is not UTF-8) reach
+#     no output raw: not stderr's notes, nor any format (pprof unzipped).
 . "$(dirname "$0")/tap/libtap.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
@@ -91,5 +94,37 @@ mkfifo "$HT_TMP/fifo" || bail "mkfifo failed"
 refused "$HT_TMP/fifo" 'not a regular file' "a FIFO is refused at once"
 refused /dev/null 'not a regular file' "a device is refused"
 refused "$HT_TMP" 'not a regular file' "a directory is refused"
+
+# ---- escapes
+python3 "$HT_SRCDIR/t/lib/htformats.py" mkprofile "$HT_TMP/esc.heap" --hostile
+ok $? "a profile with escapes in its strings"
+for f in text json collapsed svg pprof; do
+	timeout 10 "$HEAPTOOL" report --detail --format $f \
+	    -o "$HT_TMP/esc.$f" "$HT_TMP/esc.heap" 2>"$HT_TMP/esc.$f.err"
+	_st=$?
+	[ $f = pprof ] && gzip -dc <"$HT_TMP/esc.$f" >"$HT_TMP/esc.$f.raw" &&
+	    mv "$HT_TMP/esc.$f.raw" "$HT_TMP/esc.$f"
+	python3 - "$f" "$HT_TMP/esc.$f" "$HT_TMP/esc.$f.err" <<'PY'
+import re, sys
+# Any C0 control but newline (and tab), DEL, a C1 control, a byte that is
+# not UTF-8.  pprof is binary (lengths and varints take any value): there
+# only the strings matter, so look for the escapes as the profile had them.
+bad = re.compile(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]|\xff")
+raw = re.compile(rb"\x1b\]0;owned|owned\x07|\xc2\x9b2J|\x1b\[31m")
+for i, p in enumerate(sys.argv[2:]):
+    data = open(p, "rb").read()
+    m = (raw if sys.argv[1] == "pprof" and i == 0 else bad).search(data)
+    if m:
+        print("# %s: %r at %d" % (p, m.group(0), m.start()))
+        sys.exit(1)
+PY
+	_py=$?
+	ok $([ $_st -eq 0 ] && [ $_py -eq 0 ]; echo $?) \
+	    "--format $f: no raw escape on stdout or stderr"
+done
+grep -q 'prog?]0;owned??\[31m?2J?' "$HT_TMP/esc.text"
+ok $? "text: each escape character shows as '?'"
+grep -q 'prog?]0;owned??\[31m??2J?' "$HT_TMP/esc.pprof"
+ok $? "pprof: the strings hold '?' for each escape byte"
 
 done_testing

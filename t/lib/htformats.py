@@ -46,11 +46,13 @@ Commands:
       the sites' order, the frames outermost first equal to the site's
       function names (module+offset when unknown), values = KEY, their sum
       = totals.KEY; no name holds ';' or white space.
-  mkprofile OUT
+  mkprofile OUT [--hostile]
       write a sampled profile (format version 2, rate 4096) of a program
       "prog" whose module is not on this machine: site A (two frames) with
       a peak, site B (one frame) allocated after the peak, and a record for
-      5 sites the agent folded.
+      5 sites the agent folded.  --hostile puts terminal escapes (ESC, BEL,
+      the C1 CSI U+009B, a byte that is not UTF-8) in the command, the
+      module's path and a thread's name.
   interval REPORT INDEX LOW HIGH
       site INDEX's 95% interval is [LOW, HIGH], give or take 1.
   field REPORT PATH VALUE
@@ -639,13 +641,15 @@ def cmd_mkprofile(args):
     def rec(t, payload):
         return u32(t) + u32(len(payload)) + payload
 
-    cmd = b"prog"
+    hostile = "--hostile" in args[1:]
+    esc = b"\x1b]0;owned\x07\x1b[31m\xc2\x9b2J\xff"
+    cmd = b"prog" + (esc if hostile else b"")
     meta = b"".join(u64(v) for v in (4242, 1, 4096)) + u32(2) + u32(0)
     meta += b"".join(u64(v) for v in (
         10 ** 9, 3 * 10 ** 9, 61940, 2 * 10 ** 9, 65536, 0, 21, 11,
         0, 0, 0, 0))
     meta += u16(len(cmd)) + cmd
-    path = b"/nonexistent/prog"
+    path = b"/nonexistent/prog" + (esc if hostile else b"")
     bid = bytes(range(1, 21))
     mod = u64(0x400000) + u64(0x400000) + u64(0x404000) + u16(len(bid)) + \
         bid + u16(len(path)) + path
@@ -659,6 +663,11 @@ def cmd_mkprofile(args):
                    u32(folded))
 
     out = b"HEAPPROF" + u32(2) + u32(0) + rec(1, meta) + rec(2, mod)
+    if hostile:
+        name = b"w\x1b[2J" + b"\xc2\x9b"
+        out += rec(3, u32(77) + b"".join(u64(v) for v in (8192, 2, 8192, 2,
+                                                           2)) +
+                   u16(len(name)) + name)
     out += site(40960, 10, 81920, 20, 15, 8, 1e8, 2e8, 61440, 15,
                 [0x401000, 0x402000], 0)
     out += site(8192, 2, 8192, 2, 2, 2, 4e6, 4e6, 0, 0, [0x403000], 0)
