@@ -77,7 +77,7 @@ cmd(struct target *t, const char *fmt, ...)
 static void
 cmd(struct target *t, const char *fmt, ...)
 {
-	char	c[256], want[300], line[300];
+	char	c[256], want[300], line[300] = "";
 	va_list	ap;
 
 	va_start(ap, fmt);
