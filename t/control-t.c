@@ -21,19 +21,16 @@
  *     whose HEAPTOOL_PID is another's has no agent thread;
  *   - the fixture prints the same lines as a run without the agent.
  */
-#include <sys/prctl.h>
+#include "config.h"
+
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,133 +38,77 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "agent.h"
 #include "basic.h"
 #include "profile.h"
 #include "proto.h"
+#include "target.h"
 
 #define KEEP_SIZE	4321
 #define LATE_SIZE	5555
-#define CLIENT_TIMEOUT	10	/* seconds: far above the agent's 2 s */
 
-struct target {
+/* ctl-target, and what the test knows of it. */
+struct fixture {
+	struct target	*proc;
 	pid_t		 pid;
-	FILE		*in;		/* its stdin */
-	FILE		*out;		/* its stdout */
-	char		 errpath[PATH_MAX];
 	uintptr_t	 keep_fn;	/* ctl_keep */
 	char		 transcript[8192];	/* commands and answers */
 };
 
-struct reply {
-	struct ht_msg_header	 h;
-	uint8_t			*payload;
-	int			 eof;	/* closed after the reply */
-};
-
-static char	builddir[PATH_MAX];
-static char	agent[PATH_MAX + 64], fixture[PATH_MAX + 64];
-
-static void
-find_builddir(void)
-{
-	const char	*e = getenv("HT_BUILDDIR");
-	ssize_t		 n;
-	char		*s;
-
-	if (e != NULL && *e != '\0') {
-		snprintf(builddir, sizeof(builddir), "%s", e);
-	} else {
-		/* t/control-t: the build directory is the one above. */
-		n = readlink("/proc/self/exe", builddir, sizeof(builddir) - 1);
-		if (n <= 0)
-			bail("readlink /proc/self/exe: %s", strerror(errno));
-		builddir[n] = '\0';
-		if ((s = strrchr(builddir, '/')) != NULL)
-			*s = '\0';
-		if ((s = strrchr(builddir, '/')) != NULL)
-			*s = '\0';
-	}
-	snprintf(agent, sizeof(agent), "%s/libheaptool-agent.so", builddir);
-	snprintf(fixture, sizeof(fixture), "%s/t/target/ctl-target",
-	    builddir);
-}
+static char	*agent, *fixture;
 
 /* mode: 0 plain, 1 attach (preload, no HEAPTOOL_PID), 2 launch
  * (HEAPTOOL_PID = itself, output to out), 3 dormant (HEAPTOOL_PID = 1),
  * 4 plain with CTL_AGENT set, for its "agent" command. */
 static void
-target_start(struct target *t, int mode, const char *out)
+fixture_start(struct fixture *t, int mode, const char *out)
 {
-	int	 in[2], o[2], fd;
-	char	 line[256], pid[32];
-	void	*fn;
+	char		 preload[PATH_MAX + 16], ctl_agent[PATH_MAX + 16];
+	char		 output[PATH_MAX + 32];
+	const char	*env[12];
+	void		*fn;
+	int		 n = 0;
 
 	memset(t, 0, sizeof(*t));
-	snprintf(t->errpath, sizeof(t->errpath), "%s/ctl-target.err.%d.%d",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp",
-	    (int)getpid(), mode);
-	if (pipe(in) != 0 || pipe(o) != 0)
-		bail("pipe: %s", strerror(errno));
-	fflush(NULL);
-	if ((t->pid = fork()) < 0)
-		bail("fork: %s", strerror(errno));
-	if (t->pid == 0) {
-		fd = open(t->errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(in[0], 0) < 0 || dup2(o[1], 1) < 0 ||
-		    dup2(fd, 2) < 0)
-			_exit(127);
-		close(in[0]);
-		close(in[1]);
-		close(o[0]);
-		close(o[1]);
-		close(fd);
-		unsetenv("HEAPTOOL_PID");
-		unsetenv("HEAPTOOL_OUTPUT");
-		unsetenv("HEAPTOOL_RATE");
-		unsetenv("LD_PRELOAD");
-		if (mode == 4)
-			setenv("CTL_AGENT", agent, 1);
-		else if (mode != 0)
-			setenv("LD_PRELOAD", agent, 1);
-		if (mode == 2) {
-			snprintf(pid, sizeof(pid), "%d", (int)getpid());
-			setenv("HEAPTOOL_PID", pid, 1);
-			setenv("HEAPTOOL_OUTPUT", out, 1);
-			setenv("HEAPTOOL_RATE", "1", 1);
-			/* heaptool run --live: launch mode serves only then. */
-			setenv("HEAPTOOL_LIVE", "1", 1);
-		} else if (mode == 3)
-			setenv("HEAPTOOL_PID", "1", 1);
-		execl(fixture, fixture, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(o[1]);
-	t->in = fdopen(in[1], "w");
-	t->out = fdopen(o[0], "r");
-	if (t->in == NULL || t->out == NULL)
-		bail("fdopen: %s", strerror(errno));
-	if (fgets(line, sizeof(line), t->out) == NULL ||
-	    sscanf(line, "ready %p", &fn) != 1)
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", agent);
+	snprintf(ctl_agent, sizeof(ctl_agent), "CTL_AGENT=%s", agent);
+	snprintf(output, sizeof(output), "HEAPTOOL_OUTPUT=%s",
+	    out != NULL ? out : "");
+	env[n++] = "HEAPTOOL_PID";
+	env[n++] = "HEAPTOOL_OUTPUT";
+	env[n++] = "HEAPTOOL_RATE";
+	env[n++] = "LD_PRELOAD";
+	if (mode == 4)
+		env[n++] = ctl_agent;
+	else if (mode != 0)
+		env[n++] = preload;
+	if (mode == 2) {
+		env[n++] = "HEAPTOOL_PID=" TARGET_OWN_PID;
+		env[n++] = output;
+		env[n++] = "HEAPTOOL_RATE=1";
+		/* heaptool run --live: launch mode serves only then. */
+		env[n++] = "HEAPTOOL_LIVE=1";
+	} else if (mode == 3)
+		env[n++] = "HEAPTOOL_PID=1";
+	env[n] = NULL;
+	if ((t->proc = target_start(fixture, NULL, env)) == NULL)
 		bail("ctl-target did not start (mode %d)", mode);
+	t->pid = target_pid(t->proc);
+	if (sscanf(target_ready(t->proc), "ready %p", &fn) != 1)
+		bail("ctl-target: ready line \"%s\"", target_ready(t->proc));
 	t->keep_fn = (uintptr_t)fn;
 }
 
 /* Send one command; return its answer line (without newline). */
 static const char *
-target_cmd(struct target *t, const char *cmd)
+fixture_cmd(struct fixture *t, const char *cmd)
 {
 	static char	line[256];
 	size_t		n;
 
-	fprintf(t->in, "%s\n", cmd);
-	fflush(t->in);
-	if (fgets(line, sizeof(line), t->out) == NULL)
+	if (target_send(t->proc, "%s\n", cmd) != 0 ||
+	    target_line(t->proc, line, sizeof(line)) == NULL)
 		bail("ctl-target: no answer to \"%s\"", cmd);
-	n = strlen(line);
-	if (n > 0 && line[n - 1] == '\n')
-		line[--n] = '\0';
 	n = strlen(t->transcript);
 	snprintf(t->transcript + n, sizeof(t->transcript) - n, "%s -> %s\n",
 	    cmd, line);
@@ -177,192 +118,10 @@ target_cmd(struct target *t, const char *cmd)
 /* quit; returns its exit status; *err_empty if it wrote nothing to
  * stderr. */
 static int
-target_finish(struct target *t, int *err_empty)
+fixture_finish(struct fixture *t, int *err_empty)
 {
-	struct stat	st;
-	int		status;
-
-	target_cmd(t, "quit");
-	fclose(t->in);
-	fclose(t->out);
-	if (waitpid(t->pid, &status, 0) != t->pid)
-		bail("waitpid: %s", strerror(errno));
-	*err_empty = stat(t->errpath, &st) == 0 && st.st_size == 0;
-	if (!*err_empty) {
-		char	buf[512];
-		FILE	*f = fopen(t->errpath, "r");
-
-		while (f != NULL && fgets(buf, sizeof(buf), f) != NULL)
-			diag("ctl-target stderr: %s", buf);
-		if (f != NULL)
-			fclose(f);
-	}
-	unlink(t->errpath);
-	return status;
-}
-
-static void
-set_timeouts(int fd)
-{
-	struct timeval	tv = { CLIENT_TIMEOUT, 0 };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-/* Connect to the agent of pid; retry while it is not listening yet. */
-static int
-agent_connect(pid_t pid, int patient)
-{
-	struct sockaddr_un	sa;
-	struct timespec		ts = { 0, 10 * 1000 * 1000 };
-	size_t			len;
-	int			fd, i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	len = ht_proto_socket_name(sa.sun_path, (uint32_t)pid);
-	for (i = 0; i < (patient ? 1000 : 1); i++) {
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0)
-			bail("socket: %s", strerror(errno));
-		if (connect(fd, (struct sockaddr *)&sa,
-		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-		    len)) == 0) {
-			set_timeouts(fd);
-			return fd;
-		}
-		close(fd);
-		if (errno != ECONNREFUSED && errno != ENOENT)
-			break;
-		nanosleep(&ts, NULL);
-	}
-	return -1;
-}
-
-static int
-read_full(int fd, void *buf, size_t len)
-{
-	uint8_t	*p = buf;
-	ssize_t	 n;
-
-	while (len > 0) {
-		n = read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Read one reply and check that the agent then closes.  0 or -1. */
-static int
-read_reply(int fd, struct reply *r)
-{
-	uint8_t	hdr[HT_PROTO_HEADER], extra;
-
-	memset(r, 0, sizeof(*r));
-	if (read_full(fd, hdr, sizeof(hdr)) != 0 ||
-	    ht_proto_get_header(hdr, &r->h) != 0 ||
-	    r->h.version != HT_PROTO_VERSION ||
-	    r->h.length > HT_PROTO_MAX_REPLY)
-		return -1;
-	if ((r->payload = malloc(r->h.length + 1)) == NULL)
-		bail("out of memory");
-	if (read_full(fd, r->payload, r->h.length) != 0) {
-		free(r->payload);
-		r->payload = NULL;
-		return -1;
-	}
-	r->eof = read(fd, &extra, 1) == 0;
-	return 0;
-}
-
-static void
-reply_free(struct reply *r)
-{
-	free(r->payload);
-	r->payload = NULL;
-}
-
-/* One request, one reply.  Returns 0 or -1. */
-static int
-request(pid_t pid, uint16_t type, uint64_t rate, uint32_t flags,
-    struct reply *r)
-{
-	static struct ht_request	q;
-	static uint8_t			b[HT_PROTO_MAX_REQUEST];
-	size_t				n;
-	int				fd, rc;
-
-	memset(&q, 0, sizeof(q));
-	q.type = type;
-	q.rate = rate;
-	q.flags = flags;
-	n = ht_proto_encode_request(b, &q);
-
-	if ((fd = agent_connect(pid, 1)) < 0)
-		return -1;
-	rc = write(fd, b, n) == (ssize_t)n ? read_reply(fd, r) : -1;
-	close(fd);
-	return rc;
-}
-
-static int
-get_status(pid_t pid, struct ht_status *s)
-{
-	struct reply	r;
-	int		rc = -1;
-
-	if (request(pid, HT_MSG_HELLO, 0, 0, &r) != 0)
-		return -1;
-	if (r.h.type == HT_MSG_STATUS_REPLY &&
-	    ht_proto_decode_status(r.payload, r.h.length, s) == 0)
-		rc = 0;
-	reply_free(&r);
-	return rc;
-}
-
-/* The ERR code of a request's reply; 0 for OK; -1 for anything else. */
-static long
-simple(pid_t pid, uint16_t type, uint64_t rate, uint32_t flags)
-{
-	struct reply	r;
-	uint32_t	code;
-	char		msg[256];
-	long		rc = -1;
-
-	if (request(pid, type, rate, flags, &r) != 0)
-		return -1;
-	if (r.h.type == HT_MSG_OK && r.h.length == 0 && r.eof)
-		rc = 0;
-	else if (r.h.type == HT_MSG_ERR && r.eof &&
-	    ht_proto_decode_err(r.payload, r.h.length, &code, msg,
-	    sizeof(msg)) == 0)
-		rc = code;
-	reply_free(&r);
-	return rc;
-}
-
-static struct ht_profile *
-get_report(pid_t pid)
-{
-	struct ht_profile	*p = NULL;
-	struct reply		 r;
-	char			 err[256];
-
-	if (request(pid, HT_MSG_REPORT, 0, 0, &r) != 0)
-		return NULL;
-	if (r.h.type == HT_MSG_PROFILE && r.eof) {
-		p = ht_profile_decode(r.payload, r.h.length, err, sizeof(err));
-		if (p == NULL)
-			diag("profile: %s", err);
-	}
-	reply_free(&r);
-	return p;
+	fixture_cmd(t, "quit");
+	return target_wait(t->proc, err_empty);
 }
 
 /* The one site whose blocks are all of size bytes: its index, -1 if none,
@@ -388,7 +147,7 @@ site_of_size(const struct ht_profile *p, uint64_t size)
 
 /* The site of ctl_keep has exactly n blocks live and allocated. */
 static int
-keep_site_is(const struct ht_profile *p, const struct target *t,
+keep_site_is(const struct ht_profile *p, const struct fixture *t,
     uint64_t n)
 {
 	long				 i = site_of_size(p, KEEP_SIZE);
@@ -455,11 +214,11 @@ same_sites(const struct ht_profile *a, const struct ht_profile *b)
 static int
 raw(pid_t pid, const void *buf, size_t len, int shut, uint32_t want)
 {
-	struct reply	r;
-	uint32_t	code;
-	char		msg[256];
-	uint8_t		b;
-	int		fd, rc = -1;
+	struct agent_reply	r;
+	uint32_t		code;
+	char			msg[256];
+	uint8_t			b;
+	int			fd, rc = -1;
 
 	if ((fd = agent_connect(pid, 1)) < 0)
 		return -1;
@@ -470,14 +229,14 @@ raw(pid_t pid, const void *buf, size_t len, int shut, uint32_t want)
 	}
 	if (shut)
 		shutdown(fd, SHUT_WR);
-	if (read_reply(fd, &r) == 0) {
+	if (agent_read_reply(fd, &r) == 0) {
 		if (r.h.type == HT_MSG_ERR && ht_proto_decode_err(r.payload,
 		    r.h.length, &code, msg, sizeof(msg)) == 0 &&
 		    code == want)
 			rc = 1;
 		else
 			diag("unexpected reply type %u", r.h.type);
-		reply_free(&r);
+		agent_reply_free(&r);
 	} else {
 		ssize_t	n = recv(fd, &b, 1, MSG_DONTWAIT);
 
@@ -532,12 +291,12 @@ test_thread(pid_t pid)
 static void
 test_clients(pid_t pid)
 {
-	static uint8_t	junk[1 << 20];
-	uint8_t		b[64];
-	struct reply	r;
-	struct ht_status st;
-	int		a, c, rc, i, all;
-	pid_t		kids[4];
+	static uint8_t		junk[1 << 20];
+	uint8_t			b[64];
+	struct agent_reply	r;
+	struct ht_status	st;
+	int			a, c, rc, i, all;
+	pid_t			kids[4];
 
 	memset(b, 0xa7, sizeof(b));
 	is_int(1, raw(pid, b, 16, 0, HT_ERR_BAD_REQUEST),
@@ -578,7 +337,7 @@ test_clients(pid_t pid)
 		junk[i] = (uint8_t)(i * 131 + 7);
 	ok(raw(pid, junk, sizeof(junk), 1, HT_ERR_BAD_REQUEST) >= 0,
 	    "a MiB of garbage: ERR or closed");
-	ok(get_status(pid, &st) == 0 && st.hooked == 1,
+	ok(agent_status(pid, &st) == 0 && st.hooked == 1,
 	    "the agent still answers HELLO after all that");
 
 	/* A silent client, and one that stalls inside its header: each
@@ -587,18 +346,18 @@ test_clients(pid_t pid)
 	c = agent_connect(pid, 1);
 	ok(a >= 0 && c >= 0 && write(c, b, 8) == 8,
 	    "two clients connected, one silent, one stalled");
-	rc = get_status(pid, &st);
+	rc = agent_status(pid, &st);
 	is_int(0, rc, "a third client is served meanwhile");
-	rc = a >= 0 ? read_reply(a, &r) : -1;
+	rc = a >= 0 ? agent_read_reply(a, &r) : -1;
 	ok(rc != 0 || (r.h.type == HT_MSG_ERR && r.eof),
 	    "the silent client was closed (or told ERR)");
 	if (rc == 0)
-		reply_free(&r);
-	rc = c >= 0 ? read_reply(c, &r) : -1;
+		agent_reply_free(&r);
+	rc = c >= 0 ? agent_read_reply(c, &r) : -1;
 	ok(rc == 0 && r.h.type == HT_MSG_ERR && r.eof,
 	    "the stalled client was told ERR and closed");
 	if (rc == 0)
-		reply_free(&r);
+		agent_reply_free(&r);
 	if (a >= 0)
 		close(a);
 	if (c >= 0)
@@ -614,10 +373,10 @@ test_clients(pid_t pid)
 			int			 k, bad = 0;
 
 			for (k = 0; k < 25; k++) {
-				if (get_status(pid, &st) != 0 ||
+				if (agent_status(pid, &st) != 0 ||
 				    st.state != HT_STATE_RUNNING)
 					bad = 1;
-				if ((p = get_report(pid)) == NULL ||
+				if ((p = agent_report(pid)) == NULL ||
 				    p->meta.pid != (uint64_t)pid)
 					bad = 1;
 				if (p != NULL)
@@ -710,7 +469,7 @@ holds_socket(pid_t pid, unsigned long ino)
 /* A child forked by the target has no agent thread and must not keep the
  * agent's socket open. */
 static void
-test_fork(struct target *t)
+test_fork(struct fixture *t)
 {
 	char		 path[64], buf[64];
 	unsigned long	 ino = listener_inode(t->pid);
@@ -718,7 +477,7 @@ test_fork(struct target *t)
 	FILE		*f;
 	long		 child = -1;
 
-	target_cmd(t, "fork");
+	fixture_cmd(t, "fork");
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)t->pid,
 	    (int)t->pid);
 	if ((f = fopen(path, "r")) != NULL) {
@@ -736,15 +495,15 @@ test_fork(struct target *t)
 		    "a forked child does not hold the agent's socket "
 		    "(target %d, child %d)", p, c);
 	}
-	ok(get_status(t->pid, &st) == 0 && st.hooked == 1,
+	ok(agent_status(t->pid, &st) == 0 && st.hooked == 1,
 	    "the agent serves after the fork");
-	target_cmd(t, "unfork");
+	fixture_cmd(t, "unfork");
 }
 
 static void
 test_attach(char *transcript, size_t cap)
 {
-	struct target		 t;
+	struct fixture		 t;
 	struct ht_status	 st, st2;
 	struct ht_profile	*p, *q;
 	struct ucred		 cr;
@@ -754,7 +513,7 @@ test_attach(char *transcript, size_t cap)
 	size_t			 i;
 	int			 fd, status, err_empty, found, n;
 
-	target_start(&t, 1, NULL);
+	fixture_start(&t, 1, NULL);
 	fd = agent_connect(t.pid, 1);
 	ok(fd >= 0, "the agent listens on \\0heaptool.%d", (int)t.pid);
 	if (fd < 0)
@@ -763,7 +522,7 @@ test_attach(char *transcript, size_t cap)
 	    cr.pid == t.pid, "the socket's server is the target (SO_PEERCRED)");
 	close(fd);
 
-	ok(get_status(t.pid, &st) == 0, "HELLO: STATUS reply");
+	ok(agent_status(t.pid, &st) == 0, "HELLO: STATUS reply");
 	ok(st.proto_version == HT_PROTO_VERSION && st.pid == (uint32_t)t.pid &&
 	    strcmp(st.agent_version, PACKAGE_VERSION) == 0,
 	    "STATUS: protocol, pid, agent version %s", st.agent_version);
@@ -776,32 +535,33 @@ test_attach(char *transcript, size_t cap)
 	    (unsigned long long)st.overhead_bytes);
 	slots = st.slots_patched;
 	{
-		struct reply	r;
+		struct agent_reply	r;
 
-		ok(request(t.pid, HT_MSG_STATUS, 0, 0, &r) == 0 &&
+		ok(agent_request(t.pid, &(struct ht_request){ .type =
+		    HT_MSG_STATUS }, &r) == 0 &&
 		    r.h.type == HT_MSG_STATUS_REPLY && r.eof &&
 		    ht_proto_decode_status(r.payload, r.h.length, &st2) == 0 &&
 		    st2.hooked == 1, "STATUS request: STATUS reply, closed");
-		reply_free(&r);
+		agent_reply_free(&r);
 	}
 	test_thread(t.pid);
 
-	target_cmd(&t, "alloc 11");
-	p = get_report(t.pid);
+	fixture_cmd(&t, "alloc 11");
+	p = agent_report(t.pid);
 	ok(p != NULL && p->meta.state == HT_STATE_NONE && p->nsites == 0 &&
 	    p->meta.pid == (uint64_t)t.pid,
 	    "REPORT before START: a profile with no session and no site");
 	if (p != NULL)
 		ht_profile_free(p);
-	is_int(HT_ERR_NOT_RUNNING, simple(t.pid, HT_MSG_STOP, 0, 0),
+	is_int(HT_ERR_NOT_RUNNING, agent_simple(t.pid, HT_MSG_STOP, 0, 0),
 	    "STOP with no session: ERR NOT_RUNNING");
 
-	is_int(0, simple(t.pid, HT_MSG_START, 1, 0), "START rate 1: OK");
-	ok(get_status(t.pid, &st) == 0 && st.state == HT_STATE_RUNNING &&
+	is_int(0, agent_simple(t.pid, HT_MSG_START, 1, 0), "START rate 1: OK");
+	ok(agent_status(t.pid, &st) == 0 && st.state == HT_STATE_RUNNING &&
 	    st.epoch == 1 && st.rate == 1 && st.start_ns > 0,
 	    "STATUS: running, epoch 1, rate 1");
-	target_cmd(&t, "alloc 37");
-	p = get_report(t.pid);
+	fixture_cmd(&t, "alloc 37");
+	p = agent_report(t.pid);
 	ok(p != NULL && p->meta.epoch == 1 && p->meta.rate == 1 &&
 	    p->meta.state == HT_STATE_RUNNING && p->nsites > 0 &&
 	    p->nmodules > 0, "REPORT: running profile of epoch 1 with sites");
@@ -813,29 +573,29 @@ test_attach(char *transcript, size_t cap)
 	if (p != NULL)
 		ht_profile_free(p);
 
-	is_int(HT_ERR_RUNNING, simple(t.pid, HT_MSG_START, 1, 0),
+	is_int(HT_ERR_RUNNING, agent_simple(t.pid, HT_MSG_START, 1, 0),
 	    "START while running: ERR RUNNING");
-	ok(get_status(t.pid, &st) == 0 && st.epoch == 1 &&
+	ok(agent_status(t.pid, &st) == 0 && st.epoch == 1 &&
 	    st.state == HT_STATE_RUNNING, "the session goes on (epoch 1)");
-	is_int(0, simple(t.pid, HT_MSG_START, 1, HT_START_RESTART),
+	is_int(0, agent_simple(t.pid, HT_MSG_START, 1, HT_START_RESTART),
 	    "START restart: OK");
-	ok(get_status(t.pid, &st) == 0 && st.epoch == 2 &&
+	ok(agent_status(t.pid, &st) == 0 && st.epoch == 2 &&
 	    st.state == HT_STATE_RUNNING, "restart: epoch 2");
-	p = get_report(t.pid);
+	p = agent_report(t.pid);
 	ok(p != NULL && p->meta.epoch == 2 && keep_site_is(p, &t, 0),
 	    "restart: the old session's site is gone");
 	if (p != NULL)
 		ht_profile_free(p);
-	target_cmd(&t, "alloc 3");
+	fixture_cmd(&t, "alloc 3");
 
 	test_clients(t.pid);
 
-	is_int(0, simple(t.pid, HT_MSG_STOP, 0, 0), "STOP: OK");
-	ok(get_status(t.pid, &st) == 0 && st.state == HT_STATE_STOPPED &&
+	is_int(0, agent_simple(t.pid, HT_MSG_STOP, 0, 0), "STOP: OK");
+	ok(agent_status(t.pid, &st) == 0 && st.state == HT_STATE_STOPPED &&
 	    st.epoch == 2, "STATUS: stopped");
-	target_cmd(&t, "alloc 5");
-	p = get_report(t.pid);
-	q = get_report(t.pid);
+	fixture_cmd(&t, "alloc 5");
+	p = agent_report(t.pid);
+	q = agent_report(t.pid);
 	ok(p != NULL && keep_site_is(p, &t, 3),
 	    "after STOP: the site holds the 3 blocks of the session");
 	ok(p != NULL && q != NULL && p->meta.state == HT_STATE_STOPPED &&
@@ -846,44 +606,44 @@ test_attach(char *transcript, size_t cap)
 		ht_profile_free(p);
 	if (q != NULL)
 		ht_profile_free(q);
-	is_int(HT_ERR_NOT_RUNNING, simple(t.pid, HT_MSG_STOP, 0, 0),
+	is_int(HT_ERR_NOT_RUNNING, agent_simple(t.pid, HT_MSG_STOP, 0, 0),
 	    "STOP again: ERR NOT_RUNNING");
 
-	is_int(0, simple(t.pid, HT_MSG_START, 1, 0),
+	is_int(0, agent_simple(t.pid, HT_MSG_START, 1, 0),
 	    "START after STOP: OK without restart (epoch 3)");
-	ok(get_status(t.pid, &st) == 0 && st.slots_patched >= slots,
+	ok(agent_status(t.pid, &st) == 0 && st.slots_patched >= slots,
 	    "slots patched before DETACH: %u", st.slots_patched);
 	slots = st.slots_patched;
-	is_int(0, simple(t.pid, HT_MSG_DETACH, 0, 0), "DETACH: OK");
-	ok(get_status(t.pid, &st) == 0 && st.hooked == 0 &&
+	is_int(0, agent_simple(t.pid, HT_MSG_DETACH, 0, 0), "DETACH: OK");
+	ok(agent_status(t.pid, &st) == 0 && st.hooked == 0 &&
 	    st.slots_patched == 0 && st.state == HT_STATE_STOPPED &&
 	    st.epoch == 3, "after DETACH: not hooked, no slot, stopped");
-	is_int(HT_ERR_DETACHED, simple(t.pid, HT_MSG_START, 1, 0),
+	is_int(HT_ERR_DETACHED, agent_simple(t.pid, HT_MSG_START, 1, 0),
 	    "START after DETACH: ERR DETACHED");
-	target_cmd(&t, "alloc 2");
-	p = get_report(t.pid);
+	fixture_cmd(&t, "alloc 2");
+	p = agent_report(t.pid);
 	ok(p != NULL && p->meta.epoch == 3 && keep_site_is(p, &t, 0),
 	    "REPORT after DETACH: the stopped session's profile");
 	if (p != NULL)
 		ht_profile_free(p);
-	is_int(0, simple(t.pid, HT_MSG_DETACH, 0, 0), "DETACH again: OK");
+	is_int(0, agent_simple(t.pid, HT_MSG_DETACH, 0, 0), "DETACH again: OK");
 
-	is_int(0, simple(t.pid, HT_MSG_HOOK, 0, 0), "HOOK: OK");
+	is_int(0, agent_simple(t.pid, HT_MSG_HOOK, 0, 0), "HOOK: OK");
 	/* A slot that lazy binding resolved meanwhile is patched at the
 	 * agent's next tick. */
 	for (n = 0; n < 300; n++) {
 		struct timespec	ts = { 0, 100 * 1000 * 1000 };
 
-		if (get_status(t.pid, &st) != 0 || st.slots_patched >= slots)
+		if (agent_status(t.pid, &st) != 0 || st.slots_patched >= slots)
 			break;
 		nanosleep(&ts, NULL);
 	}
 	ok(st.hooked == 1 && st.slots_patched == slots,
 	    "after HOOK: hooked, the same %u slots patched", slots);
-	is_int(0, simple(t.pid, HT_MSG_HOOK, 0, 0), "HOOK again: OK");
-	is_int(0, simple(t.pid, HT_MSG_START, 1, 0), "START: OK");
-	target_cmd(&t, "alloc 4");
-	p = get_report(t.pid);
+	is_int(0, agent_simple(t.pid, HT_MSG_HOOK, 0, 0), "HOOK again: OK");
+	is_int(0, agent_simple(t.pid, HT_MSG_START, 1, 0), "START: OK");
+	fixture_cmd(&t, "alloc 4");
+	p = agent_report(t.pid);
 	ok(p != NULL && p->meta.epoch == 4 && keep_site_is(p, &t, 4),
 	    "sampling again after HOOK: exactly 4 blocks in epoch 4");
 	if (p != NULL)
@@ -891,23 +651,23 @@ test_attach(char *transcript, size_t cap)
 
 	/* A library loaded behind the dlopen hook's back: the agent's thread
 	 * sees the loader's counters move and patches it within seconds. */
-	ok(get_status(t.pid, &st) == 0, "STATUS before the late library");
+	ok(agent_status(t.pid, &st) == 0, "STATUS before the late library");
 	modules = st.modules;
 	slots = st.slots_patched;
-	target_cmd(&t, "late");
+	fixture_cmd(&t, "late");
 	/* STATUS counts a module only once its slots are patched. */
 	for (n = 0; n < 300; n++) {
 		struct timespec	ts = { 0, 100 * 1000 * 1000 };
 
-		if (get_status(t.pid, &st) == 0 && st.modules > modules)
+		if (agent_status(t.pid, &st) == 0 && st.modules > modules)
 			break;
 		nanosleep(&ts, NULL);
 	}
 	ok(st.modules == modules + 1 && st.slots_patched > slots,
 	    "a library loaded behind the hook gets patched (%u modules, "
 	    "%u slots)", st.modules, st.slots_patched);
-	target_cmd(&t, "latecall 6");
-	p = get_report(t.pid);
+	fixture_cmd(&t, "latecall 6");
+	p = agent_report(t.pid);
 	li = p != NULL ? site_of_size(p, LATE_SIZE) : -1;
 	ok(li >= 0 && p->sites[li].alloc_objects == 6 &&
 	    p->sites[li].inuse_bytes == 6 * LATE_SIZE,
@@ -920,7 +680,7 @@ test_attach(char *transcript, size_t cap)
 
 	test_fork(&t);
 
-	status = target_finish(&t, &err_empty);
+	status = fixture_finish(&t, &err_empty);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && err_empty,
 	    "the fixture exits 0 with nothing on stderr");
 	snprintf(transcript, cap, "%s", t.transcript);
@@ -929,19 +689,19 @@ test_attach(char *transcript, size_t cap)
 static void
 test_plain(const char *transcript)
 {
-	struct target	 t;
+	struct fixture	 t;
 	char		 cmd[256];
 	const char	*p, *e;
 	int		 status, err_empty;
 
-	target_start(&t, 0, NULL);
+	fixture_start(&t, 0, NULL);
 	for (p = transcript; (e = strstr(p, " -> ")) != NULL;
 	    p = strchr(e, '\n') + 1) {
 		snprintf(cmd, sizeof(cmd), "%.*s", (int)(e - p), p);
 		if (strcmp(cmd, "quit") != 0)
-			target_cmd(&t, cmd);
+			fixture_cmd(&t, cmd);
 	}
-	status = target_finish(&t, &err_empty);
+	status = fixture_finish(&t, &err_empty);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && err_empty,
 	    "the fixture without the agent exits 0");
 	is_string(t.transcript, transcript,
@@ -951,7 +711,7 @@ test_plain(const char *transcript)
 static void
 test_launch(void)
 {
-	struct target		 t;
+	struct fixture		 t;
 	struct ht_status	 st;
 	struct ht_profile	*p;
 	char			 out[PATH_MAX], err[256], path[128];
@@ -963,17 +723,17 @@ test_launch(void)
 	snprintf(out, sizeof(out), "%s/ctl-launch.%d.hprof",
 	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp",
 	    (int)getpid());
-	target_start(&t, 2, out);
-	ok(get_status(t.pid, &st) == 0 && st.hooked == 1 &&
+	fixture_start(&t, 2, out);
+	ok(agent_status(t.pid, &st) == 0 && st.hooked == 1 &&
 	    st.state == HT_STATE_RUNNING && st.epoch == 1 && st.rate == 1,
 	    "launch mode: the control thread serves the running session");
-	target_cmd(&t, "alloc 9");
-	p = get_report(t.pid);
+	fixture_cmd(&t, "alloc 9");
+	p = agent_report(t.pid);
 	ok(p != NULL && keep_site_is(p, &t, 9),
 	    "launch mode: live REPORT with exactly 9 blocks");
 	if (p != NULL)
 		ht_profile_free(p);
-	status = target_finish(&t, &err_empty);
+	status = fixture_finish(&t, &err_empty);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && err_empty,
 	    "launch mode: the fixture exits 0");
 	p = ht_profile_read_file(out, err, sizeof(err));
@@ -986,7 +746,7 @@ test_launch(void)
 
 	/* A descendant of a launched process: the agent stays dormant, so
 	 * no thread and no socket. */
-	target_start(&t, 3, NULL);
+	fixture_start(&t, 3, NULL);
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)t.pid);
 	if ((d = opendir(path)) != NULL) {
 		while ((e = readdir(d)) != NULL)
@@ -999,7 +759,7 @@ test_launch(void)
 	    "no socket");
 	if (fd >= 0)
 		close(fd);
-	status = target_finish(&t, &err_empty);
+	status = fixture_finish(&t, &err_empty);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && err_empty,
 	    "dormant: the fixture exits 0");
 }
@@ -1009,33 +769,33 @@ test_launch(void)
 static void
 test_dlopen(void)
 {
-	struct target		 t;
+	struct fixture		 t;
 	struct ht_status	 st;
 	struct ht_profile	*p;
 	int			 fd, status, err_empty;
 
-	target_start(&t, 4, NULL);
+	fixture_start(&t, 4, NULL);
 	fd = agent_connect(t.pid, 0);
 	ok(fd < 0, "dlopen: no agent before the load");
 	if (fd >= 0)
 		close(fd);
-	target_cmd(&t, "alloc 1");
-	target_cmd(&t, "agent");
-	ok(get_status(t.pid, &st) == 0 && st.hooked == 1 &&
+	fixture_cmd(&t, "alloc 1");
+	fixture_cmd(&t, "agent");
+	ok(agent_status(t.pid, &st) == 0 && st.hooked == 1 &&
 	    st.slots_patched > 0 && st.state == HT_STATE_NONE,
 	    "dlopen: the agent's thread patched and serves, no session");
-	is_int(0, simple(t.pid, HT_MSG_START, 1, 0), "dlopen: START");
-	target_cmd(&t, "alloc 5");
-	p = get_report(t.pid);
+	is_int(0, agent_simple(t.pid, HT_MSG_START, 1, 0), "dlopen: START");
+	fixture_cmd(&t, "alloc 5");
+	p = agent_report(t.pid);
 	ok(p != NULL && keep_site_is(p, &t, 5),
 	    "dlopen: exactly the 5 blocks allocated after START");
 	if (p != NULL)
 		ht_profile_free(p);
-	is_int(0, simple(t.pid, HT_MSG_DETACH, 0, 0), "dlopen: DETACH");
-	ok(get_status(t.pid, &st) == 0 && st.hooked == 0 &&
+	is_int(0, agent_simple(t.pid, HT_MSG_DETACH, 0, 0), "dlopen: DETACH");
+	ok(agent_status(t.pid, &st) == 0 && st.hooked == 0 &&
 	    st.slots_patched == 0, "dlopen: nothing patched after DETACH");
-	target_cmd(&t, "alloc 2");
-	status = target_finish(&t, &err_empty);
+	fixture_cmd(&t, "alloc 2");
+	status = fixture_finish(&t, &err_empty);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && err_empty,
 	    "dlopen: the fixture exits 0");
 }
@@ -1045,13 +805,10 @@ main(void)
 {
 	static char	transcript[8192];
 
-	find_builddir();
-	if (access(agent, R_OK) != 0)
-		skip_all("%s not built", agent);
-	if (access(fixture, X_OK) != 0)
-		skip_all("%s not built", fixture);
+	agent = test_build_need("libheaptool-agent.so");
+	fixture = test_build_need("t/target/ctl-target");
 	signal(SIGPIPE, SIG_IGN);
-	alarm(300);
+	test_timeout(300);
 	plan(0);
 	test_attach(transcript, sizeof(transcript));
 	test_plain(transcript);

@@ -27,7 +27,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,20 +37,13 @@
 
 #include "basic.h"
 #include "inject.h"
+#include "target.h"
 
-#define LINE_MS		20000	/* a target must answer within this */
+#define LINE_MS		20000	/* a target gets where it is expected in this */
 #define NHAMMER		20
 
-struct target {
-	pid_t	pid;
-	int	in;		/* its standard input */
-	int	out;		/* its standard output */
-	char	buf[4096];	/* output read but not yet returned */
-	size_t	len;
-};
-
-static char	tdir[1100];		/* .../t/target */
-static char	probe1[1200], probe2[1200];
+static char	*tdir;			/* .../t/target */
+static char	*probe1, *probe2;
 
 static uint64_t
 now_ms(void)
@@ -70,102 +62,23 @@ msleep(unsigned ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The next line of the target's output, or NULL after LINE_MS. */
-static char *
-get_line(struct target *t, char *line, size_t size)
-{
-	uint64_t	 end = now_ms() + LINE_MS;
-	struct pollfd	 pfd = { t->out, POLLIN, 0 };
-	char		*nl;
-	ssize_t		 n;
-	size_t		 k;
-
-	for (;;) {
-		if ((nl = memchr(t->buf, '\n', t->len)) != NULL) {
-			k = (size_t)(nl - t->buf);
-			if (k >= size)
-				k = size - 1;
-			memcpy(line, t->buf, k);
-			line[k] = '\0';
-			k = (size_t)(nl - t->buf) + 1;
-			memmove(t->buf, t->buf + k, t->len - k);
-			t->len -= k;
-			return line;
-		}
-		if (now_ms() >= end || t->len == sizeof(t->buf))
-			return NULL;
-		if (poll(&pfd, 1, (int)(end - now_ms())) <= 0)
-			continue;
-		n = read(t->out, t->buf + t->len, sizeof(t->buf) - t->len);
-		if (n <= 0)
-			return NULL;
-		t->len += (size_t)n;
-	}
-}
-
 #define SP_PROBE_FD	0x1	/* the probe reports on the target's stdout */
 #define SP_RAISE	0x2	/* probe2 raises SIGUSR1 */
 
-static int
-spawn(struct target *t, const char *prog, const char *arg, int flags,
-    char *ready, size_t readysize)
+/* Start t/target/prog [arg]; NULL if it did not get ready. */
+static struct target *
+spawn(const char *prog, const char *arg, int flags)
 {
-	char	path[PATH_MAX];
-	int	in[2], out[2];
+	const char	*args[] = { arg, NULL };
+	const char	*env[] = {
+		flags & SP_PROBE_FD ? "HT_PROBE_FD=1" : "HT_PROBE_FD",
+		flags & SP_RAISE ? "HT_PROBE_RAISE=probe2" : "HT_PROBE_RAISE",
+		NULL,
+	};
+	char		 path[PATH_MAX];
 
-	memset(t, 0, sizeof(*t));
 	snprintf(path, sizeof(path), "%s/%s", tdir, prog);
-	if (pipe(in) == -1 || pipe(out) == -1)
-		bail("pipe: %s", strerror(errno));
-	if ((t->pid = fork()) == -1)
-		bail("fork: %s", strerror(errno));
-	if (t->pid == 0) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		close(in[0]);
-		close(in[1]);
-		close(out[0]);
-		close(out[1]);
-		unsetenv("HT_PROBE_FD");
-		unsetenv("HT_PROBE_RAISE");
-		if (flags & SP_PROBE_FD)
-			setenv("HT_PROBE_FD", "1", 1);
-		if (flags & SP_RAISE)
-			setenv("HT_PROBE_RAISE", "probe2", 1);
-		execl(path, path, arg, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	t->in = in[1];
-	t->out = out[0];
-	if (get_line(t, ready, readysize) == NULL ||
-	    strncmp(ready, "ready ", 6) != 0) {
-		diag("%s did not start", path);
-		return -1;
-	}
-	return 0;
-}
-
-static void
-kill_target(struct target *t)
-{
-	if (t->pid > 0) {
-		kill(t->pid, SIGKILL);
-		waitpid(t->pid, NULL, 0);
-	}
-	if (t->in > 0)
-		close(t->in);
-	if (t->out > 0)
-		close(t->out);
-	t->pid = 0;
-	t->in = t->out = -1;
-}
-
-static int
-say(struct target *t, const char *s)
-{
-	return write(t->in, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+	return target_start(path, args, env);
 }
 
 /* Wait until the target's main thread is blocked in system call nr (or
@@ -316,43 +229,44 @@ check_ptrace(void)
 static void
 test_reader(const char *prog)
 {
-	struct target	t;
+	struct target	*t;
+	pid_t		pid;
 	char		line[512];
 
-	if (spawn(&t, prog, NULL, SP_PROBE_FD | SP_RAISE, line,
-	    sizeof(line)) != 0) {
+	if ((t = spawn(prog, NULL, SP_PROBE_FD | SP_RAISE)) == NULL) {
 		ok(0, "%s: started", prog);
-		kill_target(&t);
+		target_kill(t);
 		return;
 	}
-	ok(wait_in_syscall(t.pid, 0) == 0, "%s: blocked in read", prog);
-	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000, prog)),
+	pid = target_pid(t);
+	ok(wait_in_syscall(pid, 0) == 0, "%s: blocked in read", prog);
+	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000, prog)),
 	    "%s: probe injected", prog);
-	is_string("probe probe loaded", get_line(&t, line, sizeof(line)),
+	is_string("probe probe loaded", target_line(t, line, sizeof(line)),
 	    "%s: the probe's constructor ran in the target", prog);
-	ok(mapped(t.pid, probe1), "%s: the probe is in its maps", prog);
-	is_int(0, tracer_of(t.pid), "%s: no longer traced", prog);
-	ok(say(&t, "hello\n") == 0, "%s: written to its pipe", prog);
-	is_string("got 6 hello xmm=ok", get_line(&t, line, sizeof(line)),
+	ok(mapped(pid, probe1), "%s: the probe is in its maps", prog);
+	is_int(0, tracer_of(pid), "%s: no longer traced", prog);
+	ok(target_send(t, "hello\n") == 0, "%s: written to its pipe", prog);
+	is_string("got 6 hello xmm=ok", target_line(t, line, sizeof(line)),
 	    "%s: the interrupted read returned the data, vector register "
 	    "intact", prog);
 
-	ok(wait_in_syscall(t.pid, 0) == 0, "%s: blocked in read again", prog);
-	is_string("OK", ht_inject_codename(inject(t.pid, probe2, 5000, prog)),
+	ok(wait_in_syscall(pid, 0) == 0, "%s: blocked in read again", prog);
+	is_string("OK", ht_inject_codename(inject(pid, probe2, 5000, prog)),
 	    "%s: second library injected", prog);
-	is_string("probe probe2 loaded", get_line(&t, line, sizeof(line)),
+	is_string("probe probe2 loaded", target_line(t, line, sizeof(line)),
 	    "%s: its constructor ran", prog);
-	is_string("eintr usr1=1", get_line(&t, line, sizeof(line)),
+	is_string("eintr usr1=1", target_line(t, line, sizeof(line)),
 	    "%s: the signal raised during the call was delivered once, after "
 	    "it, to the original read", prog);
 
-	ok(wait_in_syscall(t.pid, 0) == 0, "%s: blocked in read again", prog);
-	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000, prog)),
+	ok(wait_in_syscall(pid, 0) == 0, "%s: blocked in read again", prog);
+	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000, prog)),
 	    "%s: first library injected again (only a reference)", prog);
-	ok(say(&t, "again\n") == 0, "%s: written again", prog);
-	is_string("got 6 again xmm=ok", get_line(&t, line, sizeof(line)),
+	ok(target_send(t, "again\n") == 0, "%s: written again", prog);
+	is_string("got 6 again xmm=ok", target_line(t, line, sizeof(line)),
 	    "%s: read restarted, nothing else printed", prog);
-	kill_target(&t);
+	target_kill(t);
 }
 
 /*
@@ -362,31 +276,32 @@ test_reader(const char *prog)
 static void
 test_poll(void)
 {
-	struct target	t;
+	struct target	*t;
+	pid_t		pid;
 	char		line[512];
 
-	if (spawn(&t, "inject-read", "poll", SP_PROBE_FD, line,
-	    sizeof(line)) != 0) {
+	if ((t = spawn("inject-read", "poll", SP_PROBE_FD)) == NULL) {
 		ok(0, "poll: started");
-		kill_target(&t);
+		target_kill(t);
 		return;
 	}
-	ok(wait_in_syscall(t.pid, SYS_poll) == 0, "poll: blocked in poll");
-	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000,
+	pid = target_pid(t);
+	ok(wait_in_syscall(pid, SYS_poll) == 0, "poll: blocked in poll");
+	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000,
 	    "poll")), "poll: probe injected");
-	is_string("probe probe loaded", get_line(&t, line, sizeof(line)),
+	is_string("probe probe loaded", target_line(t, line, sizeof(line)),
 	    "poll: the probe's constructor ran");
 	/* Now in restart_syscall, which continues the poll. */
-	ok(wait_in_syscall2(t.pid, SYS_poll, SYS_restart_syscall) == 0,
+	ok(wait_in_syscall2(pid, SYS_poll, SYS_restart_syscall) == 0,
 	    "poll: blocked in poll (or its restart) again");
-	is_string("OK", ht_inject_codename(inject(t.pid, probe2, 5000,
+	is_string("OK", ht_inject_codename(inject(pid, probe2, 5000,
 	    "poll (restarted)")), "poll: injected again");
-	is_string("probe probe2 loaded", get_line(&t, line, sizeof(line)),
+	is_string("probe probe2 loaded", target_line(t, line, sizeof(line)),
 	    "poll: the second constructor ran");
-	ok(say(&t, "data\n") == 0, "poll: written to its pipe");
-	is_string("got 5 data xmm=ok", get_line(&t, line, sizeof(line)),
+	ok(target_send(t, "data\n") == 0, "poll: written to its pipe");
+	is_string("got 5 data xmm=ok", target_line(t, line, sizeof(line)),
 	    "poll: the restarted poll returned 1, the read the data");
-	kill_target(&t);
+	target_kill(t);
 }
 
 /*
@@ -400,19 +315,22 @@ test_unsafe(const char *mode, const char *in, const char *left,
     const char *named)
 {
 	struct ht_inject	*h;
-	struct target		 t;
+	struct target		*t;
+	pid_t			 pid;
 	char			 line[512];
 	int			 code;
 
-	if (spawn(&t, "inject-read", mode, SP_PROBE_FD, line,
-	    sizeof(line)) != 0 || get_line(&t, line, sizeof(line)) == NULL ||
+	if ((t = spawn("inject-read", mode, SP_PROBE_FD)) == NULL ||
+	    target_line(t, line, sizeof(line)) == NULL ||
 	    strcmp(line, in) != 0) {
 		ok(0, "unsafe %s: started", mode);
-		kill_target(&t);
+		target_kill(t);
 		return;
 	}
-	ok(wait_in_syscall(t.pid, 0) == 0, "unsafe %s: blocked in read", mode);
-	h = ht_inject_new(t.pid);
+	pid = target_pid(t);
+	ok(wait_in_syscall(pid, 0) == 0, "unsafe %s: blocked in read",
+	    mode);
+	h = ht_inject_new(pid);
 	code = ht_inject_load(h, probe1, 500) == 0 ? HT_INJ_OK :
 	    ht_inject_errcode(h);
 	is_string("ETIMEDOUT", ht_inject_codename(code),
@@ -423,19 +341,19 @@ test_unsafe(const char *mode, const char *in, const char *left,
 	diag("unsafe %s: longest stop of a thread let go %.3f ms", mode,
 	    ht_inject_probe_pause_ns(h) / 1e6);
 	ht_inject_free(h);
-	ok(!mapped(t.pid, probe1), "unsafe %s: nothing loaded", mode);
-	is_int(0, tracer_of(t.pid), "unsafe %s: not traced", mode);
-	ok(say(&t, "go\n") == 0, "unsafe %s: written to its pipe", mode);
-	is_string(left, get_line(&t, line, sizeof(line)),
+	ok(!mapped(pid, probe1), "unsafe %s: nothing loaded", mode);
+	is_int(0, tracer_of(pid), "unsafe %s: not traced", mode);
+	ok(target_send(t, "go\n") == 0, "unsafe %s: written to its pipe", mode);
+	is_string(left, target_line(t, line, sizeof(line)),
 	    "unsafe %s: its read got the line (restarted after each look)",
 	    mode);
-	ok(wait_in_syscall(t.pid, 0) == 0, "unsafe %s: blocked in a plain read",
-	    mode);
-	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000,
+	ok(wait_in_syscall(pid, 0) == 0,
+	    "unsafe %s: blocked in a plain read", mode);
+	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000,
 	    "unsafe, then safe")), "unsafe %s: injected once out of it", mode);
-	is_string("probe probe loaded", get_line(&t, line, sizeof(line)),
+	is_string("probe probe loaded", target_line(t, line, sizeof(line)),
 	    "unsafe %s: the probe's constructor ran", mode);
-	kill_target(&t);
+	target_kill(t);
 }
 
 /* (2): 8 threads hammering the allocator, injected NHAMMER times. */
@@ -445,7 +363,8 @@ hammer_result(struct target *t, char *sum, size_t sumsize,
 {
 	char	line[256], cs[64];
 
-	if (say(t, "stop\n") != 0 || get_line(t, line, sizeof(line)) == NULL)
+	if (target_send(t, "stop\n") != 0 ||
+	    target_line(t, line, sizeof(line)) == NULL)
 		return -1;
 	if (sscanf(line, "rounds %lu bad %lu checksum %63s", rounds, bad,
 	    cs) != 3)
@@ -457,39 +376,41 @@ hammer_result(struct target *t, char *sum, size_t sumsize,
 static void
 test_hammer(void)
 {
-	struct target	t;
-	char		line[256], base[64] = "", sum[64] = "";
+	struct target	*t;
+	pid_t		pid;
+	char		base[64] = "", sum[64] = "";
 	unsigned long	rounds = 0, bad = 0;
 	int		i, nok = 0, alive = 1, code;
 
 	/* The checksum of a run without injection. */
-	if (spawn(&t, "inject-hammer", NULL, 0, line, sizeof(line)) != 0 ||
-	    hammer_result(&t, base, sizeof(base), &rounds, &bad) != 0)
+	if ((t = spawn("inject-hammer", NULL, 0)) == NULL ||
+	    hammer_result(t, base, sizeof(base), &rounds, &bad) != 0)
 		diag("hammer: no baseline");
-	kill_target(&t);
+	target_kill(t);
 	diag("hammer: baseline %s after %lu rounds", base, rounds);
 
-	if (spawn(&t, "inject-hammer", NULL, 0, line, sizeof(line)) != 0) {
+	if ((t = spawn("inject-hammer", NULL, 0)) == NULL) {
 		ok(0, "hammer: started");
-		kill_target(&t);
+		target_kill(t);
 		return;
 	}
+	pid = target_pid(t);
 	for (i = 0; i < NHAMMER && alive; i++) {
 		char	what[64];
 
 		snprintf(what, sizeof(what), "hammer #%d", i + 1);
-		code = inject(t.pid, i % 4 == 3 ? probe2 : probe1, 5000, what);
+		code = inject(pid, i % 4 == 3 ? probe2 : probe1, 5000, what);
 		if (code == HT_INJ_OK)
 			nok++;
-		alive = kill(t.pid, 0) == 0 && proc_state(t.pid) != 'Z';
+		alive = kill(pid, 0) == 0 && proc_state(pid) != 'Z';
 	}
 	is_int(NHAMMER, nok, "hammer: %d injections succeeded", NHAMMER);
 	ok(alive, "hammer: the target is alive");
-	ok(mapped(t.pid, probe1) && mapped(t.pid, probe2),
+	ok(mapped(pid, probe1) && mapped(pid, probe2),
 	    "hammer: both libraries are loaded");
-	is_int(0, tracer_of(t.pid), "hammer: no longer traced");
+	is_int(0, tracer_of(pid), "hammer: no longer traced");
 	rounds = bad = 0;
-	ok(hammer_result(&t, sum, sizeof(sum), &rounds, &bad) == 0,
+	ok(hammer_result(t, sum, sizeof(sum), &rounds, &bad) == 0,
 	    "hammer: stopped and reported");
 	diag("hammer: %s after %lu rounds", sum, rounds);
 	ok(rounds > 0, "hammer: the workers ran");
@@ -497,7 +418,7 @@ test_hammer(void)
 	    "alike");
 	is_string(base, sum, "hammer: checksum equal to the run without "
 	    "injection");
-	kill_target(&t);
+	target_kill(t);
 }
 
 /* (3): a busy loop: no safe point, a clean timeout, the target unharmed. */
@@ -517,55 +438,56 @@ read_counter(pid_t pid, uintptr_t addr)
 static void
 test_busy_sys(void)
 {
-	struct target	t;
-	char		line[256];
+	struct target	*t;
+	pid_t		pid;
 	unsigned long	c0, c1;
 	uintptr_t	addr = 0;
 	uint64_t	end;
-	int		pid;
 
-	if (spawn(&t, "inject-busy", "sys", 0, line, sizeof(line)) != 0 ||
-	    sscanf(line, "ready %d %lx", &pid, &addr) != 2) {
+	if ((t = spawn("inject-busy", "sys", 0)) == NULL ||
+	    sscanf(target_ready(t), "ready %*d %lx", &addr) != 1) {
 		ok(0, "busy with system calls: started");
-		kill_target(&t);
+		target_kill(t);
 		return;
 	}
-	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000,
+	pid = target_pid(t);
+	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000,
 	    "busy with system calls")), "busy with system calls: injected");
-	ok(mapped(t.pid, probe1), "busy with system calls: probe loaded");
-	is_int(0, tracer_of(t.pid), "busy with system calls: not traced");
-	c0 = read_counter(t.pid, addr);
+	ok(mapped(pid, probe1), "busy with system calls: probe loaded");
+	is_int(0, tracer_of(pid), "busy with system calls: not traced");
+	c0 = read_counter(pid, addr);
 	end = now_ms() + LINE_MS;
 	do {
 		msleep(5);
-		c1 = read_counter(t.pid, addr);
+		c1 = read_counter(pid, addr);
 	} while (c1 == c0 && now_ms() < end);
 	ok(c1 != c0, "busy with system calls: still counting");
-	kill_target(&t);
+	target_kill(t);
 }
 
 static void
 test_busy(void)
 {
-	struct target	t;
-	char		line[256];
+	struct target	*t;
+	pid_t		pid;
 	unsigned long	c0, c1;
 	uintptr_t	addr = 0;
 	uint64_t	t0, el, end;
-	int		code, pid;
+	int		code;
 
-	if (spawn(&t, "inject-busy", NULL, 0, line, sizeof(line)) != 0 ||
-	    sscanf(line, "ready %d %lx", &pid, &addr) != 2) {
+	if ((t = spawn("inject-busy", NULL, 0)) == NULL ||
+	    sscanf(target_ready(t), "ready %*d %lx", &addr) != 1) {
 		ok(0, "busy: started");
-		kill_target(&t);
+		target_kill(t);
 		return;
 	}
+	pid = target_pid(t);
 	/* In the loop, past its last system call. */
 	end = now_ms() + LINE_MS;
-	while (read_counter(t.pid, addr) == 0 && now_ms() < end)
+	while (read_counter(pid, addr) == 0 && now_ms() < end)
 		msleep(1);
 	t0 = now_ms();
-	code = inject(t.pid, probe1, 500, "busy");
+	code = inject(pid, probe1, 500, "busy");
 	el = now_ms() - t0;
 	is_string("ETIMEDOUT", ht_inject_codename(code),
 	    "busy: times out (ETIMEDOUT)");
@@ -573,27 +495,45 @@ test_busy(void)
 	    (unsigned long long)el);
 	/* Not a timing test: only that it does give up, far from hanging. */
 	ok(el < 500 + 10000, "busy: gave up within the timeout and grace");
-	ok(!mapped(t.pid, probe1), "busy: nothing loaded");
-	is_int(0, tracer_of(t.pid), "busy: not traced");
-	ok(proc_state(t.pid) == 'R', "busy: running (state %c)",
-	    proc_state(t.pid));
-	c0 = read_counter(t.pid, addr);
+	ok(!mapped(pid, probe1), "busy: nothing loaded");
+	is_int(0, tracer_of(pid), "busy: not traced");
+	ok(proc_state(pid) == 'R', "busy: running (state %c)",
+	    proc_state(pid));
+	c0 = read_counter(pid, addr);
 	end = now_ms() + LINE_MS;
 	do {
 		msleep(5);
-		c1 = read_counter(t.pid, addr);
+		c1 = read_counter(pid, addr);
 	} while (c1 == c0 && now_ms() < end);
 	ok(c1 != c0, "busy: still counting (%lu -> %lu)", c0, c1);
-	kill_target(&t);
+	target_kill(t);
+}
+
+/* prog (inject-read or inject-static) started and blocked in read(2), its
+ * pid in *pid; NULL if it did not get there. */
+static struct target *
+blocked(const char *prog, pid_t *pid)
+{
+	struct target	*t;
+
+	if ((t = spawn(prog, NULL, 0)) == NULL)
+		return NULL;
+	*pid = target_pid(t);
+	if (wait_in_syscall(*pid, 0) != 0) {
+		diag("%s: not blocked in read", prog);
+		target_kill(t);
+		return NULL;
+	}
+	return t;
 }
 
 /* (4): refusals. */
 static void
 test_refusals(void)
 {
-	struct target	t;
+	struct target	*t;
 	char		line[256], buf[64], garbage[PATH_MAX];
-	pid_t		z;
+	pid_t		z, pid;
 	long		pidmax = 4194304;
 	int		fd, st, code;
 	FILE		*f;
@@ -619,56 +559,52 @@ test_refusals(void)
 	waitpid(z, NULL, 0);
 
 	/* Stopped: refused, still stopped, resumable. */
-	if (spawn(&t, "inject-read", NULL, 0, line, sizeof(line)) == 0 &&
-	    wait_in_syscall(t.pid, 0) == 0) {
-		kill(t.pid, SIGSTOP);
-		waitpid(t.pid, &st, WUNTRACED);
-		is_string("ESTOPPED", ht_inject_codename(inject(t.pid, probe1,
+	if ((t = blocked("inject-read", &pid)) != NULL) {
+		kill(pid, SIGSTOP);
+		waitpid(pid, &st, WUNTRACED);
+		is_string("ESTOPPED", ht_inject_codename(inject(pid, probe1,
 		    1000, "stopped")), "stopped: ESTOPPED");
 		msleep(50);
-		ok(proc_state(t.pid) == 'T', "stopped: still stopped (%c)",
-		    proc_state(t.pid));
-		is_int(0, tracer_of(t.pid), "stopped: not traced");
-		kill(t.pid, SIGCONT);
-		say(&t, "wake\n");
-		is_string("got 5 wake xmm=ok", get_line(&t, line, sizeof(line)),
-		    "stopped: resumed, reads normally");
+		ok(proc_state(pid) == 'T', "stopped: still stopped (%c)",
+		    proc_state(pid));
+		is_int(0, tracer_of(pid), "stopped: not traced");
+		kill(pid, SIGCONT);
+		target_send(t, "wake\n");
+		is_string("got 5 wake xmm=ok", target_line(t, line,
+		    sizeof(line)), "stopped: resumed, reads normally");
 	} else
 		ok(0, "stopped: fixture started");
-	kill_target(&t);
+	target_kill(t);
 
 	/* Already traced (by us). */
-	if (spawn(&t, "inject-read", NULL, 0, line, sizeof(line)) == 0 &&
-	    wait_in_syscall(t.pid, 0) == 0 &&
-	    ptrace(PTRACE_SEIZE, t.pid, NULL, NULL) == 0) {
-		is_string("ETRACED", ht_inject_codename(inject(t.pid, probe1,
+	if ((t = blocked("inject-read", &pid)) != NULL &&
+	    ptrace(PTRACE_SEIZE, pid, NULL, NULL) == 0) {
+		is_string("ETRACED", ht_inject_codename(inject(pid, probe1,
 		    1000, "traced")), "traced: ETRACED");
-		ptrace(PTRACE_INTERRUPT, t.pid, NULL, NULL);
-		waitpid(t.pid, &st, __WALL);
-		ptrace(PTRACE_DETACH, t.pid, NULL, NULL);
-		say(&t, "free\n");
-		is_string("got 5 free xmm=ok", get_line(&t, line, sizeof(line)),
-		    "traced: reads normally afterwards");
+		ptrace(PTRACE_INTERRUPT, pid, NULL, NULL);
+		waitpid(pid, &st, __WALL);
+		ptrace(PTRACE_DETACH, pid, NULL, NULL);
+		target_send(t, "free\n");
+		is_string("got 5 free xmm=ok", target_line(t, line,
+		    sizeof(line)), "traced: reads normally afterwards");
 	} else
 		ok(0, "traced: fixture started and seized");
-	kill_target(&t);
+	target_kill(t);
 
 	/* Statically linked. */
-	if (spawn(&t, "inject-static", NULL, 0, line, sizeof(line)) == 0 &&
-	    wait_in_syscall(t.pid, 0) == 0)
-		is_string("ESTATIC", ht_inject_codename(inject(t.pid, probe1,
+	if ((t = blocked("inject-static", &pid)) != NULL)
+		is_string("ESTATIC", ht_inject_codename(inject(pid, probe1,
 		    1000, "static")), "static: ESTATIC");
 	else
 		ok(0, "static: fixture started");
-	kill_target(&t);
+	target_kill(t);
 
 	/* A library that is not there, and one that is not a library: the
 	 * message carries dlerror()'s text, read from the target. */
-	if (spawn(&t, "inject-read", NULL, 0, line, sizeof(line)) == 0 &&
-	    wait_in_syscall(t.pid, 0) == 0) {
+	if ((t = blocked("inject-read", &pid)) != NULL) {
 		struct ht_inject	*h;
 
-		is_string("ENOLIB", ht_inject_codename(inject(t.pid,
+		is_string("ENOLIB", ht_inject_codename(inject(pid,
 		    "/nonexistent/libnothing.so", 1000, "no library")),
 		    "missing library: ENOLIB");
 		snprintf(garbage, sizeof(garbage), "/tmp/inject-t-%d.so",
@@ -682,7 +618,7 @@ test_refusals(void)
 				diag("short write");
 			close(fd);
 		}
-		h = ht_inject_new(t.pid);
+		h = ht_inject_new(pid);
 		code = ht_inject_load(h, garbage, 5000) == 0 ? HT_INJ_OK :
 		    ht_inject_errcode(h);
 		is_string("EDLOPEN", ht_inject_codename(code),
@@ -692,27 +628,26 @@ test_refusals(void)
 		    "not a library: dlerror's text in the message");
 		ht_inject_free(h);
 		unlink(garbage);
-		say(&t, "still\n");
-		is_string("got 6 still xmm=ok", get_line(&t, line,
+		target_send(t, "still\n");
+		is_string("got 6 still xmm=ok", target_line(t, line,
 		    sizeof(line)), "not a library: the target reads normally");
 	} else
 		ok(0, "library errors: fixture started");
-	kill_target(&t);
+	target_kill(t);
 
 	/* Not permitted: an unprivileged user against a root process. */
 	if (geteuid() != 0) {
 		skip("not root: cannot test an unprivileged attach");
 		return;
 	}
-	if (spawn(&t, "inject-read", NULL, 0, line, sizeof(line)) == 0 &&
-	    wait_in_syscall(t.pid, 0) == 0) {
+	if ((t = blocked("inject-read", &pid)) != NULL) {
 		if ((z = fork()) == 0) {
 			struct ht_inject	*h;
 
 			if (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
 			    setuid(65534) != 0)
 				_exit(100);
-			h = ht_inject_new(t.pid);
+			h = ht_inject_new(pid);
 			code = ht_inject_load(h, probe1, 1000) == 0 ?
 			    HT_INJ_OK : ht_inject_errcode(h);
 			_exit(code);
@@ -720,31 +655,22 @@ test_refusals(void)
 		waitpid(z, &st, 0);
 		is_string("EPERM", ht_inject_codename(WIFEXITED(st) ?
 		    WEXITSTATUS(st) : -1), "other user: EPERM");
-		say(&t, "ok\n");
-		is_string("got 3 ok xmm=ok", get_line(&t, line, sizeof(line)),
+		target_send(t, "ok\n");
+		is_string("got 3 ok xmm=ok", target_line(t, line, sizeof(line)),
 		    "other user: target unaffected");
 	} else
 		ok(0, "permission: fixture started");
-	kill_target(&t);
+	target_kill(t);
 }
 
 int
 main(void)
 {
-	char	exe[1024], *slash;
-	ssize_t	n;
-
-	alarm(600);
+	test_timeout(600);
 	signal(SIGPIPE, SIG_IGN);
-	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
-		bail("/proc/self/exe: %s", strerror(errno));
-	exe[n] = '\0';
-	if ((slash = strrchr(exe, '/')) == NULL)
-		bail("odd path %s", exe);
-	*slash = '\0';
-	snprintf(tdir, sizeof(tdir), "%s/target", exe);
-	snprintf(probe1, sizeof(probe1), "%s/libinject-probe.so", tdir);
-	snprintf(probe2, sizeof(probe2), "%s/libinject-probe2.so", tdir);
+	tdir = test_build_path("t/target");
+	probe1 = test_build_path("t/target/libinject-probe.so");
+	probe2 = test_build_path("t/target/libinject-probe2.so");
 #if !defined(__x86_64__)
 	skip_all("the injector supports x86-64 only");
 #endif

@@ -26,110 +26,47 @@
  * and the agent refuses a relative dump prefix, or one it cannot write to,
  * leaving the running session as it was.
  */
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "basic.h"
 #include "profile.h"
 #include "proto.h"
 #include "sampling.h"
+#include "target.h"
 
 #define MiB		(1024ull * 1024)
 #define CYCLES		1000
 #define SEED		"12345"
 
-struct target {
-	pid_t	 pid;
-	FILE	*in;
-	FILE	*out;
-	char	 errpath[PATH_MAX];
-};
+static char	*agent, *fixture;
 
-static char	agent[PATH_MAX + 64], fixture[PATH_MAX + 64];
-
-static void
-find_builddir(void)
+static struct target *
+start_fixture(void)
 {
-	char		 dir[PATH_MAX];
-	const char	*e = getenv("HT_BUILDDIR");
-	ssize_t		 n;
-	char		*s;
-	int		 i;
+	char		 preload[PATH_MAX + 16];
+	const char	*env[] = { "HEAPTOOL_PID", "HEAPTOOL_OUTPUT",
+			    "HEAPTOOL_SEED=" SEED, preload, NULL };
+	struct target	*t;
+	long		 pid;
 
-	if (e != NULL && *e != '\0')
-		snprintf(dir, sizeof(dir), "%s", e);
-	else {
-		n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
-		if (n <= 0)
-			bail("readlink /proc/self/exe: %s", strerror(errno));
-		dir[n] = '\0';
-		for (i = 0; i < 2; i++)
-			if ((s = strrchr(dir, '/')) != NULL)
-				*s = '\0';
-	}
-	snprintf(agent, sizeof(agent), "%s/libheaptool-agent.so", dir);
-	snprintf(fixture, sizeof(fixture), "%s/t/target/dump-target", dir);
-}
-
-static void
-target_start(struct target *t)
-{
-	int	in[2], o[2], fd;
-	char	line[256];
-	long	pid;
-
-	memset(t, 0, sizeof(*t));
-	snprintf(t->errpath, sizeof(t->errpath), "%s/sessions-t.err.%d",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp",
-	    (int)getpid());
-	if (pipe(in) != 0 || pipe(o) != 0)
-		bail("pipe: %s", strerror(errno));
-	fflush(NULL);
-	if ((t->pid = fork()) < 0)
-		bail("fork: %s", strerror(errno));
-	if (t->pid == 0) {
-		fd = open(t->errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		if (fd < 0 || dup2(in[0], 0) < 0 || dup2(o[1], 1) < 0 ||
-		    dup2(fd, 2) < 0)
-			_exit(127);
-		close(in[0]);
-		close(in[1]);
-		close(o[0]);
-		close(o[1]);
-		close(fd);
-		unsetenv("HEAPTOOL_PID");
-		unsetenv("HEAPTOOL_OUTPUT");
-		setenv("HEAPTOOL_SEED", SEED, 1);
-		setenv("LD_PRELOAD", agent, 1);
-		execl(fixture, fixture, (char *)NULL);
-		_exit(127);
-	}
-	close(in[0]);
-	close(o[1]);
-	t->in = fdopen(in[1], "w");
-	t->out = fdopen(o[0], "r");
-	if (t->in == NULL || t->out == NULL)
-		bail("fdopen: %s", strerror(errno));
-	if (fgets(line, sizeof(line), t->out) == NULL ||
-	    sscanf(line, "ready %ld", &pid) != 1 || pid != (long)t->pid)
+	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", agent);
+	if ((t = target_start(fixture, NULL, env)) == NULL)
 		bail("dump-target did not start");
+	if (sscanf(target_ready(t), "ready %ld", &pid) != 1 ||
+	    pid != (long)target_pid(t))
+		bail("dump-target: ready line \"%s\"", target_ready(t));
+	return t;
 }
 
 /* Send one command and check its answer ("done CMD"). */
@@ -140,181 +77,36 @@ cmd(struct target *t, const char *fmt, ...)
 static void
 cmd(struct target *t, const char *fmt, ...)
 {
-	char	c[256], want[300], line[300];
+	char	c[256], want[300], line[300] = "";
 	va_list	ap;
 
 	va_start(ap, fmt);
 	vsnprintf(c, sizeof(c), fmt, ap);
 	va_end(ap);
-	fprintf(t->in, "%s\n", c);
-	fflush(t->in);
-	snprintf(want, sizeof(want), "done %s\n", c);
-	if (fgets(line, sizeof(line), t->out) == NULL ||
+	snprintf(want, sizeof(want), "done %s", c);
+	if (target_send(t, "%s\n", c) != 0 ||
+	    target_line(t, line, sizeof(line)) == NULL ||
 	    strcmp(line, want) != 0)
 		bail("dump-target: \"%s\" answered \"%s\"", c, line);
 }
 
-static int
-target_finish(struct target *t)
-{
-	struct stat	st;
-	int		status;
-
-	fprintf(t->in, "quit\n");
-	fclose(t->in);
-	fclose(t->out);
-	if (waitpid(t->pid, &status, 0) != t->pid)
-		bail("waitpid: %s", strerror(errno));
-	if (stat(t->errpath, &st) == 0 && st.st_size > 0) {
-		char	buf[512];
-		FILE	*f = fopen(t->errpath, "r");
-
-		while (f != NULL && fgets(buf, sizeof(buf), f) != NULL)
-			diag("dump-target stderr: %s", buf);
-		if (f != NULL)
-			fclose(f);
-		status = -1;
-	}
-	unlink(t->errpath);
-	return status;
-}
-
-/* ---- the control socket */
-
-static int
-agent_connect(pid_t pid)
-{
-	struct sockaddr_un	sa;
-	struct timespec		ts = { 0, 10 * 1000 * 1000 };
-	struct timeval		tv = { 30, 0 };
-	size_t			len;
-	int			fd, i;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	len = ht_proto_socket_name(sa.sun_path, (uint32_t)pid);
-	for (i = 0; i < 1000; i++) {
-		if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-			bail("socket: %s", strerror(errno));
-		if (connect(fd, (struct sockaddr *)&sa,
-		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-		    len)) == 0) {
-			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
-			    sizeof(tv));
-			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
-			    sizeof(tv));
-			return fd;
-		}
-		close(fd);
-		nanosleep(&ts, NULL);
-	}
-	return -1;
-}
-
-static int
-read_full(int fd, void *buf, size_t len)
-{
-	uint8_t	*p = buf;
-	ssize_t	 n;
-
-	while (len > 0) {
-		n = read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* One request; the reply's type, its payload in *payload (malloc'd) and
- * length in *len.  -1 on a transport failure. */
-static const char	*start_prefix;	/* START's dump prefix, if any */
-
-static int
-request(pid_t pid, uint16_t type, uint64_t rate, uint8_t **payload,
-    size_t *len)
-{
-	static struct ht_request	q;
-	static uint8_t			b[HT_PROTO_MAX_REQUEST];
-	uint8_t				hdr[HT_PROTO_HEADER];
-	struct ht_msg_header		h;
-	size_t				n;
-	int				fd, rc = -1;
-
-	memset(&q, 0, sizeof(q));
-	q.type = type;
-	q.rate = rate;
-	if (type == HT_MSG_START && start_prefix != NULL)
-		snprintf(q.dump_prefix, sizeof(q.dump_prefix), "%s",
-		    start_prefix);
-	n = ht_proto_encode_request(b, &q);
-	*payload = NULL;
-	if ((fd = agent_connect(pid)) < 0)
-		return -1;
-	if (write(fd, b, n) == (ssize_t)n &&
-	    read_full(fd, hdr, sizeof(hdr)) == 0 &&
-	    ht_proto_get_header(hdr, &h) == 0 &&
-	    h.length <= HT_PROTO_MAX_REPLY &&
-	    (*payload = malloc(h.length + 1)) != NULL &&
-	    read_full(fd, *payload, h.length) == 0) {
-		*len = h.length;
-		rc = h.type;
-	}
-	close(fd);
-	return rc;
-}
-
 /* START, STOP: 0 for OK, the ERR code, or -1. */
 static long
-simple(pid_t pid, uint16_t type, uint64_t rate)
+simple(struct target *t, uint16_t type, uint64_t rate)
 {
-	uint8_t		*p;
-	size_t		 n;
-	uint32_t	 code;
-	long		 rc;
-
-	rc = request(pid, type, rate, &p, &n);
-	if (rc == HT_MSG_OK)
-		rc = 0;
-	else if (rc == HT_MSG_ERR &&
-	    ht_proto_decode_err(p, n, &code, NULL, 0) == 0)
-		rc = code;
-	else
-		rc = -1;
-	free(p);
-	return rc;
+	return agent_simple(target_pid(t), type, rate, 0);
 }
 
 static int
-status(pid_t pid, struct ht_status *st)
+status(struct target *t, struct ht_status *st)
 {
-	uint8_t	*p;
-	size_t	 n;
-	int	 rc = -1;
-
-	if (request(pid, HT_MSG_STATUS, 0, &p, &n) == HT_MSG_STATUS_REPLY &&
-	    ht_proto_decode_status(p, n, st) == 0)
-		rc = 0;
-	free(p);
-	return rc;
+	return agent_status(target_pid(t), st);
 }
 
 static struct ht_profile *
-report(pid_t pid)
+report(struct target *t)
 {
-	struct ht_profile	*pr = NULL;
-	uint8_t			*p;
-	size_t			 n;
-	char			 err[256];
-
-	if (request(pid, HT_MSG_REPORT, 0, &p, &n) == HT_MSG_PROFILE &&
-	    (pr = ht_profile_decode(p, n, err, sizeof(err))) == NULL)
-		diag("profile: %s", err);
-	free(p);
-	return pr;
+	return agent_report(target_pid(t));
 }
 
 static void
@@ -344,12 +136,12 @@ test_rate_change(struct target *t)
 	uint64_t		 bytes, k;
 	double			 err, bound;
 
-	must(simple(t->pid, HT_MSG_START, 256 * MiB), "START 256 MiB");
+	must(simple(t, HT_MSG_START, 256 * MiB), "START 256 MiB");
 	cmd(t, "alloc 8192 4096");
-	must(simple(t->pid, HT_MSG_STOP, 0), "STOP");
-	must(simple(t->pid, HT_MSG_START, 64 * 1024), "START 64 KiB");
+	must(simple(t, HT_MSG_STOP, 0), "STOP");
+	must(simple(t, HT_MSG_START, 64 * 1024), "START 64 KiB");
 	cmd(t, "other 8192 4096");
-	p = report(t->pid);
+	p = report(t);
 	if (p == NULL)
 		bail("no report");
 	totals(p, &bytes, &k);
@@ -367,7 +159,7 @@ test_rate_change(struct target *t)
 	    "1: the report is of the second session (epoch %llu)",
 	    (unsigned long long)p->meta.epoch);
 	ht_profile_free(p);
-	must(simple(t->pid, HT_MSG_STOP, 0), "STOP");
+	must(simple(t, HT_MSG_STOP, 0), "STOP");
 	cmd(t, "free");
 }
 
@@ -380,19 +172,19 @@ test_first_sample(struct target *t)
 	struct ht_profile	*p;
 	int			 i;
 
-	must(simple(t->pid, HT_MSG_START, MiB), "START 1 MiB");
+	must(simple(t, HT_MSG_START, MiB), "START 1 MiB");
 	cmd(t, "alloc 128 4096");	/* half a mean period */
-	must(simple(t->pid, HT_MSG_STOP, 0), "STOP");
-	must(simple(t->pid, HT_MSG_START, MiB), "START 1 MiB again");
+	must(simple(t, HT_MSG_STOP, 0), "STOP");
+	must(simple(t, HT_MSG_START, MiB), "START 1 MiB again");
 	for (i = 0; i < 20000; i++) {
 		cmd(t, "other 1 4096");
-		if (status(t->pid, &st) != 0)
+		if (status(t, &st) != 0)
 			bail("STATUS failed");
 		if (st.samples > 0)
 			break;
 	}
 	diag("2: first sample after %d blocks of the new session", i + 1);
-	p = report(t->pid);
+	p = report(t);
 	if (p == NULL)
 		bail("no report");
 	ht_sample_weigh(4096, MiB, &w);
@@ -412,7 +204,7 @@ test_first_sample(struct target *t)
 	    p->sites[0].alloc_bytes && p->meta.live_samples == 1,
 	    "2: and it is the block in use, of the new session");
 	ht_profile_free(p);
-	must(simple(t->pid, HT_MSG_STOP, 0), "STOP");
+	must(simple(t, HT_MSG_STOP, 0), "STOP");
 	cmd(t, "free");
 }
 
@@ -423,24 +215,24 @@ test_huge_after_exact(struct target *t)
 	struct ht_profile	*p;
 	uint64_t		 bytes, k;
 
-	must(simple(t->pid, HT_MSG_START, 1), "START 1");
+	must(simple(t, HT_MSG_START, 1), "START 1");
 	cmd(t, "alloc 100 4096");
-	p = report(t->pid);
+	p = report(t);
 	totals(p, &bytes, &k);
 	ok(p != NULL && k >= 100 && bytes >= 100 * 4096,
 	    "3: rate 1 records every block (%llu samples)",
 	    (unsigned long long)k);
 	ht_profile_free(p);
-	must(simple(t->pid, HT_MSG_STOP, 0), "STOP");
-	must(simple(t->pid, HT_MSG_START, 1ull << 40), "START 1 TiB");
+	must(simple(t, HT_MSG_STOP, 0), "STOP");
+	must(simple(t, HT_MSG_START, 1ull << 40), "START 1 TiB");
 	cmd(t, "other 1000 4096");
-	p = report(t->pid);
+	p = report(t);
 	ok(p != NULL && p->meta.samples == 0 && p->nsites == 0 &&
 	    p->meta.rate == 1ull << 40,
 	    "3: the 1 TiB session takes no sample of 4 MiB (%llu)",
 	    p != NULL ? (unsigned long long)p->meta.samples : 0ull);
 	ht_profile_free(p);
-	must(simple(t->pid, HT_MSG_STOP, 0), "STOP");
+	must(simple(t, HT_MSG_STOP, 0), "STOP");
 	cmd(t, "free");
 }
 
@@ -451,21 +243,25 @@ static void
 test_bad_prefix(struct target *t)
 {
 	struct ht_status	st, st2;
+	struct ht_request	q;
 
-	must(simple(t->pid, HT_MSG_START, 4096), "START 4096");
-	if (status(t->pid, &st) != 0)
+	must(simple(t, HT_MSG_START, 4096), "START 4096");
+	if (status(t, &st) != 0)
 		bail("STATUS failed");
-	start_prefix = "relative/app";
-	is_int(HT_ERR_DUMP_PREFIX, simple(t->pid, HT_MSG_START, 1),
+	memset(&q, 0, sizeof(q));
+	q.type = HT_MSG_START;
+	q.rate = 1;
+	snprintf(q.dump_prefix, sizeof(q.dump_prefix), "relative/app");
+	is_int(HT_ERR_DUMP_PREFIX, agent_ask(target_pid(t), &q),
 	    "a relative dump prefix: ERR DUMP_PREFIX");
-	start_prefix = "/nonexistent-heaptool-dir/app";
-	is_int(HT_ERR_DUMP_PREFIX, simple(t->pid, HT_MSG_START, 1),
+	snprintf(q.dump_prefix, sizeof(q.dump_prefix),
+	    "/nonexistent-heaptool-dir/app");
+	is_int(HT_ERR_DUMP_PREFIX, agent_ask(target_pid(t), &q),
 	    "a prefix in a missing directory: ERR DUMP_PREFIX");
-	start_prefix = NULL;
-	ok(status(t->pid, &st2) == 0 && st2.epoch == st.epoch &&
+	ok(status(t, &st2) == 0 && st2.epoch == st.epoch &&
 	    st2.rate == 4096 && st2.state == HT_STATE_RUNNING,
 	    "the refused starts left the session running as it was");
-	must(simple(t->pid, HT_MSG_STOP, 0), "STOP");
+	must(simple(t, HT_MSG_STOP, 0), "STOP");
 }
 
 /* A report's figures agree with each other.  NULL, or what is wrong. */
@@ -518,17 +314,17 @@ test_cycles(struct target *t)
 	uint64_t		 sampled = 0;
 	int			 i, bad = 0;
 
-	if (status(t->pid, &st) != 0)
+	if (status(t, &st) != 0)
 		bail("STATUS failed");
 	epoch0 = st.epoch;
 	cmd(t, "threads 8");
 	for (i = 0; i < CYCLES; i++) {
-		if (simple(t->pid, HT_MSG_START, rates[i % 4]) != 0) {
+		if (simple(t, HT_MSG_START, rates[i % 4]) != 0) {
 			diag("4: cycle %d: START refused", i);
 			bad++;
 			break;
 		}
-		if (status(t->pid, &st) != 0 ||
+		if (status(t, &st) != 0 ||
 		    st.state != HT_STATE_RUNNING ||
 		    st.epoch != epoch0 + (uint64_t)i + 1) {
 			diag("4: cycle %d: STATUS wrong", i);
@@ -540,12 +336,12 @@ test_cycles(struct target *t)
 		else if (i == 99)
 			o100 = st.overhead_bytes;
 		olast = st.overhead_bytes;
-		if (simple(t->pid, HT_MSG_STOP, 0) != 0) {
+		if (simple(t, HT_MSG_STOP, 0) != 0) {
 			diag("4: cycle %d: STOP refused", i);
 			bad++;
 			break;
 		}
-		if ((p = report(t->pid)) == NULL) {
+		if ((p = report(t)) == NULL) {
 			diag("4: cycle %d: no report", i);
 			bad++;
 			break;
@@ -574,32 +370,29 @@ test_cycles(struct target *t)
 	    (unsigned long long)o1, (unsigned long long)o100,
 	    (unsigned long long)olast, CYCLES);
 	cmd(t, "join");
-	ok(status(t->pid, &st) == 0 && st.hooked == 1,
+	ok(status(t, &st) == 0 && st.hooked == 1,
 	    "4: the agent answers after the cycles");
 }
 
 int
 main(void)
 {
-	struct target	t;
-	int		st;
+	struct target	*t;
+	int		 st, quiet;
 
-	find_builddir();
-	if (access(agent, R_OK) != 0)
-		skip_all("%s not built", agent);
-	if (access(fixture, X_OK) != 0)
-		skip_all("%s not built", fixture);
+	agent = test_build_need("libheaptool-agent.so");
+	fixture = test_build_need("t/target/dump-target");
 	signal(SIGPIPE, SIG_IGN);
-	alarm(600);
+	test_timeout(600);
 	plan(0);
-	target_start(&t);
-	test_rate_change(&t);
-	test_first_sample(&t);
-	test_huge_after_exact(&t);
-	test_bad_prefix(&t);
-	test_cycles(&t);
-	st = target_finish(&t);
-	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	t = start_fixture();
+	test_rate_change(t);
+	test_first_sample(t);
+	test_huge_after_exact(t);
+	test_bad_prefix(t);
+	test_cycles(t);
+	st = target_send(t, "quit\n") == 0 ? target_wait(t, &quiet) : -1;
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && quiet,
 	    "the fixture exits 0 with nothing on stderr");
 	return 0;
 }

@@ -3,7 +3,9 @@
 # (t/target/attach-hammer), then start, report, stop, status, dump and
 # detach; then 50 attach/start/report/stop/detach cycles.  Every command
 # has a timeout (a hang fails), every report is a well-formed non-empty
-# profile whose summary is the sum of its sites, and the target computes
+# profile whose summary is the sum of its sites (reports that must have
+# sites are asked for once status shows a sample: no assumption that the
+# niced target ran between start and report), and the target computes
 # what it computes without heaptool (its checksum).
 #
 # After detach the process is as it was: every GOT slot (.got and .got.plt
@@ -73,6 +75,24 @@ wait_line() {
 		sleep 0.05
 	done
 	return 0
+}
+
+# wait_samples NAME: wait (up to $T s) until the session has taken a
+# sample (heaptool status -p $pid, output in $HT_TMP/NAME.out).  The target
+# runs niced beside heaptool on a loaded machine: a report asked for right
+# after start may legitimately find no sample yet, so the tests that want
+# sites wait for one instead of assuming the target ran meanwhile.
+wait_samples() {
+	_i=0
+	while :; do
+		ht "$1" status -p "$pid" --json
+		[ $st -eq 0 ] || return 1
+		_k=$(json_get "$HT_TMP/$1.out" 'j["samples"]')
+		[ "${_k:-0}" -gt 0 ] 2>/dev/null && return 0
+		_i=$((_i + 1))
+		[ $_i -gt $((T * 10)) ] && return 1
+		sleep 0.1
+	done
 }
 
 # The picture of a process that detach must restore: GOT contents and
@@ -226,8 +246,8 @@ snapshot before
 # ---- attach, start, report, stop, status, detach
 ht_ok attach "attach PID" attach "$pid"
 grep -Eq "^heaptool: attached to $pid in [0-9]+ ms\$" "$HT_TMP/attach.out"
-ok $? "attach says it attached and how long it took"
-[ $st -eq 0 ] || diag "$(cat "$HT_TMP/attach.out")"
+ok $? "attach says it attached and how long it took" ||
+    diag "$(cat "$HT_TMP/attach.out")"
 n=$(grep -c 'heaptool-agent' "/proc/$pid/maps")
 [ "$n" -gt 0 ]
 ok $? "the agent is mapped in the target"
@@ -257,6 +277,9 @@ is "running 2 65536" "$(json_get "$HT_TMP/status.out" \
     'j["session"]["epoch"]') $(json_get "$HT_TMP/status.out" \
     'j["session"]["rate"]')" "status: session 2 running at 64 KiB"
 
+wait_samples wait
+ok $? "the restarted session samples the target" ||
+    diag "$(cat "$HT_TMP/wait.out" "$HT_TMP/wait.err")"
 ht_ok report "report --json --detail" report --json --detail
 label="live report"
 want wellformed "$HT_TMP/report.out"
@@ -301,7 +324,7 @@ compare before detached got \
 compare before detached prot \
     "after detach the page protections are those from before the attach"
 
-# ---- 50 cycles
+# ---- 50 cycles; each report is taken once the session has a sample
 i=0
 fail=
 while [ $i -lt 50 ]; do
@@ -316,6 +339,12 @@ $(head -c 500 "$HT_TMP/cycle.err")"
 			break 2
 		fi
 		case $step in
+		start*)
+			if ! wait_samples cycle-wait; then
+				fail="cycle $i: no sample in $T s: \
+$(head -c 500 "$HT_TMP/cycle-wait.out" "$HT_TMP/cycle-wait.err")"
+				break 2
+			fi ;;
 		report*) cp "$HT_TMP/cycle.out" "$HT_TMP/cycle.$i.json" ;;
 		esac
 	done

@@ -1,4 +1,5 @@
 /* The TAP producer behind t/tap/basic.h. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +13,81 @@ static int	ran;
 static int	failed;
 static int	lazy;
 
+static void			(*cleanups[8])(void);
+static volatile sig_atomic_t	ncleanups;
+static unsigned			timeout_s;
+
+/* Each cleanup once, even when one of them ends the test. */
+static void
+run_cleanups(void)
+{
+	int	i, n = (int)ncleanups;
+	void	(*fn)(void);
+
+	ncleanups = 0;
+	for (i = 0; i < n; i++) {
+		fn = cleanups[i];
+		cleanups[i] = NULL;
+		if (fn != NULL)
+			fn();
+	}
+}
+
+void
+test_cleanup_register(void (*fn)(void))
+{
+	if (ncleanups == sizeof(cleanups) / sizeof(cleanups[0]))
+		bail("test_cleanup_register: too many cleanups");
+	/* At exit even without a plan (skip_all, a plain return). */
+	if (ncleanups == 0)
+		atexit(run_cleanups);
+	cleanups[ncleanups] = fn;
+	ncleanups = ncleanups + 1;
+}
+
+static void
+on_alarm(int sig)
+{
+	static const char	head[] = "\nBail out! timed out after ";
+	char			msg[sizeof(head) + 16], num[12];
+	size_t			n = sizeof(head) - 1, k = 0;
+	unsigned		v = timeout_s;
+	ssize_t			w;
+
+	(void)sig;
+	run_cleanups();
+	/* No stdio in a signal handler: the message by hand. */
+	memcpy(msg, head, n);
+	do
+		num[k++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (k > 0)
+		msg[n++] = num[--k];
+	memcpy(msg + n, " s\n", 3);
+	n += 3;
+	w = write(STDOUT_FILENO, msg, n);
+	(void)w;
+	_exit(255);
+}
+
+void
+test_timeout(unsigned seconds)
+{
+	struct sigaction	sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL) != 0)
+		bail("sigaction SIGALRM");
+	timeout_s = seconds;
+	alarm(seconds);
+}
+
 static void
 finish(void)
 {
+	run_cleanups();
 	if (planned < 0)
 		return;
 	if (lazy)
@@ -160,6 +233,7 @@ bail(const char *fmt, ...)
 {
 	va_list	ap;
 
+	run_cleanups();
 	fflush(stdout);
 	printf("Bail out! ");
 	va_start(ap, fmt);

@@ -20,6 +20,7 @@ export XDG_STATE_HOME
 _tap_count=0
 _tap_failed=0
 _tap_planned=
+_tap_todo=
 
 plan() {
 	_tap_planned=$1
@@ -41,14 +42,31 @@ diag() {
 }
 
 ok() {
-	# ok CONDITION-STATUS DESCRIPTION: pass when the status is 0.
+	# ok CONDITION-STATUS DESCRIPTION: pass when the status is 0.  Returns
+	# that status, so that "ok $? what || diag why" and "ok $? what;
+	# [ $? -eq 0 ] || diag why" print their diagnostics.
 	_tap_count=$((_tap_count + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $_tap_count - $2"
-	else
-		echo "not ok $_tap_count - $2"
-		_tap_failed=$((_tap_failed + 1))
+	_tap_st=$1
+	_tap_dir=
+	if [ -n "$_tap_todo" ]; then
+		_tap_dir=" # TODO $_tap_todo"
+		_tap_todo=
 	fi
+	if [ "$_tap_st" -eq 0 ]; then
+		echo "ok $_tap_count - $2$_tap_dir"
+	else
+		echo "not ok $_tap_count - $2$_tap_dir"
+		[ -n "$_tap_dir" ] || _tap_failed=$((_tap_failed + 1))
+	fi
+	return "$_tap_st"
+}
+
+todo() {
+	# todo REASON: the next test is a TODO test (TAP's "# TODO REASON"):
+	# expected to fail, and its failure is not the test's.  A TODO test
+	# that passes is reported as one (automake's driver calls it XPASS and
+	# fails the suite, so that the TODO is removed).
+	_tap_todo=$*
 }
 
 check() {
@@ -63,17 +81,19 @@ check() {
 }
 
 is() {
-	# is WANT GOT DESCRIPTION
+	# is WANT GOT DESCRIPTION: returns 0 if they are the same, else 1.
 	if [ "$1" = "$2" ]; then
 		ok 0 "$3"
 	else
 		ok 1 "$3"
 		diag "wanted: $1" "   got: $2"
+		return 1
 	fi
 }
 
 skip() {
 	_tap_count=$((_tap_count + 1))
+	_tap_todo=
 	echo "ok $_tap_count # skip $*"
 }
 
