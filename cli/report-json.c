@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "json.h"
-#include "report.h"
+#include "report-int.h"
 #include "text.h"
 
 /* live_samples is null where the profile does not know it. */

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "report-int.h"
 #include "text.h"
 
 struct text {

@@ -11,7 +11,7 @@
 #include "collapsed.h"
 #include "flame.h"
 #include "pprof.h"
-#include "report.h"
+#include "report-int.h"
 #include "text.h"
 
 static const struct {

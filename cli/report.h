@@ -13,7 +13,8 @@
  * heaptool(1)): keys may be added, never renamed.
  *
  * This module picks the view and the writer; the text and JSON writers
- * are report-text.c and report-json.c, the exports have modules of their
+ * are its parts report-text.c and report-json.c (behind report-int.h),
+ * the exports have modules of their
  * own (pprof.h, collapsed.h, flame.h), and what writers print alike is in
  * text.h.  The command is cmd-report.c.
  */
@@ -64,16 +65,5 @@ int	ht_report_sort_parse(const char *, enum ht_view_sort *);
  */
 int	ht_report_write(FILE *fp, const struct ht_profile *prof,
 	    struct ht_sym *sym, const struct ht_report_opts *opts);
-
-/*
- * The writers of the text and the JSON reports of view v (report-text.c,
- * report-json.c), which ht_report_write picks for those formats; opts
- * says which parts and how.  Return 0, or -1 with errno on a write error
- * or when out of memory.
- */
-int	ht_report_text(FILE *fp, struct ht_view *v,
-	    const struct ht_report_opts *opts);
-int	ht_report_json(FILE *fp, struct ht_view *v,
-	    const struct ht_report_opts *opts);
 
 #endif
