@@ -32,24 +32,24 @@
 #include "snapshot.h"
 #include "tables.h"
 
-#define CALLER	((uintptr_t)__builtin_return_address(0))
+#define CALLER ((uintptr_t)__builtin_return_address(0))
 
 /* Serializes module rescans and GOT patching: the current module set is
  * only replaced under it, so got.c may read the set while holding it. */
-static struct ht_lock	rescan_lock;
+static struct ht_lock rescan_lock;
 /* Set up (setup_run succeeded): the hooks may go in. */
-static int		active;
+static int active;
 /* The GOT slots are patched (HOOK) or restored (DETACH): written under
  * rescan_lock, so a dlopen hook that was entered before a detach cannot
  * patch the slots again after it. */
-static int		hooked;
+static int hooked;
 /* Set by a detach (DETACH), cleared when hooked again (HOOK): the API
  * must not put back hooks the user removed. */
-static int		detached;
+static int detached;
 /* HEAPTOOL_PID names another process: the agent stays out of this one. */
-static int		dormant;
-static pthread_once_t	setup_once = PTHREAD_ONCE_INIT;
-static int		setup_rc = -1;
+static int dormant;
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+static int setup_rc = -1;
 
 /*
  * libstdc++'s operators call each other (new[] calls new, the nothrow forms
@@ -63,7 +63,7 @@ static int		setup_rc = -1;
 static int
 is_libstdcxx(const char *path)
 {
-	const char	*b = strrchr(path, '/');
+	const char *b = strrchr(path, '/');
 
 	b = b != NULL ? b + 1 : path;
 	return strncmp(b, "libstdc++.so", 12) == 0;
@@ -72,7 +72,7 @@ is_libstdcxx(const char *path)
 static int
 accept_slot(const struct ht_module *m, size_t index, void *original)
 {
-	const struct ht_module	*om;
+	const struct ht_module *om;
 
 	if (index == HT_H_DLOPEN || index == HT_H_DLCLOSE)
 		return 1;
@@ -92,7 +92,7 @@ accept_slot(const struct ht_module *m, size_t index, void *original)
 static int
 rescan(void)
 {
-	struct ht_modset	set;
+	struct ht_modset set;
 
 	if (ht_modules_scan(&set) != 0)
 		return -1;
@@ -172,7 +172,7 @@ ht_agent_stop(void)
 int
 ht_agent_dumps(struct ht_dump_cfg *cfg)
 {
-	static struct ht_dump_cfg	old;	/* large; under the lock */
+	static struct ht_dump_cfg old; /* large; under the lock */
 
 	change_begin();
 	if (ht_session.state != HT_STATE_RUNNING)
@@ -206,7 +206,7 @@ ht_agent_modules_changed(void)
 static void *
 hook_dlopen(const char *file, int flags)
 {
-	void	*h = ((void *(*)(const char *, int))ht_hooks_orig(HT_H_DLOPEN,
+	void *h = ((void *(*)(const char *, int))ht_hooks_orig(HT_H_DLOPEN,
 	    CALLER))(file, flags);
 
 	if (h != NULL)
@@ -217,7 +217,7 @@ hook_dlopen(const char *file, int flags)
 static int
 hook_dlclose(void *h)
 {
-	int	rc;
+	int rc;
 
 	/* The unwinder must not read the CFI of a module being unmapped:
 	 * samples taken meanwhile keep only their caller.  Taking the lock
@@ -293,10 +293,10 @@ setup(void)
 static int
 install(uint64_t rate, const struct ht_dump_cfg *cfg)
 {
-	int	rc;
+	int rc;
 
 	ht_guard_enter();
-	ht_got_resolve(ht_hooks, HT_NHOOKS);	/* before rescan_lock */
+	ht_got_resolve(ht_hooks, HT_NHOOKS); /* before rescan_lock */
 	ht_hooks_resolve_extra();
 	ht_lock_acquire(&rescan_lock);
 	if (rate != 0)
@@ -339,7 +339,7 @@ ht_agent_disable(void)
 int
 ht_agent_prepare(void)
 {
-	int	rc = 0;
+	int rc = 0;
 
 	if (dormant)
 		return HT_AGENT_EDISABLED;
@@ -376,7 +376,7 @@ ht_agent_hook(void)
 int
 ht_agent_unhook(void)
 {
-	int	rc;
+	int rc;
 
 	if (!active)
 		return -1;
@@ -414,8 +414,8 @@ ht_agent_exit(const char *output)
 	/* The session's exit dump, if it runs with a prefix (any mode). */
 	ht_dump_at_exit();
 	/* Only launch mode names an output (attach mode leaves it empty). */
-	if (output != NULL && output[0] != '\0' &&
-	    ht_session.pid == getpid() && ht_session.state != HT_STATE_NONE) {
+	if (output != NULL && output[0] != '\0' && ht_session.pid == getpid() &&
+	    ht_session.state != HT_STATE_NONE) {
 		(void)ht_agent_stop();
 		ht_snapshot_path(output, HT_META_AT_EXIT, 0);
 	}

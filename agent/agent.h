@@ -39,12 +39,12 @@
 /* What the operations return besides 0.  The numbers are those of
  * include/heaptool.h, so that the in-process API returns them as they are;
  * the control channel turns them into its own error replies. */
-#define HT_AGENT_ERUNNING	(-2)	/* a session is running */
-#define HT_AGENT_ENOTRUNNING	(-3)	/* no session is running */
-#define HT_AGENT_EDETACHED	(-5)	/* a detach removed the hooks */
-#define HT_AGENT_EDISABLED	(-6)	/* dormant in this process */
-#define HT_AGENT_ENOMEM		(-7)	/* setup could not map memory */
-#define HT_AGENT_EHOOK		(-10)	/* the hooks could not go in */
+#define HT_AGENT_ERUNNING    (-2)  /* a session is running */
+#define HT_AGENT_ENOTRUNNING (-3)  /* no session is running */
+#define HT_AGENT_EDETACHED   (-5)  /* a detach removed the hooks */
+#define HT_AGENT_EDISABLED   (-6)  /* dormant in this process */
+#define HT_AGENT_ENOMEM	     (-7)  /* setup could not map memory */
+#define HT_AGENT_EHOOK	     (-10) /* the hooks could not go in */
 
 /*
  * Launch mode, from the constructor: set up (the tables, the dump buffer,
@@ -53,15 +53,15 @@
  * after the patch is sampled.  Returns 0, or -1 with nothing patched (the
  * session then stopped, or never started if setup failed).
  */
-int	ht_agent_launch(uint64_t rate, const struct ht_dump_cfg *cfg);
+int ht_agent_launch(uint64_t rate, const struct ht_dump_cfg *cfg);
 
 /* Attach mode, from the control thread: set up and patch every GOT slot,
  * with no session.  Returns 0, or -1 with nothing patched. */
-int	ht_agent_attach_init(void);
+int ht_agent_attach_init(void);
 
 /* HEAPTOOL_PID names another process: stay out of this one (the API then
  * answers HT_AGENT_EDISABLED).  From the constructor. */
-void	ht_agent_disable(void);
+void ht_agent_disable(void);
 
 /*
  * For a session the program starts itself (the API): set up (once) and put
@@ -69,7 +69,7 @@ void	ht_agent_disable(void);
  * HT_AGENT_ENOMEM, HT_AGENT_EDETACHED (heaptool detach removed the hooks:
  * they stay removed) or HT_AGENT_EHOOK.
  */
-int	ht_agent_prepare(void);
+int ht_agent_prepare(void);
 
 /*
  * Start a new session at rate bytes (0: 1) with the dumps of cfg (NULL or
@@ -77,13 +77,12 @@ int	ht_agent_prepare(void);
  * session's dumps are disarmed and its tables emptied.  Wakes the agent's
  * thread for the new deadlines.  Returns 0 or HT_AGENT_ERUNNING.
  */
-int	ht_agent_start(uint64_t rate, const struct ht_dump_cfg *cfg,
-	    int restart);
+int ht_agent_start(uint64_t rate, const struct ht_dump_cfg *cfg, int restart);
 
 /* Stop the running session and disarm its dumps; its profile stays
  * readable.  Wakes the agent's thread.  Returns 0 or
  * HT_AGENT_ENOTRUNNING. */
-int	ht_agent_stop(void);
+int ht_agent_stop(void);
 
 /*
  * Give the running session the dumps of *cfg instead of its own (prefix "":
@@ -91,33 +90,33 @@ int	ht_agent_stop(void);
  * *cfg (the API has no way to set one).  Wakes the agent's thread.
  * Returns 0 or HT_AGENT_ENOTRUNNING.
  */
-int	ht_agent_dumps(struct ht_dump_cfg *cfg);
+int ht_agent_dumps(struct ht_dump_cfg *cfg);
 
 /* 1 if the GOT slots are patched (the hooks are in). */
-int	ht_agent_hooked(void);
+int ht_agent_hooked(void);
 
 /* Rescan the modules and patch every slot (again): returns the number of
  * slots patched now (0 if all were already), or -1. */
-int	ht_agent_hook(void);
+int ht_agent_hook(void);
 
 /* Stop the session (its profile stays readable), then put every patched
  * slot and its page protection back: returns the number of slots
  * restored, or -1. */
-int	ht_agent_unhook(void);
+int ht_agent_unhook(void);
 
 /* Whether hooked, the slots patched and the modules in the current set,
  * taken together between two rescans (a module counted there has had its
  * slots patched). */
-void	ht_agent_state(int *hooked, size_t *slots, size_t *modules);
+void ht_agent_state(int *hooked, size_t *slots, size_t *modules);
 
 /* The module list may have changed (a dlopen not seen by the hook): rescan
  * and patch new modules, if the hooks are in.  Not with ht_lock_global or
  * rescan_lock held; the loader's lock may be. */
-void	ht_agent_modules_changed(void);
+void ht_agent_modules_changed(void);
 
 /* At exit (the destructor): the session's exit dump, if it runs with a
  * prefix; then, in launch mode (output names the profile; NULL or "" in
  * attach mode), stop the session and write its profile to output. */
-void	ht_agent_exit(const char *output);
+void ht_agent_exit(const char *output);
 
 #endif

@@ -28,7 +28,7 @@
 int
 heaptool_start(size_t rate)
 {
-	int	rc;
+	int rc;
 
 	if (rate == 0)
 		return HT_API_EINVAL;
@@ -48,10 +48,10 @@ heaptool_stop(void)
 int
 heaptool_dump(const char *path)
 {
-	struct ht_dump_cfg	cfg;
-	uint64_t		threshold = 0;
-	uint32_t		state;
-	int			rc = 0;
+	struct ht_dump_cfg cfg;
+	uint64_t threshold = 0;
+	uint32_t state;
+	int rc = 0;
 
 	ht_guard_enter();
 	if (ht_dump_init() != 0) {
@@ -81,10 +81,10 @@ int
 heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
     uint64_t every_bytes, uint64_t threshold_bytes)
 {
-	static struct ht_lock		cfg_lock;
-	static struct ht_dump_cfg	cfg;	/* large */
-	size_t				len = 0, cl = 0;
-	int				rc = 0;
+	static struct ht_lock cfg_lock;
+	static struct ht_dump_cfg cfg; /* large */
+	size_t len = 0, cl = 0;
+	int rc = 0;
 
 	ht_guard_enter();
 	/* One caller at a time owns the static settings. */
@@ -123,7 +123,7 @@ heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
 	}
 	/* The API has no RSS trigger: the session keeps its own. */
 	if ((rc = ht_agent_dumps(&cfg)) == 0 && ht_dump_needs_thread(&cfg))
-		ht_control_start(0);	/* no-op if it runs */
+		ht_control_start(0); /* no-op if it runs */
 out:
 	ht_lock_release(&cfg_lock);
 	ht_guard_leave();

@@ -17,24 +17,24 @@
 
 #include "agent.h"
 
-#define HT_API_EINVAL		(-1)			/* HEAPTOOL_EINVAL */
-#define HT_API_ERUNNING		HT_AGENT_ERUNNING	/* HEAPTOOL_ERUNNING */
-#define HT_API_ENOTRUNNING	HT_AGENT_ENOTRUNNING	/* ..._ENOTRUNNING */
-#define HT_API_ENOSESSION	(-4)			/* ..._ENOSESSION */
-#define HT_API_EDETACHED	HT_AGENT_EDETACHED	/* ..._EDETACHED */
-#define HT_API_EDISABLED	HT_AGENT_EDISABLED	/* ..._EDISABLED */
-#define HT_API_ENOMEM		HT_AGENT_ENOMEM		/* HEAPTOOL_ENOMEM */
-#define HT_API_EIO		(-8)			/* HEAPTOOL_EIO */
-#define HT_API_EPREFIX		(-9)			/* HEAPTOOL_EPREFIX */
-#define HT_API_EHOOK		HT_AGENT_EHOOK		/* HEAPTOOL_EHOOK */
+#define HT_API_EINVAL	   (-1)			/* HEAPTOOL_EINVAL */
+#define HT_API_ERUNNING	   HT_AGENT_ERUNNING	/* HEAPTOOL_ERUNNING */
+#define HT_API_ENOTRUNNING HT_AGENT_ENOTRUNNING /* ..._ENOTRUNNING */
+#define HT_API_ENOSESSION  (-4)			/* ..._ENOSESSION */
+#define HT_API_EDETACHED   HT_AGENT_EDETACHED	/* ..._EDETACHED */
+#define HT_API_EDISABLED   HT_AGENT_EDISABLED	/* ..._EDISABLED */
+#define HT_API_ENOMEM	   HT_AGENT_ENOMEM	/* HEAPTOOL_ENOMEM */
+#define HT_API_EIO	   (-8)			/* HEAPTOOL_EIO */
+#define HT_API_EPREFIX	   (-9)			/* HEAPTOOL_EPREFIX */
+#define HT_API_EHOOK	   HT_AGENT_EHOOK	/* HEAPTOOL_EHOOK */
 
-#define HT_API	__attribute__((visibility("default")))
+#define HT_API __attribute__((visibility("default")))
 
-int		heaptool_start(size_t rate) HT_API;
-int		heaptool_stop(void) HT_API;
-int		heaptool_dump(const char *path) HT_API;
-int		heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
-		    uint64_t every_bytes, uint64_t threshold_bytes) HT_API;
-const char	*heaptool_strerror(int code) HT_API;
+int heaptool_start(size_t rate) HT_API;
+int heaptool_stop(void) HT_API;
+int heaptool_dump(const char *path) HT_API;
+int heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
+    uint64_t every_bytes, uint64_t threshold_bytes) HT_API;
+const char *heaptool_strerror(int code) HT_API;
 
 #endif

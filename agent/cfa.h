@@ -30,27 +30,26 @@ enum { HT_CFA_SAME, HT_CFA_UNDEF, HT_CFA_AT, HT_CFA_BAD };
 enum { HT_CFA_DEF_BAD, HT_CFA_DEF_REG, HT_CFA_DEF_EXPR };
 
 struct ht_cfa_reg {
-	uint8_t		how;	/* HT_CFA_SAME ... HT_CFA_BAD */
-	uint8_t		base;	/* HT_CFA_BASE_* for HT_CFA_AT */
-	int64_t		off;
+	uint8_t how;  /* HT_CFA_SAME ... HT_CFA_BAD */
+	uint8_t base; /* HT_CFA_BASE_* for HT_CFA_AT */
+	int64_t off;
 };
 
 struct ht_cfa_row {
-	uint8_t			cfa_how;	/* HT_CFA_DEF_* */
-	uint8_t			cfa_deref;	/* DEF_EXPR: load from there */
+	uint8_t cfa_how;   /* HT_CFA_DEF_* */
+	uint8_t cfa_deref; /* DEF_EXPR: load from there */
 	/* DEF_REG: a DWARF register number; DEF_EXPR: HT_CFA_BASE_*. */
-	uint64_t		cfa_reg;
-	int64_t			cfa_off;
-	struct ht_cfa_reg	ra;
-	struct ht_cfa_reg	bp;
-	uint8_t			sp_bad;	/* an rsp rule other than CFA */
-	uint8_t			signal;	/* the CIE's "S": a signal frame */
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	struct ht_cfa_reg ra;
+	struct ht_cfa_reg bp;
+	uint8_t sp_bad; /* an rsp rule other than CFA */
+	uint8_t signal; /* the CIE's "S": a signal frame */
 };
 
 /* The row of module m's call frame table at pc into *out.  Returns 0, or
  * -1 when m has no FDE for pc or its program uses an opcode this reader
  * cannot follow. */
-int	ht_cfa_row(const struct ht_module *m, uintptr_t pc,
-	    struct ht_cfa_row *out);
+int ht_cfa_row(const struct ht_module *m, uintptr_t pc, struct ht_cfa_row *out);
 
 #endif

@@ -46,46 +46,46 @@
 #include "snapshot.h"
 #include "tables.h"
 
-#define STACK_SIZE		(256 * 1024)
-#define IO_TIMEOUT_MS		2000
-#define REPLY_DEADLINE_MS	60000
-#define WATCH_MS		1000
-#define BACKLOG			16
-#define ERR_MAX			160
+#define STACK_SIZE	  (256 * 1024)
+#define IO_TIMEOUT_MS	  2000
+#define REPLY_DEADLINE_MS 60000
+#define WATCH_MS	  1000
+#define BACKLOG		  16
+#define ERR_MAX		  160
 
 #define STR(x)	#x
-#define XSTR(x)	STR(x)
+#define XSTR(x) STR(x)
 
-static int	attach_mode;
+static int attach_mode;
 
 /* The listening socket and its identity: the program may close or dup2
  * over "its" descriptors (daemons close everything they do not know), and
  * a number that now names one of its files must never be accepted on. */
-static int	lfd = -1;
-static dev_t	lfd_dev;
-static ino_t	lfd_ino;
-static int	lost;		/* it was taken from us: bind again */
+static int lfd = -1;
+static dev_t lfd_dev;
+static ino_t lfd_ino;
+static int lost; /* it was taken from us: bind again */
 /* The connection being served and the report's memfd, for fork_child. */
-static int	conn_fd = -1, report_fd = -1;
+static int conn_fd = -1, report_fd = -1;
 
 /* dl_iterate_phdr's counters: seen at the last rescan, and at the last
  * look. */
 struct dlcount {
-	unsigned long long	adds;
-	unsigned long long	subs;
+	unsigned long long adds;
+	unsigned long long subs;
 };
-static struct dlcount	seen = { ~0ull, ~0ull }, last = { ~0ull, ~0ull };
+static struct dlcount seen = { ~0ull, ~0ull }, last = { ~0ull, ~0ull };
 /* Patch again at the next tick: got.c leaves for later a slot that another
  * thread's lazy binding resolved while it was patching, and only a later
  * patch takes it; repeated while one makes progress. */
-static int		settle;
+static int settle;
 
-static uint8_t	req[HT_PROTO_MAX_REQUEST];
+static uint8_t req[HT_PROTO_MAX_REQUEST];
 
 static int
 left_ms(uint64_t deadline)
 {
-	uint64_t	now = ht_prim_mono_ms();
+	uint64_t now = ht_prim_mono_ms();
 
 	return now >= deadline ? 0 : (int)(deadline - now);
 }
@@ -93,10 +93,10 @@ left_ms(uint64_t deadline)
 static int
 open_socket(void)
 {
-	struct sockaddr_un	sa;
-	struct stat		st;
-	size_t			len;
-	int			fd;
+	struct sockaddr_un sa;
+	struct stat st;
+	size_t len;
+	int fd;
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -112,7 +112,8 @@ open_socket(void)
 	 * target's) and the agent version and protocol in HELLO's reply.
 	 */
 	if (bind(fd, (struct sockaddr *)&sa,
-	    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) != 0 ||
+		(socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) !=
+		0 ||
 	    listen(fd, BACKLOG) != 0 || fstat(fd, &st) != 0) {
 		close(fd);
 		return -1;
@@ -127,7 +128,7 @@ open_socket(void)
 static int
 socket_ours(void)
 {
-	struct stat	st;
+	struct stat st;
 
 	return lfd >= 0 && fstat(lfd, &st) == 0 && S_ISSOCK(st.st_mode) &&
 	    st.st_dev == lfd_dev && st.st_ino == lfd_ino;
@@ -136,14 +137,14 @@ socket_ours(void)
 static int
 count_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct dlcount	*c = arg;
+	struct dlcount *c = arg;
 
 	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
-	    sizeof(info->dlpi_subs)) {
+		sizeof(info->dlpi_subs)) {
 		c->adds = info->dlpi_adds;
 		c->subs = info->dlpi_subs;
 	}
-	return 1;	/* the counters are the same in every entry */
+	return 1; /* the counters are the same in every entry */
 }
 
 /*
@@ -159,8 +160,8 @@ count_one(struct dl_phdr_info *info, size_t size, void *arg)
 static void
 settle_now(void)
 {
-	size_t	n;
-	int	i;
+	size_t n;
+	int i;
 
 	for (i = 0; i < 4; i++) {
 		n = ht_got_patched_slots();
@@ -174,8 +175,8 @@ settle_now(void)
 static void
 watch_modules(void)
 {
-	struct dlcount	c = { ~0ull, ~0ull };
-	size_t		n;
+	struct dlcount c = { ~0ull, ~0ull };
+	size_t n;
 
 	if (settle) {
 		n = ht_got_patched_slots();
@@ -199,10 +200,10 @@ watch_modules(void)
 static ssize_t
 recv_exact(int fd, uint8_t *buf, size_t len, uint64_t deadline)
 {
-	struct pollfd	pfd = { .fd = fd, .events = POLLIN };
-	size_t		got = 0;
-	ssize_t		n;
-	int		t;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t got = 0;
+	ssize_t n;
+	int t;
 
 	while (got < len) {
 		n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
@@ -229,10 +230,10 @@ recv_exact(int fd, uint8_t *buf, size_t len, uint64_t deadline)
 static int
 send_all(int fd, const void *buf, size_t len, uint64_t deadline)
 {
-	struct pollfd	 pfd = { .fd = fd, .events = POLLOUT };
-	const uint8_t	*p = buf;
-	ssize_t		 n;
-	int		 t, r;
+	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+	const uint8_t *p = buf;
+	ssize_t n;
+	int t, r;
 
 	while (len > 0) {
 		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -247,9 +248,9 @@ send_all(int fd, const void *buf, size_t len, uint64_t deadline)
 			return -1;
 		if ((t = left_ms(deadline)) == 0)
 			return -1;
-		if ((r = poll(&pfd, 1, t < IO_TIMEOUT_MS ? t :
-		    IO_TIMEOUT_MS)) == 0)
-			return -1;	/* no progress: the client is stuck */
+		if ((r = poll(&pfd, 1,
+			 t < IO_TIMEOUT_MS ? t : IO_TIMEOUT_MS)) == 0)
+			return -1; /* no progress: the client is stuck */
 		if (r < 0 && errno != EINTR)
 			return -1;
 	}
@@ -259,8 +260,8 @@ send_all(int fd, const void *buf, size_t len, uint64_t deadline)
 static void
 reply_err(int fd, uint32_t code, const char *msg)
 {
-	uint8_t	buf[HT_PROTO_HEADER + 4 + ERR_MAX];
-	size_t	n = ht_proto_encode_err(buf, sizeof(buf), code, msg);
+	uint8_t buf[HT_PROTO_HEADER + 4 + ERR_MAX];
+	size_t n = ht_proto_encode_err(buf, sizeof(buf), code, msg);
 
 	(void)send_all(fd, buf, n, ht_prim_mono_ms() + IO_TIMEOUT_MS);
 }
@@ -268,7 +269,7 @@ reply_err(int fd, uint32_t code, const char *msg)
 static void
 reply_ok(int fd)
 {
-	uint8_t	buf[HT_PROTO_HEADER];
+	uint8_t buf[HT_PROTO_HEADER];
 
 	ht_proto_put_header(buf, HT_MSG_OK, 0);
 	(void)send_all(fd, buf, sizeof(buf), ht_prim_mono_ms() + IO_TIMEOUT_MS);
@@ -277,10 +278,10 @@ reply_ok(int fd)
 static void
 reply_status(int fd)
 {
-	struct ht_status	st;
-	uint8_t			buf[HT_PROTO_HEADER + 128];
-	size_t			n, slots, modules;
-	int			hooked;
+	struct ht_status st;
+	uint8_t buf[HT_PROTO_HEADER + 128];
+	size_t n, slots, modules;
+	int hooked;
 
 	memset(&st, 0, sizeof(st));
 	st.proto_version = HT_PROTO_VERSION;
@@ -301,7 +302,8 @@ reply_status(int fd)
 	st.overhead_bytes = ht_mem_overhead();
 	memcpy(st.agent_version, PACKAGE_VERSION,
 	    sizeof(PACKAGE_VERSION) < sizeof(st.agent_version) ?
-	    sizeof(PACKAGE_VERSION) : sizeof(st.agent_version) - 1);
+		sizeof(PACKAGE_VERSION) :
+		sizeof(st.agent_version) - 1);
 	n = ht_proto_encode_status(buf, sizeof(buf), &st);
 	if (n == 0)
 		reply_err(fd, HT_ERR_INTERNAL, "status does not fit");
@@ -323,12 +325,12 @@ prefix_problem(int e)
 	case ENOENT:
 	case ENOTDIR:
 		return "the dump directory does not exist where the target "
-		    "sees its files";
+		       "sees its files";
 	case EACCES:
 	case EPERM:
 	case EROFS:
 		return "the target may not write in the dump directory (as "
-		    "its user, where it sees its files)";
+		       "its user, where it sees its files)";
 	default:
 		return "the target cannot use the dump directory";
 	}
@@ -337,7 +339,7 @@ prefix_problem(int e)
 static void
 do_start(int fd, const struct ht_request *r)
 {
-	static struct ht_dump_cfg	cfg;	/* large; this thread only */
+	static struct ht_dump_cfg cfg; /* large; this thread only */
 
 	if (!ht_agent_hooked()) {
 		reply_err(fd, HT_ERR_DETACHED,
@@ -359,8 +361,8 @@ do_start(int fd, const struct ht_request *r)
 		cfg.at_rss_bytes = r->dump_at_rss_bytes;
 		cfg.threshold_bytes = r->threshold_bytes;
 	}
-	if (ht_agent_start(r->rate, &cfg,
-	    (r->flags & HT_START_RESTART) != 0) != 0)
+	if (ht_agent_start(r->rate, &cfg, (r->flags & HT_START_RESTART) != 0) !=
+	    0)
 		reply_err(fd, HT_ERR_RUNNING, "a session is running");
 	else
 		reply_ok(fd);
@@ -384,30 +386,33 @@ do_stop(int fd)
 static void
 do_report(int fd)
 {
-	uint8_t		 hdr[HT_PROTO_HEADER];
-	uint64_t	 deadline;
-	off_t		 size;
-	void		*map;
-	int		 mfd, e;
+	uint8_t hdr[HT_PROTO_HEADER];
+	uint64_t deadline;
+	off_t size;
+	void *map;
+	int mfd, e;
 
-	if ((mfd = report_fd = memfd_create("heaptool-report",
-	    MFD_CLOEXEC)) < 0) {
+	if ((mfd = report_fd = memfd_create("heaptool-report", MFD_CLOEXEC)) <
+	    0) {
 		e = errno;
-		reply_err(fd, e == ENOMEM || e == EMFILE || e == ENFILE ?
-		    HT_ERR_NOMEM : HT_ERR_INTERNAL,
+		reply_err(fd,
+		    e == ENOMEM || e == EMFILE || e == ENFILE ? HT_ERR_NOMEM :
+								HT_ERR_INTERNAL,
 		    "cannot create the report's memfd");
 		return;
 	}
 	if (ht_snapshot_fd(mfd, 0, 0) != 0) {
 		e = errno;
-		reply_err(fd, e == ENOMEM || e == ENOSPC ? HT_ERR_NOMEM :
-		    HT_ERR_INTERNAL, "cannot encode the profile");
+		reply_err(fd,
+		    e == ENOMEM || e == ENOSPC ? HT_ERR_NOMEM : HT_ERR_INTERNAL,
+		    "cannot encode the profile");
 		goto out_close;
 	}
 	size = lseek(mfd, 0, SEEK_END);
 	if (size <= 0 || (uint64_t)size > HT_PROTO_MAX_REPLY) {
-		reply_err(fd, HT_ERR_INTERNAL, size <= 0 ?
-		    "the profile is empty" : "the profile is too large");
+		reply_err(fd, HT_ERR_INTERNAL,
+		    size <= 0 ? "the profile is empty" :
+				"the profile is too large");
 		goto out_close;
 	}
 	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, mfd, 0);
@@ -428,8 +433,8 @@ out_close:
 static int
 peer_allowed(int fd)
 {
-	struct ucred	cr;
-	socklen_t	len = sizeof(cr);
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
 	    len != sizeof(cr))
@@ -440,12 +445,12 @@ peer_allowed(int fd)
 static void
 serve_one(int fd)
 {
-	struct timeval		tv = { IO_TIMEOUT_MS / 1000, 0 };
-	struct ht_msg_header	h;
-	struct ht_request	r;
-	uint64_t		deadline;
-	ssize_t			n;
-	int			code;
+	struct timeval tv = { IO_TIMEOUT_MS / 1000, 0 };
+	struct ht_msg_header h;
+	struct ht_request r;
+	uint64_t deadline;
+	ssize_t n;
+	int code;
 
 	if (!peer_allowed(fd))
 		return;
@@ -455,7 +460,7 @@ serve_one(int fd)
 
 	deadline = ht_prim_mono_ms() + IO_TIMEOUT_MS;
 	if ((n = recv_exact(fd, req, HT_PROTO_HEADER, deadline)) == 0)
-		return;	/* connected and hung up: nothing to say */
+		return; /* connected and hung up: nothing to say */
 	if (n != HT_PROTO_HEADER) {
 		reply_err(fd, HT_ERR_BAD_REQUEST,
 		    "truncated request (or too slow)");
@@ -475,17 +480,19 @@ serve_one(int fd)
 		reply_err(fd, HT_ERR_BAD_REQUEST, "request too long");
 		return;
 	}
-	if (h.length > 0 && recv_exact(fd, req + HT_PROTO_HEADER, h.length,
-	    deadline) != (ssize_t)h.length) {
+	if (h.length > 0 &&
+	    recv_exact(fd, req + HT_PROTO_HEADER, h.length, deadline) !=
+		(ssize_t)h.length) {
 		reply_err(fd, HT_ERR_BAD_REQUEST,
 		    "truncated request (or too slow)");
 		return;
 	}
 	code = ht_proto_parse_request(req, HT_PROTO_HEADER + h.length, &r);
 	if (code != 0) {
-		reply_err(fd, (uint32_t)code, code == HT_ERR_VERSION ?
-		    "this agent speaks protocol " XSTR(HT_PROTO_VERSION) :
-		    "malformed request");
+		reply_err(fd, (uint32_t)code,
+		    code == HT_ERR_VERSION ?
+			"this agent speaks protocol " XSTR(HT_PROTO_VERSION) :
+			"malformed request");
 		return;
 	}
 	switch (r.type) {
@@ -527,9 +534,9 @@ serve_one(int fd)
 static void
 serve(void)
 {
-	struct pollfd	pfds[2], pfd;
-	uint64_t	next = ht_prim_mono_ms() + WATCH_MS, due;
-	int		fd, n, t;
+	struct pollfd pfds[2], pfd;
+	uint64_t next = ht_prim_mono_ms() + WATCH_MS, due;
+	int fd, n, t;
 
 	for (;;) {
 		due = ht_dump_tick(ht_prim_mono_ms());
@@ -557,8 +564,7 @@ serve(void)
 			lfd = -1;
 			lost = 1;
 		} else if (n > 0 && (pfd.revents & POLLIN)) {
-			fd = conn_fd = accept4(lfd, NULL, NULL,
-			    SOCK_CLOEXEC);
+			fd = conn_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 			if (fd >= 0) {
 				serve_one(fd);
 				conn_fd = -1;
@@ -638,10 +644,10 @@ control_main(void *arg)
 static int
 spawn(void *stack)
 {
-	pthread_attr_t	a;
-	pthread_t	t;
-	sigset_t	all, old;
-	int		rc;
+	pthread_attr_t a;
+	pthread_t t;
+	sigset_t all, old;
+	int rc;
 
 	if (pthread_attr_init(&a) != 0)
 		return -1;
@@ -661,8 +667,8 @@ spawn(void *stack)
 int
 ht_control_start(int attach)
 {
-	static int	started;
-	uint8_t		*stack;
+	static int started;
+	uint8_t *stack;
 
 	if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL) != 0)
 		return 0;

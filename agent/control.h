@@ -26,6 +26,6 @@
  * could be started (the agent then stays as the constructor left it).
  * Later calls do nothing and return 0: there is one thread at most.
  */
-int	ht_control_start(int attach);
+int ht_control_start(int attach);
 
 #endif

@@ -21,32 +21,32 @@
 /* The eventfd that wakes the agent's thread, and its identity: the program
  * may close "its" descriptors, and a number that now names one of its
  * files must never be written to. */
-static int	wake_fd = -1;
-static dev_t	wake_dev;
-static ino_t	wake_ino;
+static int wake_fd = -1;
+static dev_t wake_dev;
+static ino_t wake_ino;
 
 /* The running session's dumps; guarded by ht_lock_global. */
 static struct {
-	struct ht_dump_cfg	cfg;
-	int			armed;
-	double			alloc_est;	/* bytes, by the samples */
-	double			next_every;
-	int			every_due;
-	uint64_t		next_interval;	/* CLOCK_MONOTONIC ms */
-	uint64_t		next_rss_check;
-	uint64_t		rss_next;	/* bytes */
-	uint64_t		failures;
-	uint64_t		last_failure;
+	struct ht_dump_cfg cfg;
+	int armed;
+	double alloc_est; /* bytes, by the samples */
+	double next_every;
+	int every_due;
+	uint64_t next_interval; /* CLOCK_MONOTONIC ms */
+	uint64_t next_rss_check;
+	uint64_t rss_next; /* bytes */
+	uint64_t failures;
+	uint64_t last_failure;
 } ds;
 /* SEQ of the next file: per process, never reset, so that no file of a
  * session replaces one of an earlier session. */
-static uint64_t	seq = 1;
+static uint64_t seq = 1;
 
 int
 ht_dump_init(void)
 {
-	struct stat	st;
-	int		fd;
+	struct stat st;
+	int fd;
 
 	if (ht_snapshot_init() != 0)
 		return -1;
@@ -66,7 +66,7 @@ ht_dump_init(void)
 static int
 wake_ours(void)
 {
-	struct stat	st;
+	struct stat st;
 
 	return wake_fd >= 0 && fstat(wake_fd, &st) == 0 &&
 	    st.st_dev == wake_dev && st.st_ino == wake_ino;
@@ -75,8 +75,8 @@ wake_ours(void)
 void
 ht_dump_wake(void)
 {
-	uint64_t	one = 1;
-	int		saved = errno;
+	uint64_t one = 1;
+	int saved = errno;
 
 	if (wake_ours() && write(wake_fd, &one, sizeof(one)) < 0) {
 		/* Full counter or gone: the thread looks at its next tick
@@ -94,7 +94,7 @@ ht_dump_wake_fd(void)
 void
 ht_dump_wake_clear(void)
 {
-	uint64_t	v;
+	uint64_t v;
 
 	if (wake_ours() && read(wake_fd, &v, sizeof(v)) < 0) {
 		/* EAGAIN: nothing was pending. */
@@ -112,8 +112,8 @@ ht_dump_fork_child(void)
 int
 ht_dump_check_prefix(const char *prefix)
 {
-	char	dir[HT_DUMP_PREFIX_MAX + 1];
-	size_t	len = strlen(prefix), d;
+	char dir[HT_DUMP_PREFIX_MAX + 1];
+	size_t len = strlen(prefix), d;
 
 	if (prefix[0] != '/') {
 		errno = EINVAL;
@@ -136,8 +136,8 @@ ht_dump_check_prefix(const char *prefix)
 static char *
 put_num(char *p, uint64_t v)
 {
-	char	digits[24];
-	size_t	n = 0;
+	char digits[24];
+	size_t n = 0;
 
 	do
 		digits[n++] = (char)('0' + v % 10);
@@ -153,8 +153,8 @@ put_num(char *p, uint64_t v)
 static void
 next_path(char *buf)
 {
-	size_t	len = strlen(ds.cfg.prefix);
-	char	*p = buf;
+	size_t len = strlen(ds.cfg.prefix);
+	char *p = buf;
 
 	memcpy(p, ds.cfg.prefix, len);
 	p += len;
@@ -172,7 +172,7 @@ next_path(char *buf)
 int
 ht_dump_arm(const struct ht_dump_cfg *cfg)
 {
-	uint64_t	now = ht_prim_mono_ms();
+	uint64_t now = ht_prim_mono_ms();
 
 	ht_dump_disarm();
 	if (cfg == NULL || cfg->prefix[0] == '\0')
@@ -218,7 +218,7 @@ live(void)
 int
 ht_dump_note_alloc(double bytes)
 {
-	double	n;
+	double n;
 
 	if (!ds.armed || ds.cfg.every_bytes == 0)
 		return 0;
@@ -239,7 +239,7 @@ ht_dump_note_alloc(double bytes)
 static uint64_t
 next_deadline(void)
 {
-	uint64_t	next = UINT64_MAX;
+	uint64_t next = UINT64_MAX;
 
 	if (!live())
 		return next;
@@ -253,10 +253,10 @@ next_deadline(void)
 uint64_t
 ht_dump_tick(uint64_t now)
 {
-	char		path[HT_DUMP_PREFIX_MAX + 64];
-	uint64_t	rss = 0, threshold = 0, next;
-	uint32_t	due = 0;
-	int		check_rss = 0;
+	char path[HT_DUMP_PREFIX_MAX + 64];
+	uint64_t rss = 0, threshold = 0, next;
+	uint32_t due = 0;
+	int check_rss = 0;
 
 	ht_lock_acquire(&ht_lock_global);
 	if (!live()) {
@@ -271,7 +271,7 @@ ht_dump_tick(uint64_t now)
 	if (ds.cfg.interval_ms != 0 && now >= ds.next_interval) {
 		due |= HT_META_ON_INTERVAL;
 		ds.next_interval += ds.cfg.interval_ms;
-		if (ds.next_interval <= now)	/* fell behind: no burst */
+		if (ds.next_interval <= now) /* fell behind: no burst */
 			ds.next_interval = now + ds.cfg.interval_ms;
 	}
 	if (ds.cfg.at_rss_bytes != 0 && now >= ds.next_rss_check) {
@@ -289,8 +289,8 @@ ht_dump_tick(uint64_t now)
 		/* Then at each further 10%: one dump however far RSS
 		 * jumped. */
 		while (ds.rss_next <= rss)
-			ds.rss_next += ds.rss_next / 10 > 0 ?
-			    ds.rss_next / 10 : 1;
+			ds.rss_next += ds.rss_next / 10 > 0 ? ds.rss_next / 10 :
+							      1;
 	}
 	if (due != 0 && live()) {
 		next_path(path);
@@ -311,12 +311,12 @@ ht_dump_tick(uint64_t now)
 void
 ht_dump_on_failure(void)
 {
-	char		path[HT_DUMP_PREFIX_MAX + 64];
-	uint64_t	threshold = 0, now;
-	int		saved, go = 0;
+	char path[HT_DUMP_PREFIX_MAX + 64];
+	uint64_t threshold = 0, now;
+	int saved, go = 0;
 
 	if (ht_guard_held())
-		return;	/* the agent's own work, or re-entered */
+		return; /* the agent's own work, or re-entered */
 	saved = errno;
 	ht_guard_enter();
 	now = ht_prim_mono_ms();
@@ -341,9 +341,9 @@ ht_dump_on_failure(void)
 static int
 dump_named(uint32_t flags)
 {
-	char		path[HT_DUMP_PREFIX_MAX + 64];
-	uint64_t	threshold = 0;
-	int		go = 0;
+	char path[HT_DUMP_PREFIX_MAX + 64];
+	uint64_t threshold = 0;
+	int go = 0;
 
 	ht_lock_acquire(&ht_lock_global);
 	if (live()) {

@@ -33,29 +33,30 @@
 
 #include <stdint.h>
 
-#define HT_DUMP_PREFIX_MAX	1024
-#define HT_DUMP_RSS_MS		200
-#define HT_DUMP_MAX_FAILURES	16
+#define HT_DUMP_PREFIX_MAX   1024
+#define HT_DUMP_RSS_MS	     200
+#define HT_DUMP_MAX_FAILURES 16
 
 struct ht_dump_cfg {
-	char		prefix[HT_DUMP_PREFIX_MAX + 1];	/* absolute; "" none */
-	uint64_t	interval_ms;	/* 0: none */
-	uint64_t	every_bytes;	/* 0: none */
-	uint64_t	at_rss_bytes;	/* 0: none */
-	uint64_t	threshold_bytes;	/* 0: keep every site */
+	char prefix[HT_DUMP_PREFIX_MAX + 1]; /* absolute; "" none */
+	uint64_t interval_ms;		     /* 0: none */
+	uint64_t every_bytes;		     /* 0: none */
+	uint64_t at_rss_bytes;		     /* 0: none */
+	uint64_t threshold_bytes;	     /* 0: keep every site */
 };
 
 /* Map the snapshot buffer (ht_snapshot_init) and create the wake-up
  * eventfd.  Returns 0 or -1.  Idempotent. */
-int	ht_dump_init(void);
+int ht_dump_init(void);
 
 /* Whether settings need the agent's thread (interval, every-bytes or RSS
  * triggers; failure and exit dumps are written without it). */
 static inline int
 ht_dump_needs_thread(const struct ht_dump_cfg *cfg)
 {
-	return cfg->prefix[0] != '\0' && (cfg->interval_ms != 0 ||
-	    cfg->every_bytes != 0 || cfg->at_rss_bytes != 0);
+	return cfg->prefix[0] != '\0' &&
+	    (cfg->interval_ms != 0 || cfg->every_bytes != 0 ||
+		cfg->at_rss_bytes != 0);
 }
 
 /*
@@ -65,51 +66,51 @@ ht_dump_needs_thread(const struct ht_dump_cfg *cfg)
  * not with ht_lock_global held.  Returns 0, or -1 with errno set (EINVAL for
  * a relative or empty prefix, ENAMETOOLONG, or access(2)'s).
  */
-int	ht_dump_check_prefix(const char *prefix);
+int ht_dump_check_prefix(const char *prefix);
 
 /* With ht_lock_global held, with a session running: replace its triggers
  * by cfg's (cfg NULL or its prefix "": none).  Returns 1 if cfg armed any,
  * 0 if none.  The caller then calls ht_dump_wake() without the lock, so
  * that the agent's thread takes the new deadlines. */
-int	ht_dump_arm(const struct ht_dump_cfg *cfg);
+int ht_dump_arm(const struct ht_dump_cfg *cfg);
 /* With ht_lock_global held: disarm every trigger (the session stops). */
-void	ht_dump_disarm(void);
+void ht_dump_disarm(void);
 /* With ht_lock_global held: copy the running session's settings to *cfg;
  * returns 1 if it has a prefix, else 0. */
-int	ht_dump_armed(struct ht_dump_cfg *cfg);
+int ht_dump_armed(struct ht_dump_cfg *cfg);
 
 /* With ht_lock_global held, from the sampler: a sample of bytes (its
  * estimate) was taken.  Returns 1 if an every-bytes dump is now due (then
  * call ht_dump_wake() once the lock is released). */
-int	ht_dump_note_alloc(double bytes);
+int ht_dump_note_alloc(double bytes);
 /* Wake the agent's thread (eventfd).  Any thread, no lock. */
-void	ht_dump_wake(void);
+void ht_dump_wake(void);
 /* The eventfd for the agent's thread to poll (-1 if none), and the read
  * that clears it. */
-int	ht_dump_wake_fd(void);
-void	ht_dump_wake_clear(void);
+int ht_dump_wake_fd(void);
+void ht_dump_wake_clear(void);
 
 /* The agent's thread: write the dumps now due (interval, every-bytes, RSS)
  * and return the next deadline in CLOCK_MONOTONIC milliseconds, UINT64_MAX
  * if none.  Call with the guard set and without the lock. */
-uint64_t	ht_dump_tick(uint64_t now_ms);
+uint64_t ht_dump_tick(uint64_t now_ms);
 
 /* Inside an allocation hook that saw the allocator fail (HT_HOOK_SLOW):
  * write the failure dump now, in this thread, if the session armed one.
  * Keeps errno.  Returns at once if this thread is inside the agent (its
  * guard is set). */
-void	ht_dump_on_failure(void);
+void ht_dump_on_failure(void);
 
 /* At exit (the destructor): the exit dump, if the session runs with a
  * prefix.  Guard set, lock not held. */
-void	ht_dump_at_exit(void);
+void ht_dump_at_exit(void);
 
 /* Write the dump named by the running session's prefix and the next SEQ
  * now, with flags (HT_META_*).  Guard set, lock not held.  Returns 0, or
  * -1 with errno set (ENOENT: no session with a prefix runs). */
-int	ht_dump_now(uint32_t flags);
+int ht_dump_now(uint32_t flags);
 
 /* For fork's child: forget the eventfd (the child has no agent thread). */
-void	ht_dump_fork_child(void);
+void ht_dump_fork_child(void);
 
 #endif

@@ -18,32 +18,32 @@
 #include <string.h>
 
 /* DWARF register numbers of the x86-64 psABI. */
-#define HT_DW_RBP		6
-#define HT_DW_RSP		7
-#define HT_DW_RA		16
+#define HT_DW_RBP 6
+#define HT_DW_RSP 7
+#define HT_DW_RA  16
 
 /* Pointer encodings (LSB "DWARF Extensions"). */
-#define HT_DW_PE_OMIT		0xff
-#define HT_DW_PE_FMT		0x0f
-#define HT_DW_PE_ABSPTR		0x00
-#define HT_DW_PE_ULEB128	0x01
-#define HT_DW_PE_UDATA2		0x02
-#define HT_DW_PE_UDATA4		0x03
-#define HT_DW_PE_UDATA8		0x04
-#define HT_DW_PE_SLEB128	0x09
-#define HT_DW_PE_SDATA2		0x0a
-#define HT_DW_PE_SDATA4		0x0b
-#define HT_DW_PE_SDATA8		0x0c
-#define HT_DW_PE_APPL		0x70
-#define HT_DW_PE_PCREL		0x10
-#define HT_DW_PE_DATAREL	0x30
-#define HT_DW_PE_ALIGNED	0x50
-#define HT_DW_PE_INDIRECT	0x80
+#define HT_DW_PE_OMIT	  0xff
+#define HT_DW_PE_FMT	  0x0f
+#define HT_DW_PE_ABSPTR	  0x00
+#define HT_DW_PE_ULEB128  0x01
+#define HT_DW_PE_UDATA2	  0x02
+#define HT_DW_PE_UDATA4	  0x03
+#define HT_DW_PE_UDATA8	  0x04
+#define HT_DW_PE_SLEB128  0x09
+#define HT_DW_PE_SDATA2	  0x0a
+#define HT_DW_PE_SDATA4	  0x0b
+#define HT_DW_PE_SDATA8	  0x0c
+#define HT_DW_PE_APPL	  0x70
+#define HT_DW_PE_PCREL	  0x10
+#define HT_DW_PE_DATAREL  0x30
+#define HT_DW_PE_ALIGNED  0x50
+#define HT_DW_PE_INDIRECT 0x80
 
 struct ht_dw_cur {
-	const uint8_t	*p;
-	const uint8_t	*end;
-	int		 bad;
+	const uint8_t *p;
+	const uint8_t *end;
+	int bad;
 };
 
 static inline int
@@ -67,9 +67,9 @@ ht_dw_u8(struct ht_dw_cur *c)
 static inline uint64_t
 ht_dw_fixed(struct ht_dw_cur *c, size_t n)
 {
-	uint64_t	v = 0;
-	uint16_t	v2;
-	uint32_t	v4;
+	uint64_t v = 0;
+	uint16_t v2;
+	uint32_t v4;
 
 	if (!ht_dw_need(c, n))
 		return 0;
@@ -94,9 +94,9 @@ ht_dw_fixed(struct ht_dw_cur *c, size_t n)
 static inline uint64_t
 ht_dw_leb(struct ht_dw_cur *c, int sign)
 {
-	uint64_t	v = 0;
-	unsigned	shift = 0;
-	uint8_t		b;
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b;
 
 	do {
 		b = ht_dw_u8(c);
@@ -149,9 +149,9 @@ ht_dw_fmt_size(uint8_t enc)
 static inline uintptr_t
 ht_dw_ptr(struct ht_dw_cur *c, uint8_t enc, uintptr_t datarel, int raw)
 {
-	uintptr_t	pos = (uintptr_t)c->p;
-	uint64_t	v;
-	size_t		n;
+	uintptr_t pos = (uintptr_t)c->p;
+	uint64_t v;
+	size_t n;
 
 	switch (enc & HT_DW_PE_FMT) {
 	case HT_DW_PE_ULEB128:

@@ -22,13 +22,13 @@ static int
 segment_of(const struct ht_module *m, uintptr_t addr, const uint8_t **lo,
     const uint8_t **hi)
 {
-	unsigned	i;
+	unsigned i;
 
 	if (m->phdr == NULL)
 		return -1;
 	for (i = 0; i < m->phnum; i++) {
-		const ElfW(Phdr)	*ph = &m->phdr[i];
-		uintptr_t		 a = m->bias + ph->p_vaddr;
+		const ElfW(Phdr) *ph = &m->phdr[i];
+		uintptr_t a = m->bias + ph->p_vaddr;
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_R))
 			continue;
@@ -45,12 +45,12 @@ segment_of(const struct ht_module *m, uintptr_t addr, const uint8_t **lo,
 static const uint8_t *
 find_fde(const struct ht_module *m, uintptr_t pc)
 {
-	const uint8_t		*lo, *hi, *table;
-	struct ht_dw_cur	 c;
-	uintptr_t		 hdr = (uintptr_t)m->eh_frame_hdr, fde;
-	uint64_t		 count, b, e;
-	uint8_t			 ptr_enc, cnt_enc, tab_enc;
-	size_t			 esz;
+	const uint8_t *lo, *hi, *table;
+	struct ht_dw_cur c;
+	uintptr_t hdr = (uintptr_t)m->eh_frame_hdr, fde;
+	uint64_t count, b, e;
+	uint8_t ptr_enc, cnt_enc, tab_enc;
+	size_t esz;
 
 	if (hdr == 0 || segment_of(m, hdr, &lo, &hi) != 0)
 		return NULL;
@@ -80,8 +80,8 @@ find_fde(const struct ht_module *m, uintptr_t pc)
 	b = 0;
 	e = count;
 	while (b < e) {
-		uint64_t	mid = b + (e - b) / 2;
-		uintptr_t	loc;
+		uint64_t mid = b + (e - b) / 2;
+		uintptr_t loc;
 
 		c.p = table + mid * 2 * esz;
 		loc = ht_dw_ptr(&c, tab_enc, hdr, 0);
@@ -103,7 +103,7 @@ find_fde(const struct ht_module *m, uintptr_t pc)
 static int
 rd_length(struct ht_dw_cur *c, const uint8_t **end, int *ext)
 {
-	uint64_t	len = ht_dw_fixed(c, 4);
+	uint64_t len = ht_dw_fixed(c, 4);
 
 	*ext = 0;
 	if (len == 0xffffffff) {
@@ -117,14 +117,13 @@ rd_length(struct ht_dw_cur *c, const uint8_t **end, int *ext)
 }
 
 static int
-parse_cie(const uint8_t *p, const uint8_t *seg_end,
-    struct ht_ehframe_cie *ci)
+parse_cie(const uint8_t *p, const uint8_t *seg_end, struct ht_ehframe_cie *ci)
 {
-	struct ht_dw_cur	 c = { p, seg_end, 0 };
-	const uint8_t		*end, *aug, *aend;
-	uint64_t		 ra_reg, id;
-	uint8_t			 version, ch;
-	int			 ext, have_r = 0;
+	struct ht_dw_cur c = { p, seg_end, 0 };
+	const uint8_t *end, *aug, *aend;
+	uint64_t ra_reg, id;
+	uint8_t version, ch;
+	int ext, have_r = 0;
 
 	memset(ci, 0, sizeof(*ci));
 	if (rd_length(&c, &end, &ext) != 0)
@@ -143,7 +142,7 @@ parse_cie(const uint8_t *p, const uint8_t *seg_end,
 	if (aug[0] == 'z')
 		ci->has_z = 1;
 	else if (aug[0] != '\0')
-		return -1;	/* "eh" and other pre-z forms */
+		return -1; /* "eh" and other pre-z forms */
 	ci->caf = ht_dw_uleb(&c);
 	ci->daf = ht_dw_sleb(&c);
 	ra_reg = version == 1 ? ht_dw_u8(&c) : ht_dw_uleb(&c);
@@ -151,8 +150,8 @@ parse_cie(const uint8_t *p, const uint8_t *seg_end,
 		return -1;
 	ci->renc = HT_DW_PE_ABSPTR;
 	if (ci->has_z) {
-		struct ht_dw_cur	a;
-		uint64_t		alen = ht_dw_uleb(&c);
+		struct ht_dw_cur a;
+		uint64_t alen = ht_dw_uleb(&c);
 
 		if (c.bad || alen > (uint64_t)(c.end - c.p))
 			return -1;
@@ -160,7 +159,7 @@ parse_cie(const uint8_t *p, const uint8_t *seg_end,
 		a.end = aend = c.p + alen;
 		a.bad = 0;
 		for (aug++; *aug != '\0'; aug++) {
-			uint8_t	penc;
+			uint8_t penc;
 
 			switch (*aug) {
 			case 'R':
@@ -173,8 +172,10 @@ parse_cie(const uint8_t *p, const uint8_t *seg_end,
 			case 'P':
 				penc = ht_dw_u8(&a);
 				if ((penc & HT_DW_PE_APPL) == HT_DW_PE_ALIGNED)
-					a.p = (const uint8_t *)(((uintptr_t)
-					    a.p + 7) & ~(uintptr_t)7);
+					a.p =
+					    (const uint8_t *)(((uintptr_t)a.p +
+								  7) &
+						~(uintptr_t)7);
 				(void)ht_dw_ptr(&a, penc, 0, 1);
 				break;
 			case 'S':
@@ -206,12 +207,12 @@ int
 ht_ehframe_find(const struct ht_module *m, uintptr_t pc,
     struct ht_ehframe_fde *out)
 {
-	const uint8_t		*fde, *lo, *hi, *end, *cie_p;
-	struct ht_ehframe_cie	 ci;
-	struct ht_dw_cur	 c;
-	uintptr_t		 begin, range;
-	uint64_t		 id;
-	int			 ext;
+	const uint8_t *fde, *lo, *hi, *end, *cie_p;
+	struct ht_ehframe_cie ci;
+	struct ht_dw_cur c;
+	uintptr_t begin, range;
+	uint64_t id;
+	int ext;
 
 	if ((fde = find_fde(m, pc)) == NULL)
 		return -1;
@@ -236,7 +237,7 @@ ht_ehframe_find(const struct ht_module *m, uintptr_t pc,
 	if (c.bad || pc < begin || pc - begin >= range)
 		return -1;
 	if (ci.has_z) {
-		uint64_t	alen = ht_dw_uleb(&c);
+		uint64_t alen = ht_dw_uleb(&c);
 
 		if (c.bad || alen > (uint64_t)(c.end - c.p))
 			return -1;

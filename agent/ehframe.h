@@ -18,26 +18,26 @@
 
 /* What the unwinder takes from a CIE. */
 struct ht_ehframe_cie {
-	uint64_t	 caf;		/* code alignment factor */
-	int64_t		 daf;		/* data alignment factor */
-	uint8_t		 renc;		/* FDE pointer encoding */
-	uint8_t		 has_z;		/* augmentation data present */
-	uint8_t		 signal;	/* "S": the FDEs are signal frames */
-	const uint8_t	*insns;		/* its initial instructions */
-	const uint8_t	*insns_end;
+	uint64_t caf;	      /* code alignment factor */
+	int64_t daf;	      /* data alignment factor */
+	uint8_t renc;	      /* FDE pointer encoding */
+	uint8_t has_z;	      /* augmentation data present */
+	uint8_t signal;	      /* "S": the FDEs are signal frames */
+	const uint8_t *insns; /* its initial instructions */
+	const uint8_t *insns_end;
 };
 
 struct ht_ehframe_fde {
-	struct ht_ehframe_cie	 cie;
-	uintptr_t		 begin;		/* initial location */
-	const uint8_t		*insns;		/* its CFA program */
-	const uint8_t		*insns_end;
+	struct ht_ehframe_cie cie;
+	uintptr_t begin;      /* initial location */
+	const uint8_t *insns; /* its CFA program */
+	const uint8_t *insns_end;
 };
 
 /* The FDE of module m covering pc, with its CIE, into *out.  Returns 0, or
  * -1 when m has no usable .eh_frame_hdr, no FDE covers pc, or a record
  * cannot be read ("eh" and other pre-"z" augmentations included). */
-int	ht_ehframe_find(const struct ht_module *m, uintptr_t pc,
-	    struct ht_ehframe_fde *out);
+int ht_ehframe_find(const struct ht_module *m, uintptr_t pc,
+    struct ht_ehframe_fde *out);
 
 #endif

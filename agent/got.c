@@ -41,68 +41,68 @@
 #include "prim.h"
 #include "reloc.h"
 
-#define SLOTS_FIRST	1024		/* doubles on demand up to SLOTS_MAX */
-#define SLOTS_MAX	65536
+#define SLOTS_FIRST 1024 /* doubles on demand up to SLOTS_MAX */
+#define SLOTS_MAX   65536
 
 enum { PASS_CANON, PASS_EAGER, PASS_LAZY };
 
 struct slot {
-	uintptr_t	 addr;
-	void		*saved;		/* the value before, for restore */
-	void		*orig;		/* what calls through the slot reach */
-	void		*hook;		/* what we wrote */
-	uint16_t	 index;		/* hooks[index] */
-	uint8_t		 prot;		/* the page's protection, PROT_* */
-	uint8_t		 state;		/* candidates only: DROP or DONE */
+	uintptr_t addr;
+	void *saved;	/* the value before, for restore */
+	void *orig;	/* what calls through the slot reach */
+	void *hook;	/* what we wrote */
+	uint16_t index; /* hooks[index] */
+	uint8_t prot;	/* the page's protection, PROT_* */
+	uint8_t state;	/* candidates only: DROP or DONE */
 };
-#define DROP	1
-#define DONE	2
+#define DROP 1
+#define DONE 2
 
 struct pmod {
-	uintptr_t	 dynamic;
-	uintptr_t	 bias;
-	uintptr_t	 start;
-	uintptr_t	 end;
-	int		 pending;	/* a slot was left for a later call */
+	uintptr_t dynamic;
+	uintptr_t bias;
+	uintptr_t start;
+	uintptr_t end;
+	int pending; /* a slot was left for a later call */
 };
 
 struct ctx {
-	const struct ht_modset	*set;
-	struct ht_hook_def	*hooks;
-	size_t			 n;
-	int			 env_now;	/* LD_BIND_NOW set */
-	int			 patched;
-	const struct ht_module	*canon_mod;
-	size_t			 namelen[HT_GOT_MAX_HOOKS];
-	void			*dl[HT_GOT_MAX_HOOKS];
-	uintptr_t		 canon[HT_GOT_MAX_HOOKS];
-	void			*canon_to[HT_GOT_MAX_HOOKS];
+	const struct ht_modset *set;
+	struct ht_hook_def *hooks;
+	size_t n;
+	int env_now; /* LD_BIND_NOW set */
+	int patched;
+	const struct ht_module *canon_mod;
+	size_t namelen[HT_GOT_MAX_HOOKS];
+	void *dl[HT_GOT_MAX_HOOKS];
+	uintptr_t canon[HT_GOT_MAX_HOOKS];
+	void *canon_to[HT_GOT_MAX_HOOKS];
 };
 
 struct work {
-	const struct ht_module	*m;
-	struct pmod		*pm;
-	struct ht_reloc		 d;
-	int			 lazy;
-	size_t			 ncand;		/* at slots[nslots ...] */
-	void			*eager[HT_GOT_MAX_HOOKS];
-	void			*orig[HT_GOT_MAX_HOOKS];
+	const struct ht_module *m;
+	struct pmod *pm;
+	struct ht_reloc d;
+	int lazy;
+	size_t ncand; /* at slots[nslots ...] */
+	void *eager[HT_GOT_MAX_HOOKS];
+	void *orig[HT_GOT_MAX_HOOKS];
 };
 
-static struct ht_lock	 got_lock;
-static pid_t		 got_owner;
-static struct slot	*slots;
-static size_t		 nslots, capslots;
-static struct pmod	*mods;
-static size_t		 nmods;
-static size_t		 pagesz;
-static size_t		 overflows;
-static int		 (*filter)(const struct ht_module *, size_t, void *);
+static struct ht_lock got_lock;
+static pid_t got_owner;
+static struct slot *slots;
+static size_t nslots, capslots;
+static struct pmod *mods;
+static size_t nmods;
+static size_t pagesz;
+static size_t overflows;
+static int (*filter)(const struct ht_module *, size_t, void *);
 
 static int
 got_enter(void)
 {
-	pid_t	self = ht_prim_tid();
+	pid_t self = ht_prim_tid();
 
 	/* A signal handler that patches while its own thread is in here
 	 * would spin forever on the lock. */
@@ -152,8 +152,8 @@ tables_init(void)
 static int
 slots_room(size_t used, size_t need)
 {
-	struct slot	*p;
-	size_t		 cap = capslots;
+	struct slot *p;
+	size_t cap = capslots;
 
 	if (used + need <= capslots)
 		return 0;
@@ -176,10 +176,10 @@ slots_room(size_t used, size_t need)
 static size_t
 slot_lower(uintptr_t addr)
 {
-	size_t	lo = 0, hi = nslots;
+	size_t lo = 0, hi = nslots;
 
 	while (lo < hi) {
-		size_t	mid = lo + (hi - lo) / 2;
+		size_t mid = lo + (hi - lo) / 2;
 
 		if (slots[mid].addr < addr)
 			lo = mid + 1;
@@ -192,7 +192,7 @@ slot_lower(uintptr_t addr)
 static struct slot *
 slot_find(uintptr_t addr)
 {
-	size_t	i = slot_lower(addr);
+	size_t i = slot_lower(addr);
 
 	return i < nslots && slots[i].addr == addr ? &slots[i] : NULL;
 }
@@ -200,7 +200,7 @@ slot_find(uintptr_t addr)
 static void
 slots_drop_range(uintptr_t start, uintptr_t end)
 {
-	size_t	lo = slot_lower(start), hi = slot_lower(end);
+	size_t lo = slot_lower(start), hi = slot_lower(end);
 
 	memmove(&slots[lo], &slots[hi], (nslots - hi) * sizeof(*slots));
 	set_nslots(nslots - (hi - lo));
@@ -211,10 +211,10 @@ slots_drop_range(uintptr_t start, uintptr_t end)
 static void
 forget_gone(const struct ht_modset *set)
 {
-	const struct ht_module	*m;
-	size_t			 i;
+	const struct ht_module *m;
+	size_t i;
 
-	for (i = 0; i < nmods; ) {
+	for (i = 0; i < nmods;) {
 		m = ht_modules_at(set, mods[i].start);
 		if (m != NULL && (uintptr_t)m->dynamic == mods[i].dynamic &&
 		    m->bias == mods[i].bias) {
@@ -233,8 +233,8 @@ forget_gone(const struct ht_modset *set)
 static void
 retarget(struct ctx *c, size_t index, uintptr_t from, void *to)
 {
-	void	*expect = (void *)from;
-	size_t	 i;
+	void *expect = (void *)from;
+	size_t i;
 
 	__atomic_compare_exchange_n(&c->hooks[index].orig, &expect, to, 0,
 	    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
@@ -246,10 +246,10 @@ retarget(struct ctx *c, size_t index, uintptr_t from, void *to)
 
 /* The hook named like sym, or -1. */
 static int
-hook_of(const struct ctx *c, const struct work *w, const ElfW(Sym) *sym)
+hook_of(const struct ctx *c, const struct work *w, const ElfW(Sym) * sym)
 {
-	const char	*name;
-	size_t		 i, off = sym->st_name;
+	const char *name;
+	size_t i, off = sym->st_name;
 
 	if (off >= w->d.strsz)
 		return -1;
@@ -268,7 +268,7 @@ hook_of(const struct ctx *c, const struct work *w, const ElfW(Sym) *sym)
 static int
 is_hook(const struct ctx *c, const void *p)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < c->n; i++)
 		if (c->hooks[i].hook == p)
@@ -281,11 +281,11 @@ is_hook(const struct ctx *c, const void *p)
  * JUMP_SLOT leads if that is known. */
 static void
 visit_canon(struct ctx *c, struct work *w, uintptr_t off, unsigned type,
-    const ElfW(Sym) *sym, int h)
+    const ElfW(Sym) * sym, int h)
 {
-	uintptr_t	 addr = w->m->bias + off;
-	struct slot	*s;
-	void		*cur;
+	uintptr_t addr = w->m->bias + off;
+	struct slot *s;
+	void *cur;
 
 	if (type != R_X86_64_JUMP_SLOT || sym->st_shndx != SHN_UNDEF ||
 	    sym->st_value == 0 || !ht_modules_holds(w->m, addr) ||
@@ -304,12 +304,12 @@ static void
 visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
     size_t symi, int64_t addend)
 {
-	const struct ht_module	*m = w->m;
-	const ElfW(Sym)		*sym;
-	struct slot		*s;
-	uintptr_t		 addr = m->bias + off;
-	void			*cur, *orig;
-	int			 h, prot;
+	const struct ht_module *m = w->m;
+	const ElfW(Sym) * sym;
+	struct slot *s;
+	uintptr_t addr = m->bias + off;
+	void *cur, *orig;
+	int h, prot;
 
 	if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
 	    type != R_X86_64_64)
@@ -333,12 +333,12 @@ visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
 		return;
 	cur = __atomic_load_n((void **)addr, __ATOMIC_RELAXED);
 	if (cur == NULL || is_hook(c, cur))
-		return;		/* an unresolved weak symbol, or ours */
+		return; /* an unresolved weak symbol, or ours */
 	orig = cur;
 	if (type == R_X86_64_JUMP_SLOT && w->lazy &&
 	    ht_modules_holds(m, (uintptr_t)cur) &&
-	    !(sym->st_shndx != SHN_UNDEF && cur == (void *)(m->bias +
-	    sym->st_value))) {
+	    !(sym->st_shndx != SHN_UNDEF &&
+		cur == (void *)(m->bias + sym->st_value))) {
 		/*
 		 * A PLT stub: lazy binding has not run for this slot, and with
 		 * the hook in it, it never will.  A GLOB_DAT of the same name
@@ -394,16 +394,15 @@ visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
 
 /* One relocation of the table walk(): pass it to visit(). */
 struct walk {
-	struct ctx	*c;
-	struct work	*w;
-	int		 pass;
+	struct ctx *c;
+	struct work *w;
+	int pass;
 };
 
 static void
-walk_one(void *arg, uintptr_t off, unsigned type, size_t symi,
-    int64_t addend)
+walk_one(void *arg, uintptr_t off, unsigned type, size_t symi, int64_t addend)
 {
-	struct walk	*k = arg;
+	struct walk *k = arg;
 
 	visit(k->c, k->w, k->pass, off, type, symi, addend);
 }
@@ -411,7 +410,7 @@ walk_one(void *arg, uintptr_t off, unsigned type, size_t symi,
 static void
 walk(struct ctx *c, struct work *w, int pass)
 {
-	struct walk	k = { c, w, pass };
+	struct walk k = { c, w, pass };
 
 	ht_reloc_walk(&w->d, walk_one, &k);
 }
@@ -419,11 +418,11 @@ walk(struct ctx *c, struct work *w, int pass)
 static void
 sort_by_addr(struct slot *s, size_t n)
 {
-	size_t	i, j;
+	size_t i, j;
 
 	/* Relocation tables are nearly sorted by offset already. */
 	for (i = 1; i < n; i++) {
-		struct slot	t = s[i];
+		struct slot t = s[i];
 
 		for (j = i; j > 0 && s[j - 1].addr > t.addr; j--)
 			s[j] = s[j - 1];
@@ -436,16 +435,16 @@ sort_by_addr(struct slot *s, size_t n)
 static int
 write_page(struct slot *s, size_t n, int restore)
 {
-	void	*page = (void *)(s[0].addr & ~(pagesz - 1));
-	int	 prot = s[0].prot, done = 0;
-	size_t	 i;
+	void *page = (void *)(s[0].addr & ~(pagesz - 1));
+	int prot = s[0].prot, done = 0;
+	size_t i;
 
 	if (!(prot & PROT_WRITE) &&
 	    mprotect(page, pagesz, prot | PROT_WRITE) != 0)
 		return 0;
 	for (i = 0; i < n; i++) {
-		void	*expect = restore ? s[i].hook : s[i].saved;
-		void	*want = restore ? s[i].saved : s[i].hook;
+		void *expect = restore ? s[i].hook : s[i].saved;
+		void *want = restore ? s[i].saved : s[i].hook;
 
 		if (s[i].state == DROP)
 			continue;
@@ -453,7 +452,7 @@ write_page(struct slot *s, size_t n, int restore)
 		 * resolved the slot since we read it; a restore leaves a
 		 * slot that someone else rewrote. */
 		if (__atomic_compare_exchange_n((void **)s[i].addr, &expect,
-		    want, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+			want, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
 			s[i].state = DONE;
 			done++;
 		}
@@ -466,10 +465,10 @@ write_page(struct slot *s, size_t n, int restore)
 static void
 finish_module(struct ctx *c, struct work *w)
 {
-	const struct ht_module	*m = w->m;
-	struct slot		*cand = &slots[nslots];
-	size_t			 h, i, j, k, n = w->ncand;
-	void			*o;
+	const struct ht_module *m = w->m;
+	struct slot *cand = &slots[nslots];
+	size_t h, i, j, k, n = w->ncand;
+	void *o;
 
 	/* Publish each name's original before any slot of that name is
 	 * written: other threads call through a slot as soon as it is. */
@@ -509,21 +508,21 @@ finish_module(struct ctx *c, struct work *w)
 		if (cand[i].addr == cand[i - 1].addr)
 			cand[i].state = DROP;
 	for (i = 0; i < n; i = j) {
-		uintptr_t	page = cand[i].addr & ~(pagesz - 1);
+		uintptr_t page = cand[i].addr & ~(pagesz - 1);
 
 		for (j = i; j < n && (cand[j].addr & ~(pagesz - 1)) == page;
-		    j++)
+		     j++)
 			;
 		write_page(&cand[i], j - i, 0);
 	}
 
 	/* Move what was written into the sorted table. */
 	for (i = 0; i < n; i++) {
-		struct slot	t = cand[i];
+		struct slot t = cand[i];
 
 		if (t.state != DONE) {
 			if (t.state == 0)
-				w->pm->pending = 1;	/* raced: next time */
+				w->pm->pending = 1; /* raced: next time */
 			continue;
 		}
 		t.state = 0;
@@ -538,8 +537,8 @@ finish_module(struct ctx *c, struct work *w)
 static struct pmod *
 pmod_get(const struct ht_module *m, int *fresh)
 {
-	struct pmod	*pm;
-	size_t		 i;
+	struct pmod *pm;
+	size_t i;
 
 	*fresh = 0;
 	for (i = 0; i < nmods; i++)
@@ -561,8 +560,8 @@ pmod_get(const struct ht_module *m, int *fresh)
 static void
 patch_module(struct ctx *c, const struct ht_module *m)
 {
-	struct work	w;
-	int		fresh;
+	struct work w;
+	int fresh;
 
 	if (m->flags & (HT_MOD_AGENT | HT_MOD_LDSO | HT_MOD_VDSO))
 		return;
@@ -588,8 +587,8 @@ patch_module(struct ctx *c, const struct ht_module *m)
 static void
 canon_scan(struct ctx *c)
 {
-	struct work	w;
-	size_t		i, h;
+	struct work w;
+	size_t i, h;
 
 	for (i = 0; i < c->set->n; i++) {
 		if (!(c->set->mods[i].flags & HT_MOD_MAIN))
@@ -607,9 +606,9 @@ canon_scan(struct ctx *c)
 void
 ht_got_resolve(struct ht_hook_def *hooks, size_t n)
 {
-	size_t	i;
-	int	missing = 0;
-	void	*p;
+	size_t i;
+	int missing = 0;
+	void *p;
 
 	for (i = 0; i < n && i < HT_GOT_MAX_HOOKS; i++) {
 		if (hooks[i].name == NULL || hooks[i].hook == NULL)
@@ -626,12 +625,11 @@ ht_got_resolve(struct ht_hook_def *hooks, size_t n)
 }
 
 int
-ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks,
-    size_t n)
+ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks, size_t n)
 {
-	struct ctx	 c;
-	const char	*e;
-	size_t		 i;
+	struct ctx c;
+	const char *e;
+	size_t i;
 
 	if (n > HT_GOT_MAX_HOOKS) {
 		errno = EINVAL;
@@ -681,9 +679,9 @@ ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks,
 int
 ht_got_restore_all(void)
 {
-	struct ht_modset	set;
-	size_t			i, j;
-	int			have, restored = 0;
+	struct ht_modset set;
+	size_t i, j;
+	int have, restored = 0;
 
 	/* Before our lock, like dlsym in ht_got_patch. */
 	have = ht_modules_scan(&set) == 0;
@@ -696,11 +694,12 @@ ht_got_restore_all(void)
 		if (have)
 			forget_gone(&set);
 		for (i = 0; i < nslots; i = j) {
-			uintptr_t	page = slots[i].addr & ~(pagesz - 1);
+			uintptr_t page = slots[i].addr & ~(pagesz - 1);
 
-			for (j = i; j < nslots && (slots[j].addr &
-			    ~(pagesz - 1)) == page && slots[j].prot ==
-			    slots[i].prot; j++)
+			for (j = i; j < nslots &&
+			     (slots[j].addr & ~(pagesz - 1)) == page &&
+			     slots[j].prot == slots[i].prot;
+			     j++)
 				slots[j].state = 0;
 			restored += write_page(&slots[i], j - i, 1);
 		}
@@ -717,7 +716,7 @@ void *
 ht_got_orig_for_caller(const struct ht_hook_def *hooks, size_t index,
     uintptr_t caller_pc)
 {
-	void	*o = ht_orig_find(index, caller_pc);
+	void *o = ht_orig_find(index, caller_pc);
 
 	if (o != NULL)
 		return o;
@@ -745,7 +744,7 @@ ht_got_set_filter(int (*accept)(const struct ht_module *, size_t, void *))
 size_t
 ht_got_slots(struct ht_got_slot *out, size_t max)
 {
-	size_t	i, n;
+	size_t i, n;
 
 	if (got_enter() != 0)
 		return 0;

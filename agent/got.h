@@ -27,26 +27,26 @@
 
 #include "modules.h"
 
-#define HT_GOT_MAX_HOOKS	64	/* the most names ht_got_patch takes */
+#define HT_GOT_MAX_HOOKS 64 /* the most names ht_got_patch takes */
 
-#define HT_HOOK_MULTI	0x1	/* modules were bound to different originals */
-#define HT_HOOK_SLOW	0x2	/* take the slow path (failure dumps armed) */
+#define HT_HOOK_MULTI 0x1 /* modules were bound to different originals */
+#define HT_HOOK_SLOW  0x2 /* take the slow path (failure dumps armed) */
 
 struct ht_hook_def {
-	const char	*name;		/* symbol name, e.g. "malloc", "_Znwm" */
-	void		*hook;		/* our replacement */
+	const char *name; /* symbol name, e.g. "malloc", "_Znwm" */
+	void *hook;	  /* our replacement */
 	/* Set by ht_got_patch before the first slot of this name is written:
 	 * the original of the first module patched.  Hooks call it. */
-	void		*orig;
+	void *orig;
 	/* HT_HOOK_* bits, read by the hook's fast path in one load: any bit
 	 * set sends the call out of line.  ht_got_patch sets HT_HOOK_MULTI
 	 * (atomic OR) when some module's original differs from orig: the
 	 * hook then asks ht_got_orig_for_caller().  The agent sets and
 	 * clears HT_HOOK_SLOW on its own (got.c never touches it). */
-	unsigned	 flags;
+	unsigned flags;
 	/* dlsym(RTLD_DEFAULT, name), set by ht_got_resolve(): the original
 	 * of a slot still bound lazily to its PLT stub. */
-	void		*dl;
+	void *dl;
 };
 
 /* Look up every name of hooks[0..n) with dlsym(RTLD_DEFAULT) into its dl
@@ -54,7 +54,7 @@ struct ht_hook_def {
  * agent's locks (a thread inside dlopen holds the loader's lock and may be
  * waiting for them), before ht_got_patch, which calls nothing of the
  * loader. */
-void	ht_got_resolve(struct ht_hook_def *hooks, size_t n);
+void ht_got_resolve(struct ht_hook_def *hooks, size_t n);
 
 /* Patch, in every module of set not patched before, the slots named in
  * hooks[0..n), resolved by ht_got_resolve() (a lazy slot whose name it did
@@ -65,8 +65,8 @@ void	ht_got_resolve(struct ht_hook_def *hooks, size_t n);
  * call (n <= HT_GOT_MAX_HOOKS).  A module whose slot could not be patched
  * yet (a lazy slot whose name dlsym cannot find, a race with lazy binding,
  * a full table) is looked at again by the next call. */
-int	ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks,
-	    size_t n);
+int
+ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks, size_t n);
 
 /* Put every patched slot back to its original value and its page's
  * protection back to what it was, then forget it.  A slot that no longer
@@ -74,38 +74,38 @@ int	ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks,
  * first (ht_modules_scan: takes the loader lock) so that it never writes to
  * a module unloaded since the last ht_got_patch.  Returns the number of
  * slots restored, or -1 if re-entered. */
-int	ht_got_restore_all(void);
+int ht_got_restore_all(void);
 
 /* The original that the module containing caller_pc called through slot
  * hooks[index], or hooks[index].orig when the caller is unknown.  Lock-free
  * and safe inside a hook. */
-void	*ht_got_orig_for_caller(const struct ht_hook_def *hooks, size_t index,
-	    uintptr_t caller_pc);
+void *ht_got_orig_for_caller(const struct ht_hook_def *hooks, size_t index,
+    uintptr_t caller_pc);
 
 /* For tests and status: the number of slots currently patched. */
-size_t	ht_got_patched_slots(void);
+size_t ht_got_patched_slots(void);
 
 /* For status: slots left unpatched because a table was full. */
-size_t	ht_got_overflows(void);
+size_t ht_got_overflows(void);
 
 /* Optional: accept(m, index, original) is asked about every slot found,
  * with the original its calls must reach; the slot is patched only if it
  * returns nonzero.  It runs under got.c's lock inside ht_got_patch: it must
  * not call the loader or ht_got_*.  NULL: accept every slot. */
-void	ht_got_set_filter(int (*accept)(const struct ht_module *m,
-	    size_t index, void *original));
+void ht_got_set_filter(
+    int (*accept)(const struct ht_module *m, size_t index, void *original));
 
 struct ht_got_slot {
-	uintptr_t	 addr;		/* the slot */
-	void		*saved;		/* its value before, for restore */
-	void		*orig;		/* what calls through it must reach */
-	void		*hook;		/* what it holds now */
-	size_t		 index;		/* hooks[index] */
-	int		 prot;		/* its page's protection (PROT_*) */
+	uintptr_t addr; /* the slot */
+	void *saved;	/* its value before, for restore */
+	void *orig;	/* what calls through it must reach */
+	void *hook;	/* what it holds now */
+	size_t index;	/* hooks[index] */
+	int prot;	/* its page's protection (PROT_*) */
 };
 
 /* For tests and status: copy the first max patched slots (sorted by
  * address) to out.  Returns the number patched. */
-size_t	ht_got_slots(struct ht_got_slot *out, size_t max);
+size_t ht_got_slots(struct ht_got_slot *out, size_t max);
 
 #endif

@@ -14,7 +14,7 @@
 #ifndef HT_GUARD_H
 #define HT_GUARD_H
 
-extern __thread unsigned	ht_guard_depth
+extern __thread unsigned ht_guard_depth
     __attribute__((tls_model("initial-exec")));
 
 static inline void

@@ -29,7 +29,7 @@
 #include "tables.h"
 #include "unwind.h"
 
-#define CALLER	((uintptr_t)__builtin_return_address(0))
+#define CALLER ((uintptr_t)__builtin_return_address(0))
 
 static inline unsigned
 hook_flags(enum ht_hook_index i)
@@ -82,22 +82,22 @@ out_of_memory(const void *p, int nonzero)
  */
 enum { NEWP_NEW, NEWP_ARRAY, NEWP_ALIGN, NEWP_ARRAY_ALIGN, NEWP_N };
 static const struct {
-	enum ht_hook_index	throwing, nothrow;
+	enum ht_hook_index throwing, nothrow;
 } newpairs[NEWP_N] = {
 	{ HT_H_NEW, HT_H_NEW_NOTHROW },
 	{ HT_H_NEW_ARRAY, HT_H_NEW_ARRAY_NOTHROW },
 	{ HT_H_NEW_ALIGN, HT_H_NEW_ALIGN_NOTHROW },
 	{ HT_H_NEW_ARRAY_ALIGN, HT_H_NEW_ARRAY_ALIGN_NOTHROW },
 };
-static void	*new_throwing[NEWP_N], *new_nothrow[NEWP_N];
-static void	*new_handler_fn;	/* std::get_new_handler */
-static const char	nothrow_tag;	/* a std::nothrow_t: empty, unread */
+static void *new_throwing[NEWP_N], *new_nothrow[NEWP_N];
+static void *new_handler_fn;   /* std::get_new_handler */
+static const char nothrow_tag; /* a std::nothrow_t: empty, unread */
 
 static int
 is_libstdcxx_at(const void *fn, void **base)
 {
-	Dl_info		 info;
-	const char	*b;
+	Dl_info info;
+	const char *b;
 
 	if (fn == NULL || dladdr(fn, &info) == 0 || info.dli_fname == NULL)
 		return 0;
@@ -110,8 +110,8 @@ is_libstdcxx_at(const void *fn, void **base)
 void
 ht_hooks_resolve_extra(void)
 {
-	void	*t, *nt, *gh, *bt, *bn, *bg;
-	size_t	 k;
+	void *t, *nt, *gh, *bt, *bn, *bg;
+	size_t k;
 
 	gh = dlsym(RTLD_DEFAULT, "_ZSt15get_new_handlerv");
 	if (!is_libstdcxx_at(gh, &bg))
@@ -137,8 +137,8 @@ ht_hooks_resolve_extra(void)
 static void *
 nothrow_for(int k, const void *fn)
 {
-	void	*(*gh)(void);
-	void	*nt;
+	void *(*gh)(void);
+	void *nt;
 
 	*(void **)&gh = __atomic_load_n(&new_handler_fn, __ATOMIC_ACQUIRE);
 	nt = __atomic_load_n(&new_nothrow[k], __ATOMIC_ACQUIRE);
@@ -153,23 +153,23 @@ nothrow_for(int k, const void *fn)
 static void *
 new_checked(int k, void *(*fn)(size_t), size_t n)
 {
-	void	*(*nt)(size_t, const void *);
-	void	*p;
+	void *(*nt)(size_t, const void *);
+	void *p;
 
 	if ((*(void **)&nt = nothrow_for(k, (void *)fn)) == NULL)
 		return fn(n);
 	if ((p = nt(n, &nothrow_tag)) != NULL)
 		return p;
 	ht_dump_on_failure();
-	return fn(n);	/* throws std::bad_alloc, as it would have */
+	return fn(n); /* throws std::bad_alloc, as it would have */
 }
 
 /* The same for operator new(size_t, align_val_t) and new[]. */
 static void *
 new_align_checked(int k, void *(*fn)(size_t, size_t), size_t n, size_t a)
 {
-	void	*(*nt)(size_t, size_t, const void *);
-	void	*p;
+	void *(*nt)(size_t, size_t, const void *);
+	void *p;
 
 	if ((*(void **)&nt = nothrow_for(k, (void *)fn)) == NULL)
 		return fn(n, a);
@@ -182,7 +182,7 @@ new_align_checked(int k, void *(*fn)(size_t, size_t), size_t n, size_t a)
 void
 ht_hooks_set_slow(int on)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < HT_NHOOKS; i++) {
 		if (!ht_hook_allocates((enum ht_hook_index)i))
@@ -196,8 +196,8 @@ ht_hooks_set_slow(int on)
 	}
 }
 
-typedef void	*(*alloc_fn)(size_t);
-typedef void	 (*free_fn)(void *);
+typedef void *(*alloc_fn)(size_t);
+typedef void (*free_fn)(void *);
 
 /*
  * The countdown is charged before the allocator is called: the decision does
@@ -225,15 +225,17 @@ finish(void *p, size_t size, int due, int fail, uintptr_t caller)
 
 /* call: the call of the original, whose result is p_; failed: whether p_
  * is a failure for want of memory (evaluated only when armed). */
-#define ALLOC_HOOK(idx, call, size, failed) do {			\
-	void	*p_;							\
-	int	 due_ = ht_sample_due(size);				\
-									\
-	if (__builtin_expect(!due_, 1) && __builtin_expect(!slow(idx), 1)) \
-		return call;						\
-	p_ = call;							\
-	return finish(p_, size, due_, slow(idx) && (failed), CALLER);	\
-} while (0)
+#define ALLOC_HOOK(idx, call, size, failed)                                    \
+	do {                                                                   \
+		void *p_;                                                      \
+		int due_ = ht_sample_due(size);                                \
+                                                                               \
+		if (__builtin_expect(!due_, 1) &&                              \
+		    __builtin_expect(!slow(idx), 1))                           \
+			return call;                                           \
+		p_ = call;                                                     \
+		return finish(p_, size, due_, slow(idx) && (failed), CALLER);  \
+	} while (0)
 
 /*
  * The hottest hooks (malloc, free, operator new and delete) are written so
@@ -255,7 +257,7 @@ orig_fast(enum ht_hook_index i)
 static void *
 call_checked(enum ht_hook_index i, alloc_fn fn, size_t n)
 {
-	void	*p;
+	void *p;
 
 	if (i == HT_H_NEW)
 		return new_checked(NEWP_NEW, fn, n);
@@ -270,9 +272,9 @@ call_checked(enum ht_hook_index i, alloc_fn fn, size_t n)
 static __attribute__((noinline)) void *
 alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
 {
-	alloc_fn	 fn = (alloc_fn)orig(i, caller);
-	struct ht_regs	 regs;
-	void		*p;
+	alloc_fn fn = (alloc_fn)orig(i, caller);
+	struct ht_regs regs;
+	void *p;
 
 	if (!charged && !ht_sample_due(n))
 		return slow(i) ? call_checked(i, fn, n) : fn(n);
@@ -291,28 +293,27 @@ free1_slow(enum ht_hook_index i, void *p, uintptr_t caller)
 	((free_fn)orig(i, caller))(p);
 }
 
-#define ALLOC1_HOOK(name, idx)						\
-static void *								\
-name(size_t n)								\
-{									\
-	if (__builtin_expect(hook_flags(idx) != 0, 0))			\
-		return alloc1_slow(idx, n, 0, CALLER);			\
-	if (__builtin_expect(ht_sample_due(n), 0))			\
-		return alloc1_slow(idx, n, 1, CALLER);			\
-	return ((alloc_fn)orig_fast(idx))(n);				\
-}
+#define ALLOC1_HOOK(name, idx)                                                 \
+	static void *name(size_t n)                                            \
+	{                                                                      \
+		if (__builtin_expect(hook_flags(idx) != 0, 0))                 \
+			return alloc1_slow(idx, n, 0, CALLER);                 \
+		if (__builtin_expect(ht_sample_due(n), 0))                     \
+			return alloc1_slow(idx, n, 1, CALLER);                 \
+		return ((alloc_fn)orig_fast(idx))(n);                          \
+	}
 
-#define FREE1_HOOK(name, idx)						\
-static void								\
-name(void *p)								\
-{									\
-	if (__builtin_expect(hook_flags(idx) != 0 ||			\
-	    ht_live_maybe((uintptr_t)p), 0)) {				\
-		free1_slow(idx, p, CALLER);				\
-		return;							\
-	}								\
-	((free_fn)orig_fast(idx))(p);					\
-}
+#define FREE1_HOOK(name, idx)                                                  \
+	static void name(void *p)                                              \
+	{                                                                      \
+		if (__builtin_expect(hook_flags(idx) != 0 ||                   \
+			    ht_live_maybe((uintptr_t)p),                       \
+			0)) {                                                  \
+			free1_slow(idx, p, CALLER);                            \
+			return;                                                \
+		}                                                              \
+		((free_fn)orig_fast(idx))(p);                                  \
+	}
 
 ALLOC1_HOOK(hook_malloc, HT_H_MALLOC)
 
@@ -321,18 +322,18 @@ hook_calloc(size_t n, size_t m)
 {
 	/* If n * m overflows, calloc fails: a NULL block is never sampled,
 	 * and the failure is one (ENOMEM) like any other. */
-	ALLOC_HOOK(HT_H_CALLOC, ((void *(*)(size_t, size_t))orig(HT_H_CALLOC,
-	    CALLER))(n, m), n * m, out_of_memory(p_, n != 0 && m != 0));
+	ALLOC_HOOK(HT_H_CALLOC,
+	    ((void *(*)(size_t, size_t))orig(HT_H_CALLOC, CALLER))(n, m), n * m,
+	    out_of_memory(p_, n != 0 && m != 0));
 }
 
 static void *
-do_realloc(void *(*fn)(void *, size_t), void *old, size_t n,
-    uintptr_t caller)
+do_realloc(void *(*fn)(void *, size_t), void *old, size_t n, uintptr_t caller)
 {
-	struct ht_live	 e;
-	uint64_t	 epoch;
-	int		 had = 0, due;
-	void		*p;
+	struct ht_live e;
+	uint64_t epoch;
+	int had = 0, due;
+	void *p;
 
 	/* A realloc of a sampled block is a free of the old block plus a
 	 * new allocation (DESIGN.md §3). */
@@ -341,7 +342,7 @@ do_realloc(void *(*fn)(void *, size_t), void *old, size_t n,
 	due = ht_sample_due(n);
 	p = fn(old, n);
 	if (p == NULL && n != 0) {
-		if (had)	/* failed: old is still valid */
+		if (had) /* failed: old is still valid */
 			ht_sampler_restore(&e, epoch);
 		if (slow(HT_H_REALLOC) && errno == ENOMEM)
 			ht_dump_on_failure();
@@ -354,8 +355,8 @@ do_realloc(void *(*fn)(void *, size_t), void *old, size_t n,
 static void *
 hook_realloc(void *old, size_t n)
 {
-	return do_realloc((void *(*)(void *, size_t))orig(HT_H_REALLOC,
-	    CALLER), old, n, CALLER);
+	return do_realloc((void *(*)(void *, size_t))orig(HT_H_REALLOC, CALLER),
+	    old, n, CALLER);
 }
 
 /*
@@ -367,7 +368,7 @@ hook_realloc(void *old, size_t n)
 static void *
 hook_reallocarray(void *old, size_t n, size_t m)
 {
-	size_t	total;
+	size_t total;
 
 	if (__builtin_mul_overflow(n, m, &total)) {
 		errno = ENOMEM;
@@ -375,8 +376,8 @@ hook_reallocarray(void *old, size_t n, size_t m)
 			ht_dump_on_failure();
 		return NULL;
 	}
-	return do_realloc((void *(*)(void *, size_t))orig(HT_H_REALLOC,
-	    CALLER), old, total, CALLER);
+	return do_realloc((void *(*)(void *, size_t))orig(HT_H_REALLOC, CALLER),
+	    old, total, CALLER);
 }
 
 FREE1_HOOK(hook_free, HT_H_FREE)
@@ -399,11 +400,11 @@ hook_free_aligned_sized(void *p, size_t a, size_t n)
 static int
 hook_posix_memalign(void **pp, size_t a, size_t n)
 {
-	int	(*fn)(void **, size_t, size_t) = (int (*)(void **, size_t,
-	    size_t))orig(HT_H_POSIX_MEMALIGN, CALLER);
-	int	rc;
+	int (*fn)(void **, size_t, size_t) =
+	    (int (*)(void **, size_t, size_t))orig(HT_H_POSIX_MEMALIGN, CALLER);
+	int rc;
 
-	int	due = ht_sample_due(n);
+	int due = ht_sample_due(n);
 
 	if (__builtin_expect(!(due | slow(HT_H_POSIX_MEMALIGN)), 1))
 		return fn(pp, a, n);
@@ -419,16 +420,16 @@ hook_posix_memalign(void **pp, size_t a, size_t n)
 static void *
 hook_aligned_alloc(size_t a, size_t n)
 {
-	ALLOC_HOOK(HT_H_ALIGNED_ALLOC, ((void *(*)(size_t,
-	    size_t))orig(HT_H_ALIGNED_ALLOC, CALLER))(a, n), n,
-	    out_of_memory(p_, n != 0));
+	ALLOC_HOOK(HT_H_ALIGNED_ALLOC,
+	    ((void *(*)(size_t, size_t))orig(HT_H_ALIGNED_ALLOC, CALLER))(a, n),
+	    n, out_of_memory(p_, n != 0));
 }
 
 static void *
 hook_memalign(size_t a, size_t n)
 {
-	ALLOC_HOOK(HT_H_MEMALIGN, ((void *(*)(size_t,
-	    size_t))orig(HT_H_MEMALIGN, CALLER))(a, n), n,
+	ALLOC_HOOK(HT_H_MEMALIGN,
+	    ((void *(*)(size_t, size_t))orig(HT_H_MEMALIGN, CALLER))(a, n), n,
 	    out_of_memory(p_, n != 0));
 }
 
@@ -458,79 +459,78 @@ ALLOC1_HOOK(hook_new_array, HT_H_NEW_ARRAY)
 
 /* The nothrow forms return NULL only when out of memory, whatever the
  * size and errno. */
-#define NEW2_HOOK(name, idx, argt)					\
-static void *								\
-name(size_t n, argt x)							\
-{									\
-	ALLOC_HOOK(idx, ((void *(*)(size_t, argt))orig(idx, CALLER))(n, x), \
-	    n, p_ == NULL);						\
-}
+#define NEW2_HOOK(name, idx, argt)                                             \
+	static void *name(size_t n, argt x)                                    \
+	{                                                                      \
+		ALLOC_HOOK(idx,                                                \
+		    ((void *(*)(size_t, argt))orig(idx, CALLER))(n, x), n,     \
+		    p_ == NULL);                                               \
+	}
 NEW2_HOOK(hook_new_nothrow, HT_H_NEW_NOTHROW, const void *)
 NEW2_HOOK(hook_new_array_nothrow, HT_H_NEW_ARRAY_NOTHROW, const void *)
 
 /* The throwing aligned forms: see new_align_checked(). */
-#define NEWALIGN_HOOK(name, idx, k)					\
-static void *								\
-name(size_t n, size_t a)						\
-{									\
-	void	*(*fn_)(size_t, size_t) = (void *(*)(size_t,		\
-		    size_t))orig(idx, CALLER);				\
-	void	*p_;							\
-	int	 due_ = ht_sample_due(n);				\
-									\
-	if (__builtin_expect(!(due_ | slow(idx)), 1))			\
-		return fn_(n, a);					\
-	p_ = slow(idx) ? new_align_checked(k, fn_, n, a) : fn_(n, a);	\
-	return finish(p_, n, due_, 0, CALLER);				\
-}
+#define NEWALIGN_HOOK(name, idx, k)                                            \
+	static void *name(size_t n, size_t a)                                  \
+	{                                                                      \
+		void *(*fn_)(size_t, size_t) =                                 \
+		    (void *(*)(size_t, size_t))orig(idx, CALLER);              \
+		void *p_;                                                      \
+		int due_ = ht_sample_due(n);                                   \
+                                                                               \
+		if (__builtin_expect(!(due_ | slow(idx)), 1))                  \
+			return fn_(n, a);                                      \
+		p_ = slow(idx) ? new_align_checked(k, fn_, n, a) : fn_(n, a);  \
+		return finish(p_, n, due_, 0, CALLER);                         \
+	}
 NEWALIGN_HOOK(hook_new_align, HT_H_NEW_ALIGN, NEWP_ALIGN)
 NEWALIGN_HOOK(hook_new_array_align, HT_H_NEW_ARRAY_ALIGN, NEWP_ARRAY_ALIGN)
 
-#define NEW3_HOOK(name, idx)						\
-static void *								\
-name(size_t n, size_t a, const void *nt)				\
-{									\
-	ALLOC_HOOK(idx, ((void *(*)(size_t, size_t, const void *))orig(idx, \
-	    CALLER))(n, a, nt), n, p_ == NULL);			\
-}
+#define NEW3_HOOK(name, idx)                                                   \
+	static void *name(size_t n, size_t a, const void *nt)                  \
+	{                                                                      \
+		ALLOC_HOOK(idx,                                                \
+		    ((void *(*)(size_t, size_t, const void *))orig(idx,        \
+			CALLER))(n, a, nt),                                    \
+		    n, p_ == NULL);                                            \
+	}
 NEW3_HOOK(hook_new_align_nothrow, HT_H_NEW_ALIGN_NOTHROW)
 NEW3_HOOK(hook_new_array_align_nothrow, HT_H_NEW_ARRAY_ALIGN_NOTHROW)
 
 FREE1_HOOK(hook_delete, HT_H_DELETE)
 FREE1_HOOK(hook_delete_array, HT_H_DELETE_ARRAY)
 
-#define DELETE2_HOOK(name, idx, argt)					\
-static void								\
-name(void *p, argt x)							\
-{									\
-	unsample(p);							\
-	((void (*)(void *, argt))orig(idx, CALLER))(p, x);		\
-}
+#define DELETE2_HOOK(name, idx, argt)                                          \
+	static void name(void *p, argt x)                                      \
+	{                                                                      \
+		unsample(p);                                                   \
+		((void (*)(void *, argt))orig(idx, CALLER))(p, x);             \
+	}
 DELETE2_HOOK(hook_delete_sized, HT_H_DELETE_SIZED, size_t)
 DELETE2_HOOK(hook_delete_array_sized, HT_H_DELETE_ARRAY_SIZED, size_t)
 DELETE2_HOOK(hook_delete_align, HT_H_DELETE_ALIGN, size_t)
 DELETE2_HOOK(hook_delete_array_align, HT_H_DELETE_ARRAY_ALIGN, size_t)
 DELETE2_HOOK(hook_delete_nothrow, HT_H_DELETE_NOTHROW, const void *)
-DELETE2_HOOK(hook_delete_array_nothrow, HT_H_DELETE_ARRAY_NOTHROW,
-    const void *)
+DELETE2_HOOK(hook_delete_array_nothrow, HT_H_DELETE_ARRAY_NOTHROW, const void *)
 
-#define DELETE3_HOOK(name, idx, argt)					\
-static void								\
-name(void *p, size_t a, argt x)						\
-{									\
-	unsample(p);							\
-	((void (*)(void *, size_t, argt))orig(idx, CALLER))(p, a, x);	\
-}
+#define DELETE3_HOOK(name, idx, argt)                                          \
+	static void name(void *p, size_t a, argt x)                            \
+	{                                                                      \
+		unsample(p);                                                   \
+		((void (*)(void *, size_t, argt))orig(idx, CALLER))(p, a, x);  \
+	}
 DELETE3_HOOK(hook_delete_sized_align, HT_H_DELETE_SIZED_ALIGN, size_t)
 DELETE3_HOOK(hook_delete_array_sized_align, HT_H_DELETE_ARRAY_SIZED_ALIGN,
     size_t)
-DELETE3_HOOK(hook_delete_align_nothrow, HT_H_DELETE_ALIGN_NOTHROW,
+DELETE3_HOOK(hook_delete_align_nothrow, HT_H_DELETE_ALIGN_NOTHROW, const void *)
+DELETE3_HOOK(hook_delete_array_align_nothrow, HT_H_DELETE_ARRAY_ALIGN_NOTHROW,
     const void *)
-DELETE3_HOOK(hook_delete_array_align_nothrow,
-    HT_H_DELETE_ARRAY_ALIGN_NOTHROW, const void *)
 
-#define HOOK(sym, fn)	{ .name = sym, .hook = (void *)fn }
-struct ht_hook_def	ht_hooks[HT_NHOOKS] = {
+#define HOOK(sym, fn)                                                          \
+	{                                                                      \
+		.name = sym, .hook = (void *)fn                                \
+	}
+struct ht_hook_def ht_hooks[HT_NHOOKS] = {
 	[HT_H_MALLOC] = HOOK("malloc", hook_malloc),
 	[HT_H_CALLOC] = HOOK("calloc", hook_calloc),
 	[HT_H_REALLOC] = HOOK("realloc", hook_realloc),
@@ -542,42 +542,40 @@ struct ht_hook_def	ht_hooks[HT_NHOOKS] = {
 	[HT_H_VALLOC] = HOOK("valloc", hook_valloc),
 	[HT_H_PVALLOC] = HOOK("pvalloc", hook_pvalloc),
 	[HT_H_FREE_SIZED] = HOOK("free_sized", hook_free_sized),
-	[HT_H_FREE_ALIGNED_SIZED] = HOOK("free_aligned_sized",
-	    hook_free_aligned_sized),
+	[HT_H_FREE_ALIGNED_SIZED] =
+	    HOOK("free_aligned_sized", hook_free_aligned_sized),
 	[HT_H_NEW] = HOOK("_Znwm", hook_new),
 	[HT_H_NEW_ARRAY] = HOOK("_Znam", hook_new_array),
 	[HT_H_NEW_NOTHROW] = HOOK("_ZnwmRKSt9nothrow_t", hook_new_nothrow),
-	[HT_H_NEW_ARRAY_NOTHROW] = HOOK("_ZnamRKSt9nothrow_t",
-	    hook_new_array_nothrow),
+	[HT_H_NEW_ARRAY_NOTHROW] =
+	    HOOK("_ZnamRKSt9nothrow_t", hook_new_array_nothrow),
 	[HT_H_NEW_ALIGN] = HOOK("_ZnwmSt11align_val_t", hook_new_align),
-	[HT_H_NEW_ARRAY_ALIGN] = HOOK("_ZnamSt11align_val_t",
-	    hook_new_array_align),
-	[HT_H_NEW_ALIGN_NOTHROW] = HOOK("_ZnwmSt11align_val_tRKSt9nothrow_t",
-	    hook_new_align_nothrow),
-	[HT_H_NEW_ARRAY_ALIGN_NOTHROW] =
-	    HOOK("_ZnamSt11align_val_tRKSt9nothrow_t",
-	    hook_new_array_align_nothrow),
+	[HT_H_NEW_ARRAY_ALIGN] =
+	    HOOK("_ZnamSt11align_val_t", hook_new_array_align),
+	[HT_H_NEW_ALIGN_NOTHROW] =
+	    HOOK("_ZnwmSt11align_val_tRKSt9nothrow_t", hook_new_align_nothrow),
+	[HT_H_NEW_ARRAY_ALIGN_NOTHROW] = HOOK(
+	    "_ZnamSt11align_val_tRKSt9nothrow_t", hook_new_array_align_nothrow),
 	[HT_H_DELETE] = HOOK("_ZdlPv", hook_delete),
 	[HT_H_DELETE_ARRAY] = HOOK("_ZdaPv", hook_delete_array),
 	[HT_H_DELETE_SIZED] = HOOK("_ZdlPvm", hook_delete_sized),
 	[HT_H_DELETE_ARRAY_SIZED] = HOOK("_ZdaPvm", hook_delete_array_sized),
 	[HT_H_DELETE_ALIGN] = HOOK("_ZdlPvSt11align_val_t", hook_delete_align),
-	[HT_H_DELETE_ARRAY_ALIGN] = HOOK("_ZdaPvSt11align_val_t",
-	    hook_delete_array_align),
-	[HT_H_DELETE_SIZED_ALIGN] = HOOK("_ZdlPvmSt11align_val_t",
-	    hook_delete_sized_align),
-	[HT_H_DELETE_ARRAY_SIZED_ALIGN] = HOOK("_ZdaPvmSt11align_val_t",
-	    hook_delete_array_sized_align),
-	[HT_H_DELETE_NOTHROW] = HOOK("_ZdlPvRKSt9nothrow_t",
-	    hook_delete_nothrow),
-	[HT_H_DELETE_ARRAY_NOTHROW] = HOOK("_ZdaPvRKSt9nothrow_t",
-	    hook_delete_array_nothrow),
-	[HT_H_DELETE_ALIGN_NOTHROW] =
-	    HOOK("_ZdlPvSt11align_val_tRKSt9nothrow_t",
-	    hook_delete_align_nothrow),
+	[HT_H_DELETE_ARRAY_ALIGN] =
+	    HOOK("_ZdaPvSt11align_val_t", hook_delete_array_align),
+	[HT_H_DELETE_SIZED_ALIGN] =
+	    HOOK("_ZdlPvmSt11align_val_t", hook_delete_sized_align),
+	[HT_H_DELETE_ARRAY_SIZED_ALIGN] =
+	    HOOK("_ZdaPvmSt11align_val_t", hook_delete_array_sized_align),
+	[HT_H_DELETE_NOTHROW] =
+	    HOOK("_ZdlPvRKSt9nothrow_t", hook_delete_nothrow),
+	[HT_H_DELETE_ARRAY_NOTHROW] =
+	    HOOK("_ZdaPvRKSt9nothrow_t", hook_delete_array_nothrow),
+	[HT_H_DELETE_ALIGN_NOTHROW] = HOOK(
+	    "_ZdlPvSt11align_val_tRKSt9nothrow_t", hook_delete_align_nothrow),
 	[HT_H_DELETE_ARRAY_ALIGN_NOTHROW] =
 	    HOOK("_ZdaPvSt11align_val_tRKSt9nothrow_t",
-	    hook_delete_array_align_nothrow),
+		hook_delete_array_align_nothrow),
 	/* Their hooks are agent.c's: see ht_hooks_set_loader(). */
 	[HT_H_DLOPEN] = { .name = "dlopen" },
 	[HT_H_DLCLOSE] = { .name = "dlclose" },

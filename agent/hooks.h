@@ -30,7 +30,7 @@ enum ht_hook_index {
 	HT_H_PVALLOC,
 	HT_H_FREE_SIZED,
 	HT_H_FREE_ALIGNED_SIZED,
-	HT_H_NEW,		/* operator new(size_t) */
+	HT_H_NEW, /* operator new(size_t) */
 	HT_H_NEW_ARRAY,
 	HT_H_NEW_NOTHROW,
 	HT_H_NEW_ARRAY_NOTHROW,
@@ -38,7 +38,7 @@ enum ht_hook_index {
 	HT_H_NEW_ARRAY_ALIGN,
 	HT_H_NEW_ALIGN_NOTHROW,
 	HT_H_NEW_ARRAY_ALIGN_NOTHROW,
-	HT_H_DELETE,		/* operator delete(void *) */
+	HT_H_DELETE, /* operator delete(void *) */
 	HT_H_DELETE_ARRAY,
 	HT_H_DELETE_SIZED,
 	HT_H_DELETE_ARRAY_SIZED,
@@ -55,7 +55,7 @@ enum ht_hook_index {
 	HT_NHOOKS
 };
 
-extern struct ht_hook_def	ht_hooks[HT_NHOOKS];
+extern struct ht_hook_def ht_hooks[HT_NHOOKS];
 
 /* Does hook i allocate (the malloc family and every operator new)? */
 static inline int
@@ -69,20 +69,20 @@ ht_hook_allocates(enum ht_hook_index i)
  * allocation goes out of line, where a failure of the allocator writes the
  * failure dump (dump.h).  agent.c keeps it set while the session's dumps
  * are armed.  Any thread; atomic. */
-void	ht_hooks_set_slow(int on);
+void ht_hooks_set_slow(int on);
 
 /* Look up, with the loader (dlsym, dladdr), what the throwing operators
  * new need to see their failures: their nothrow partners in the same
  * libstdc++ and std::get_new_handler.  After ht_got_resolve(), with none of
  * the agent's locks held (see got.h). */
-void	ht_hooks_resolve_extra(void);
+void ht_hooks_resolve_extra(void);
 
 /* Put the hooks of dlopen and dlclose in the table.  Before the first
  * ht_got_resolve() or ht_got_patch() with the table. */
-void	ht_hooks_set_loader(void *dlopen_hook, void *dlclose_hook);
+void ht_hooks_set_loader(void *dlopen_hook, void *dlclose_hook);
 
 /* The original that the module of caller (a return address into it) was
  * bound to for hook i.  Lock-free; for hooks outside hooks.c (agent.c's). */
-void	*ht_hooks_orig(enum ht_hook_index i, uintptr_t caller);
+void *ht_hooks_orig(enum ht_hook_index i, uintptr_t caller);
 
 #endif

@@ -34,15 +34,15 @@
 #include "dump.h"
 #include "sampler.h"
 
-#define DEFAULT_RATE	(512 * 1024)
+#define DEFAULT_RATE (512 * 1024)
 
 /* Launch mode's profile path; "" in attach mode. */
-static char	output[4096];
+static char output[4096];
 
 static int
 parse_u64(const char *s, uint64_t *out)
 {
-	uint64_t	v = 0;
+	uint64_t v = 0;
 
 	if (s == NULL || *s == '\0')
 		return -1;
@@ -59,7 +59,7 @@ parse_u64(const char *s, uint64_t *out)
 static int
 env_u64(const char *name, uint64_t *out)
 {
-	const char	*s = getenv(name);
+	const char *s = getenv(name);
 
 	*out = 0;
 	if (s == NULL || *s == '\0')
@@ -73,8 +73,8 @@ env_u64(const char *name, uint64_t *out)
 static void
 env_dumps(struct ht_dump_cfg *cfg)
 {
-	const char	*s = getenv("HEAPTOOL_DUMP_PREFIX");
-	size_t		 len;
+	const char *s = getenv("HEAPTOOL_DUMP_PREFIX");
+	size_t len;
 
 	memset(cfg, 0, sizeof(*cfg));
 	if (s == NULL || (len = strlen(s)) == 0 || len > HT_DUMP_PREFIX_MAX ||
@@ -93,10 +93,10 @@ env_dumps(struct ht_dump_cfg *cfg)
 __attribute__((constructor)) static void
 agent_init(void)
 {
-	static struct ht_dump_cfg	cfg;	/* large */
-	uint64_t			pid, rate = DEFAULT_RATE, seed;
-	const char			*s;
-	size_t				len;
+	static struct ht_dump_cfg cfg; /* large */
+	uint64_t pid, rate = DEFAULT_RATE, seed;
+	const char *s;
+	size_t len;
 
 	if (parse_u64(getenv("HEAPTOOL_SEED"), &seed) == 0)
 		ht_sampler_seed = seed;

@@ -1,4 +1,4 @@
 /* The agent's one lock (lock.h). */
 #include "lock.h"
 
-struct ht_lock	ht_lock_global;
+struct ht_lock ht_lock_global;

@@ -19,13 +19,13 @@
 #include <sched.h>
 
 struct ht_lock {
-	int	v;
+	int v;
 };
 
 static inline void
 ht_lock_acquire(struct ht_lock *l)
 {
-	unsigned	spins = 0;
+	unsigned spins = 0;
 
 	while (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE) != 0) {
 		while (__atomic_load_n(&l->v, __ATOMIC_RELAXED) != 0) {
@@ -43,6 +43,6 @@ ht_lock_release(struct ht_lock *l)
 	__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
 }
 
-extern struct ht_lock	ht_lock_global;
+extern struct ht_lock ht_lock_global;
 
 #endif

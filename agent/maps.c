@@ -15,21 +15,21 @@
 #include "modules.h"
 #include "prim.h"
 
-#define RANGES_FIRST	256
-#define MAPS_BUF	16384		/* longer than any line of maps */
+#define RANGES_FIRST 256
+#define MAPS_BUF     16384 /* longer than any line of maps */
 
 struct range {
-	uintptr_t	 start;
-	uintptr_t	 end;
-	int		 prot;		/* -1: shared mapping, never written */
+	uintptr_t start;
+	uintptr_t end;
+	int prot; /* -1: shared mapping, never written */
 };
 
-static struct range		*ranges;
-static size_t			 nranges, capranges;
-static char			*mapsbuf;
-static size_t			 pagesz;
-static const struct ht_modset	*pass_set;
-static int			 pass_maps;	/* 1 read, -1 failed, 0 to do */
+static struct range *ranges;
+static size_t nranges, capranges;
+static char *mapsbuf;
+static size_t pagesz;
+static const struct ht_modset *pass_set;
+static int pass_maps; /* 1 read, -1 failed, 0 to do */
 
 int
 ht_maps_init(void)
@@ -54,7 +54,7 @@ ht_maps_begin(const struct ht_modset *set)
 static int
 set_overlaps(const struct ht_modset *set, uintptr_t lo, uintptr_t hi)
 {
-	size_t	a = ht_modules_lower(set, hi);
+	size_t a = ht_modules_lower(set, hi);
 
 	/* Modules are sorted by start and do not overlap: only the last one
 	 * starting below hi can reach into [lo, hi). */
@@ -64,9 +64,9 @@ set_overlaps(const struct ht_modset *set, uintptr_t lo, uintptr_t hi)
 static int
 parse_hex(const char **pp, const char *end, uintptr_t *out)
 {
-	const char	*p = *pp;
-	uintptr_t	 v = 0;
-	int		 d, digits = 0;
+	const char *p = *pp;
+	uintptr_t v = 0;
+	int d, digits = 0;
 
 	for (; p < end; p++, digits++) {
 		if (*p >= '0' && *p <= '9')
@@ -85,14 +85,14 @@ parse_hex(const char **pp, const char *end, uintptr_t *out)
 static int
 maps_line(void *arg, const char *p, const char *end)
 {
-	const struct ht_modset	*set = arg;
-	struct range		*r;
-	uintptr_t		 lo, hi;
-	int			 prot = 0;
+	const struct ht_modset *set = arg;
+	struct range *r;
+	uintptr_t lo, hi;
+	int prot = 0;
 
 	if (parse_hex(&p, end, &lo) != 0 || p == end || *p++ != '-' ||
 	    parse_hex(&p, end, &hi) != 0 || end - p < 5 || *p++ != ' ')
-		return 0;	/* not a mapping line: nothing to learn */
+		return 0; /* not a mapping line: nothing to learn */
 	if (!set_overlaps(set, lo, hi))
 		return 0;
 	if (p[0] == 'r')
@@ -132,10 +132,10 @@ read_maps(const struct ht_modset *set)
 static int
 phdr_prot(const struct ht_module *m, uintptr_t addr)
 {
-	const ElfW(Phdr)	*ph;
-	uintptr_t		 a, lo, hi;
-	int			 prot = -1;
-	size_t			 i;
+	const ElfW(Phdr) * ph;
+	uintptr_t a, lo, hi;
+	int prot = -1;
+	size_t i;
 
 	for (i = 0; i < m->phnum; i++) {
 		ph = &m->phdr[i];
@@ -166,7 +166,7 @@ phdr_prot(const struct ht_module *m, uintptr_t addr)
 int
 ht_maps_prot(const struct ht_module *m, uintptr_t addr)
 {
-	size_t	lo = 0, hi;
+	size_t lo = 0, hi;
 
 	if (pass_maps == 0)
 		pass_maps = read_maps(pass_set) == 0 ? 1 : -1;
@@ -174,7 +174,7 @@ ht_maps_prot(const struct ht_module *m, uintptr_t addr)
 		return phdr_prot(m, addr);
 	hi = nranges;
 	while (lo < hi) {
-		size_t	mid = lo + (hi - lo) / 2;
+		size_t mid = lo + (hi - lo) / 2;
 
 		if (addr < ranges[mid].start)
 			hi = mid;

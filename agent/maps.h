@@ -17,16 +17,16 @@
 
 /* Map the line buffer and the range table.  Returns 0, or -1 if memory
  * could not be mapped.  Idempotent. */
-int	ht_maps_init(void);
+int ht_maps_init(void);
 
 /* Begin a pass over set: the next ht_maps_prot reads /proc/self/maps
  * again, keeping the mappings that overlap a module of set (which must
  * stay alive for the pass). */
-void	ht_maps_begin(const struct ht_modset *set);
+void ht_maps_begin(const struct ht_modset *set);
 
 /* The protection (PROT_*) of the page of module m that holds addr, or -1 if
  * it must not be written: a shared mapping, no mapping at all, or (from the
  * program headers) no PT_LOAD.  A page of PT_GNU_RELRO is read-only. */
-int	ht_maps_prot(const struct ht_module *m, uintptr_t addr);
+int ht_maps_prot(const struct ht_module *m, uintptr_t addr);
 
 #endif

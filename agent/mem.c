@@ -9,7 +9,7 @@
 
 #include "mem.h"
 
-static uint64_t	mapped;
+static uint64_t mapped;
 
 static size_t
 round_page(size_t len)
@@ -20,7 +20,7 @@ round_page(size_t len)
 void *
 ht_mem_map(size_t len)
 {
-	void	*p;
+	void *p;
 
 	if (len == 0)
 		return NULL;
@@ -44,7 +44,7 @@ ht_mem_unmap(void *p, size_t len)
 void *
 ht_mem_remap(void *p, size_t oldlen, size_t newlen)
 {
-	void	*q;
+	void *q;
 
 	if (p == NULL)
 		return ht_mem_map(newlen);

@@ -13,20 +13,20 @@
 #include "modules.h"
 #include "prim.h"
 
-unsigned		 ht_modules_generation;
-static struct ht_modset	 current;
+unsigned ht_modules_generation;
+static struct ht_modset current;
 
 struct scan {
-	struct ht_module	*mods;
-	size_t			 cap;
-	size_t			 n;
-	size_t			 seen;
+	struct ht_module *mods;
+	size_t cap;
+	size_t n;
+	size_t seen;
 };
 
 static void
 copy_path(char *dst, size_t len, const char *src)
 {
-	size_t	n = strlen(src);
+	size_t n = strlen(src);
 
 	if (n >= len)
 		n = len - 1;
@@ -35,20 +35,20 @@ copy_path(char *dst, size_t len, const char *src)
 }
 
 static void
-read_build_id(struct ht_module *m, uintptr_t bias, const ElfW(Phdr) *ph)
+read_build_id(struct ht_module *m, uintptr_t bias, const ElfW(Phdr) * ph)
 {
-	const uint8_t	*p = (const uint8_t *)(bias + ph->p_vaddr);
-	const uint8_t	*end = p + ph->p_memsz;
+	const uint8_t *p = (const uint8_t *)(bias + ph->p_vaddr);
+	const uint8_t *end = p + ph->p_memsz;
 
 	/* ELF notes: namesz, descsz, type, then name and desc, each padded
 	 * to 4 bytes (8-byte alignment for PT_NOTE with p_align 8 pads the
 	 * same way for GNU notes, whose name is 4 bytes). */
 	while (p + 12 <= end) {
-		const ElfW(Nhdr)	*nh = (const ElfW(Nhdr) *)p;
-		size_t			 nsz = (nh->n_namesz + 3) & ~3u;
-		size_t			 dsz = (nh->n_descsz + 3) & ~3u;
-		const uint8_t		*name = p + sizeof(*nh);
-		const uint8_t		*desc = name + nsz;
+		const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+		size_t nsz = (nh->n_namesz + 3) & ~3u;
+		size_t dsz = (nh->n_descsz + 3) & ~3u;
+		const uint8_t *name = p + sizeof(*nh);
+		const uint8_t *desc = name + nsz;
 
 		if (desc + dsz > end || desc + dsz < p)
 			return;
@@ -66,13 +66,13 @@ read_build_id(struct ht_module *m, uintptr_t bias, const ElfW(Phdr) *ph)
 static int
 scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	struct scan		*s = arg;
-	struct ht_module	*m;
-	uintptr_t		 lo = UINTPTR_MAX, hi = 0;
-	uintptr_t		 tlo = UINTPTR_MAX, thi = 0;
-	uintptr_t		 self = (uintptr_t)&ht_modules_scan;
-	const char		*base;
-	int			 i;
+	struct scan *s = arg;
+	struct ht_module *m;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	uintptr_t tlo = UINTPTR_MAX, thi = 0;
+	uintptr_t self = (uintptr_t)&ht_modules_scan;
+	const char *base;
+	int i;
 
 	(void)size;
 	s->seen++;
@@ -84,8 +84,8 @@ scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 	m->phdr = info->dlpi_phdr;
 	m->phnum = info->dlpi_phnum;
 	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr)	*ph = &info->dlpi_phdr[i];
-		uintptr_t		 a = info->dlpi_addr + ph->p_vaddr;
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
 
 		switch (ph->p_type) {
 		case PT_LOAD:
@@ -114,7 +114,7 @@ scan_one(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 	}
 	if (hi == 0)
-		return 0;	/* nothing mapped: not a module we can use */
+		return 0; /* nothing mapped: not a module we can use */
 	m->start = lo & ~(uintptr_t)4095;
 	m->end = (hi + 4095) & ~(uintptr_t)4095;
 	if (thi != 0) {
@@ -155,14 +155,14 @@ count_one(struct dl_phdr_info *info, size_t size, void *arg)
 int
 ht_modules_scan(struct ht_modset *out)
 {
-	struct scan	s;
-	size_t		count = 0, i, j;
+	struct scan s;
+	size_t count = 0, i, j;
 
 	memset(out, 0, sizeof(*out));
 	dl_iterate_phdr(count_one, &count);
 	/* Modules may be loaded between the count and the walk: leave room,
 	 * and walk again with more if the room was not enough. */
-	for (s.cap = count + 16; ; s.cap = s.seen + 16) {
+	for (s.cap = count + 16;; s.cap = s.seen + 16) {
 		if (s.cap > HT_MAX_MODULES)
 			s.cap = HT_MAX_MODULES;
 		out->maplen = s.cap * sizeof(struct ht_module);
@@ -177,7 +177,7 @@ ht_modules_scan(struct ht_modset *out)
 	}
 	/* Insertion sort by start: the set is small and nearly sorted. */
 	for (i = 1; i < s.n; i++) {
-		struct ht_module	t = s.mods[i];
+		struct ht_module t = s.mods[i];
 
 		for (j = i; j > 0 && s.mods[j - 1].start > t.start; j--)
 			s.mods[j] = s.mods[j - 1];
@@ -199,7 +199,7 @@ ht_modules_release(struct ht_modset *set)
 void
 ht_modules_publish(struct ht_modset *set)
 {
-	struct ht_modset	old = current;
+	struct ht_modset old = current;
 
 	current = *set;
 	memset(set, 0, sizeof(*set));
@@ -210,10 +210,10 @@ ht_modules_publish(struct ht_modset *set)
 const struct ht_module *
 ht_modules_find(uintptr_t addr)
 {
-	size_t	lo = 0, hi = current.n;
+	size_t lo = 0, hi = current.n;
 
 	while (lo < hi) {
-		size_t	mid = lo + (hi - lo) / 2;
+		size_t mid = lo + (hi - lo) / 2;
 
 		if (addr < current.mods[mid].start)
 			hi = mid;
@@ -228,10 +228,10 @@ ht_modules_find(uintptr_t addr)
 size_t
 ht_modules_lower(const struct ht_modset *set, uintptr_t addr)
 {
-	size_t	lo = 0, hi = set->n;
+	size_t lo = 0, hi = set->n;
 
 	while (lo < hi) {
-		size_t	mid = lo + (hi - lo) / 2;
+		size_t mid = lo + (hi - lo) / 2;
 
 		if (set->mods[mid].start < addr)
 			lo = mid + 1;
@@ -244,10 +244,9 @@ ht_modules_lower(const struct ht_modset *set, uintptr_t addr)
 const struct ht_module *
 ht_modules_at(const struct ht_modset *set, uintptr_t start)
 {
-	size_t	i = ht_modules_lower(set, start);
+	size_t i = ht_modules_lower(set, start);
 
-	return i < set->n && set->mods[i].start == start ? &set->mods[i] :
-	    NULL;
+	return i < set->n && set->mods[i].start == start ? &set->mods[i] : NULL;
 }
 
 const struct ht_modset *

@@ -10,24 +10,24 @@
 #include "modules.h"
 #include "orig.h"
 
-#define ORIGS_MAX	1024
+#define ORIGS_MAX 1024
 
 struct origent {
-	unsigned	 seq;		/* odd while written */
-	unsigned	 index;
-	uintptr_t	 start;
-	uintptr_t	 end;
-	void		*orig;		/* NULL: a free entry */
-	uintptr_t	 dynamic;	/* identity, for the writer only */
+	unsigned seq; /* odd while written */
+	unsigned index;
+	uintptr_t start;
+	uintptr_t end;
+	void *orig;	   /* NULL: a free entry */
+	uintptr_t dynamic; /* identity, for the writer only */
 };
 
-static struct origent	*origs;		/* published once, never moved */
-static size_t		 norigs;	/* entries ever used; only grows */
+static struct origent *origs; /* published once, never moved */
+static size_t norigs;	      /* entries ever used; only grows */
 
 int
 ht_orig_init(void)
 {
-	struct origent	*o;
+	struct origent *o;
 
 	if (origs == NULL) {
 		if ((o = ht_mem_map(ORIGS_MAX * sizeof(*o))) == NULL)
@@ -38,10 +38,10 @@ ht_orig_init(void)
 }
 
 static void
-origent_write(struct origent *e, unsigned index, uintptr_t start,
-    uintptr_t end, void *orig, uintptr_t dynamic)
+origent_write(struct origent *e, unsigned index, uintptr_t start, uintptr_t end,
+    void *orig, uintptr_t dynamic)
 {
-	unsigned	s = e->seq;
+	unsigned s = e->seq;
 
 	__atomic_store_n(&e->seq, s + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
@@ -56,8 +56,8 @@ origent_write(struct origent *e, unsigned index, uintptr_t start,
 int
 ht_orig_set(const struct ht_module *m, size_t index, void *orig, int create)
 {
-	struct origent	*e, *spare = NULL;
-	size_t		 i;
+	struct origent *e, *spare = NULL;
+	size_t i;
 
 	for (i = 0; i < norigs; i++) {
 		e = &origs[i];
@@ -90,7 +90,7 @@ ht_orig_set(const struct ht_module *m, size_t index, void *orig, int create)
 void
 ht_orig_retarget(size_t index, void *from, void *to)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < norigs; i++)
 		if (origs[i].index == index && origs[i].orig == from)
@@ -100,11 +100,11 @@ ht_orig_retarget(size_t index, void *from, void *to)
 void
 ht_orig_forget(const struct ht_modset *set)
 {
-	const struct ht_module	*m;
-	size_t			 i;
+	const struct ht_module *m;
+	size_t i;
 
 	for (i = 0; i < norigs; i++) {
-		struct origent	*e = &origs[i];
+		struct origent *e = &origs[i];
 
 		if (e->orig == NULL)
 			continue;
@@ -117,11 +117,11 @@ ht_orig_forget(const struct ht_modset *set)
 void *
 ht_orig_find(size_t index, uintptr_t caller_pc)
 {
-	const struct origent	*tab, *e;
-	uintptr_t		 lo, hi;
-	unsigned		 s, x;
-	size_t			 i, n;
-	void			*o;
+	const struct origent *tab, *e;
+	uintptr_t lo, hi;
+	unsigned s, x;
+	size_t i, n;
+	void *o;
 
 	tab = __atomic_load_n(&origs, __ATOMIC_ACQUIRE);
 	n = tab != NULL ? __atomic_load_n(&norigs, __ATOMIC_ACQUIRE) : 0;
@@ -134,7 +134,7 @@ ht_orig_find(size_t index, uintptr_t caller_pc)
 		o = __atomic_load_n(&e->orig, __ATOMIC_RELAXED);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		if ((s & 1) || __atomic_load_n(&e->seq, __ATOMIC_RELAXED) != s)
-			continue;	/* being written: not for a caller */
+			continue; /* being written: not for a caller */
 		if (x == index && o != NULL && caller_pc >= lo &&
 		    caller_pc < hi)
 			return o;

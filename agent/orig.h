@@ -26,23 +26,23 @@
 
 /* Map the table.  Returns 0, or -1 if memory could not be mapped.
  * Idempotent. */
-int	ht_orig_init(void);
+int ht_orig_init(void);
 
 /* Record orig as module m's original for hook index: an entry of m for
  * index is updated in place; a new one is made only if create.  Returns 0,
  * or -1 when a new entry was wanted and the table is full. */
-int	ht_orig_set(const struct ht_module *m, size_t index, void *orig,
-	    int create);
+int
+ht_orig_set(const struct ht_module *m, size_t index, void *orig, int create);
 
 /* Every entry for hook index that holds from now holds to. */
-void	ht_orig_retarget(size_t index, void *from, void *to);
+void ht_orig_retarget(size_t index, void *from, void *to);
 
 /* Clear the entries of modules that are not in set (they may be unmapped
  * or their addresses reused by now). */
-void	ht_orig_forget(const struct ht_modset *set);
+void ht_orig_forget(const struct ht_modset *set);
 
 /* The original recorded for hook index in the module holding caller_pc,
  * or NULL if none is.  Lock-free; safe inside a hook. */
-void	*ht_orig_find(size_t index, uintptr_t caller_pc);
+void *ht_orig_find(size_t index, uintptr_t caller_pc);
 
 #endif

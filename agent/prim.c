@@ -17,7 +17,7 @@
 uint64_t
 ht_prim_now_ns(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -26,7 +26,7 @@ ht_prim_now_ns(void)
 uint64_t
 ht_prim_mono_ms(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
@@ -35,7 +35,7 @@ ht_prim_mono_ms(void)
 size_t
 ht_prim_page_size(void)
 {
-	size_t	n = getauxval(AT_PAGESZ);
+	size_t n = getauxval(AT_PAGESZ);
 
 	return n != 0 ? n : 4096;
 }
@@ -56,8 +56,8 @@ ht_prim_thread_name(char name[16])
 void
 ht_prim_read_proc(const char *path, char *buf, size_t len)
 {
-	int	fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t	n = -1;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = -1;
 
 	if (fd >= 0) {
 		n = read(fd, buf, len - 1);
@@ -69,7 +69,7 @@ ht_prim_read_proc(const char *path, char *buf, size_t len)
 void
 ht_prim_command(char *buf, size_t len)
 {
-	char	*nl;
+	char *nl;
 
 	ht_prim_read_proc("/proc/self/comm", buf, len);
 	if ((nl = strchr(buf, '\n')) != NULL)
@@ -79,9 +79,9 @@ ht_prim_command(char *buf, size_t len)
 uint64_t
 ht_prim_rss_bytes(void)
 {
-	char		 buf[256];
-	const char	*q;
-	uint64_t	 resident = 0;
+	char buf[256];
+	const char *q;
+	uint64_t resident = 0;
 
 	ht_prim_read_proc("/proc/self/statm", buf, sizeof(buf));
 	/* statm: size resident shared ...; in pages. */
@@ -95,7 +95,7 @@ ht_prim_rss_bytes(void)
 void
 ht_prim_exe_path(char *buf, size_t len)
 {
-	ssize_t	n = readlink("/proc/self/exe", buf, len - 1);
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
 
 	buf[n > 0 ? n : 0] = '\0';
 }
@@ -104,10 +104,10 @@ int
 ht_prim_read_lines(const char *path, char *buf, size_t len,
     int (*line)(void *, const char *, const char *), void *arg)
 {
-	const char	*p, *nl;
-	size_t		 have = 0;
-	ssize_t		 got;
-	int		 fd, rc = -1;
+	const char *p, *nl;
+	size_t have = 0;
+	ssize_t got;
+	int fd, rc = -1;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -122,8 +122,8 @@ ht_prim_read_lines(const char *path, char *buf, size_t len,
 			break;
 		have += (size_t)got;
 		p = buf;
-		while ((nl = memchr(p, '\n', have - (size_t)(p - buf))) !=
-		    NULL) {
+		while (
+		    (nl = memchr(p, '\n', have - (size_t)(p - buf))) != NULL) {
 			if (line(arg, p, nl) != 0)
 				goto out_close;
 			p = nl + 1;
@@ -131,7 +131,7 @@ ht_prim_read_lines(const char *path, char *buf, size_t len,
 		have -= (size_t)(p - buf);
 		memmove(buf, p, have);
 		if (have == len)
-			goto out_close;	/* a line that does not fit buf */
+			goto out_close; /* a line that does not fit buf */
 	}
 	rc = 0;
 out_close:

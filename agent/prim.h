@@ -18,29 +18,29 @@
 #include <stdint.h>
 
 /* CLOCK_REALTIME in nanoseconds: the times of the profile. */
-uint64_t	ht_prim_now_ns(void);
+uint64_t ht_prim_now_ns(void);
 /* CLOCK_MONOTONIC in milliseconds: deadlines and rate limits. */
-uint64_t	ht_prim_mono_ms(void);
+uint64_t ht_prim_mono_ms(void);
 
 /* The page size (AT_PAGESZ; 4096 if the auxiliary vector has none). */
-size_t		ht_prim_page_size(void);
+size_t ht_prim_page_size(void);
 
 /* The calling thread's kernel id, and its name (PR_GET_NAME) into
  * name[16], NUL-terminated; "" if the kernel will not say. */
-pid_t		ht_prim_tid(void);
-void		ht_prim_thread_name(char name[16]);
+pid_t ht_prim_tid(void);
+void ht_prim_thread_name(char name[16]);
 
 /* Read the small file path (a /proc file) into buf, NUL-terminated, at
  * most len - 1 bytes in one read; "" on failure. */
-void		ht_prim_read_proc(const char *path, char *buf, size_t len);
+void ht_prim_read_proc(const char *path, char *buf, size_t len);
 /* The process's command name (/proc/self/comm, without its newline) into
  * buf, as ht_prim_read_proc. */
-void		ht_prim_command(char *buf, size_t len);
+void ht_prim_command(char *buf, size_t len);
 /* The process's RSS in bytes (/proc/self/statm); 0 if unknown. */
-uint64_t	ht_prim_rss_bytes(void);
+uint64_t ht_prim_rss_bytes(void);
 /* The executable's path (/proc/self/exe) into buf, NUL-terminated and
  * truncated to len - 1 bytes; "" on failure. */
-void		ht_prim_exe_path(char *buf, size_t len);
+void ht_prim_exe_path(char *buf, size_t len);
 
 /*
  * Read path line by line through buf[len] (no line may be longer), calling
@@ -48,8 +48,7 @@ void		ht_prim_exe_path(char *buf, size_t len);
  * newline.  Returns 0 at the end of the file, or -1 if it cannot be read,
  * a line does not fit buf, or line returned nonzero.
  */
-int		ht_prim_read_lines(const char *path, char *buf, size_t len,
-		    int (*line)(void *arg, const char *start, const char *end),
-		    void *arg);
+int ht_prim_read_lines(const char *path, char *buf, size_t len,
+    int (*line)(void *arg, const char *start, const char *end), void *arg);
 
 #endif

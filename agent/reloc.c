@@ -9,7 +9,7 @@
 #include "modules.h"
 #include "reloc.h"
 
-#define DYN_MAX		4096		/* a sane bound on dynamic entries */
+#define DYN_MAX 4096 /* a sane bound on dynamic entries */
 
 /*
  * Addresses in the dynamic section.  glibc rewrites most d_ptr entries to
@@ -32,9 +32,9 @@ dyn_addr(const struct ht_module *m, uintptr_t v, size_t len)
 int
 ht_reloc_read(const struct ht_module *m, struct ht_reloc *d)
 {
-	const ElfW(Dyn)	*dyn;
-	uintptr_t	 symtab = 0, strtab = 0;
-	size_t		 i;
+	const ElfW(Dyn) * dyn;
+	uintptr_t symtab = 0, strtab = 0;
+	size_t i;
 
 	memset(d, 0, sizeof(*d));
 	d->pltrela = 1;
@@ -43,7 +43,7 @@ ht_reloc_read(const struct ht_module *m, struct ht_reloc *d)
 	if (m->dynamic == NULL || !ht_modules_holds(m, (uintptr_t)m->dynamic))
 		return -1;
 	for (dyn = m->dynamic, i = 0; dyn->d_tag != DT_NULL && i < DYN_MAX;
-	    dyn++, i++) {
+	     dyn++, i++) {
 		switch (dyn->d_tag) {
 		case DT_SYMTAB:
 			symtab = dyn->d_un.d_ptr;
@@ -105,12 +105,13 @@ ht_reloc_read(const struct ht_module *m, struct ht_reloc *d)
 }
 
 const ElfW(Sym) *
-ht_reloc_sym(const struct ht_module *m, const struct ht_reloc *d, size_t symi)
+    ht_reloc_sym(const struct ht_module *m, const struct ht_reloc *d,
+	size_t symi)
 {
-	const ElfW(Sym)	*sym = d->symtab + symi;
+	const ElfW(Sym) *sym = d->symtab + symi;
 
-	if (symi == 0 || symi > (m->end - (uintptr_t)d->symtab) /
-	    sizeof(*sym) - 1)
+	if (symi == 0 ||
+	    symi > (m->end - (uintptr_t)d->symtab) / sizeof(*sym) - 1)
 		return NULL;
 	return sym;
 }
@@ -119,9 +120,9 @@ static void
 walk_table(uintptr_t tab, size_t size, size_t ent, int rela,
     void (*fn)(void *, uintptr_t, unsigned, size_t, int64_t), void *arg)
 {
-	const ElfW(Rela)	*ra;
-	const ElfW(Rel)		*r;
-	uintptr_t		 p;
+	const ElfW(Rela) * ra;
+	const ElfW(Rel) * r;
+	uintptr_t p;
 
 	if (tab == 0 || ent < (rela ? sizeof(*ra) : sizeof(*r)))
 		return;
@@ -135,8 +136,7 @@ walk_table(uintptr_t tab, size_t size, size_t ent, int rela,
 			/* REL keeps the addend in the slot; x86-64 objects
 			 * do not use REL, so take it as 0. */
 			r = (const ElfW(Rel) *)p;
-			fn(arg, r->r_offset,
-			    (unsigned)ELF64_R_TYPE(r->r_info),
+			fn(arg, r->r_offset, (unsigned)ELF64_R_TYPE(r->r_info),
 			    ELF64_R_SYM(r->r_info), 0);
 		}
 	}
@@ -149,6 +149,6 @@ ht_reloc_walk(const struct ht_reloc *d,
 	walk_table(d->rela, d->relasz, d->relaent, 1, fn, arg);
 	walk_table(d->rel, d->relsz, d->relent, 0, fn, arg);
 	walk_table(d->jmprel, d->pltrelsz,
-	    d->pltrela ? sizeof(ElfW(Rela)) : sizeof(ElfW(Rel)), d->pltrela,
-	    fn, arg);
+	    d->pltrela ? sizeof(ElfW(Rela)) : sizeof(ElfW(Rel)), d->pltrela, fn,
+	    arg);
 }

@@ -20,35 +20,37 @@
 #include "modules.h"
 
 struct ht_reloc {
-	const ElfW(Sym)	*symtab;
-	const char	*strtab;
-	size_t		 strsz;
-	uintptr_t	 jmprel;
-	size_t		 pltrelsz;
-	int		 pltrela;
-	uintptr_t	 rela;
-	size_t		 relasz;
-	size_t		 relaent;
-	uintptr_t	 rel;
-	size_t		 relsz;
-	size_t		 relent;
-	int		 bind_now;	/* DT_BIND_NOW, DF_BIND_NOW, DF_1_NOW */
+	const ElfW(Sym) * symtab;
+	const char *strtab;
+	size_t strsz;
+	uintptr_t jmprel;
+	size_t pltrelsz;
+	int pltrela;
+	uintptr_t rela;
+	size_t relasz;
+	size_t relaent;
+	uintptr_t rel;
+	size_t relsz;
+	size_t relent;
+	int bind_now; /* DT_BIND_NOW, DF_BIND_NOW, DF_1_NOW */
 };
 
 /* Read module m's dynamic section into *d.  Returns 0, or -1 when m has no
  * dynamic section inside it, or no symbol or string table. */
-int		 ht_reloc_read(const struct ht_module *m, struct ht_reloc *d);
+int ht_reloc_read(const struct ht_module *m, struct ht_reloc *d);
 
 /* Symbol symi of d's symbol table, or NULL for symbol 0 or one that does
  * not lie inside m. */
-const ElfW(Sym)	*ht_reloc_sym(const struct ht_module *m,
-		    const struct ht_reloc *d, size_t symi);
+const ElfW(Sym) *
+    ht_reloc_sym(const struct ht_module *m, const struct ht_reloc *d,
+	size_t symi);
 
 /* Call fn(arg, offset, type, symbol index, addend) for each relocation of
  * d's DT_RELA, DT_REL and DT_JMPREL tables, in that order.  A table listed
  * twice (DT_RELASZ covering DT_JMPREL) is walked twice. */
-void		 ht_reloc_walk(const struct ht_reloc *d,
-		    void (*fn)(void *arg, uintptr_t off, unsigned type,
-		    size_t symi, int64_t addend), void *arg);
+void ht_reloc_walk(const struct ht_reloc *d,
+    void (*fn)(void *arg, uintptr_t off, unsigned type, size_t symi,
+	int64_t addend),
+    void *arg);
 
 #endif

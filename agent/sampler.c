@@ -20,17 +20,17 @@
 #include "tables.h"
 #include "unwind.h"
 
-__thread struct ht_tls	ht_tls __attribute__((tls_model("initial-exec")));
-uint64_t		ht_sampler_seed;
-int			ht_sampler_dlclose_busy;
+__thread struct ht_tls ht_tls __attribute__((tls_model("initial-exec")));
+uint64_t ht_sampler_seed;
+int ht_sampler_dlclose_busy;
 
-static uint64_t		thread_seq;
+static uint64_t thread_seq;
 
 static void
 seed_thread(struct ht_tls *t)
 {
-	uint64_t	n = __atomic_add_fetch(&thread_seq, 1, __ATOMIC_RELAXED);
-	uint64_t	s;
+	uint64_t n = __atomic_add_fetch(&thread_seq, 1, __ATOMIC_RELAXED);
+	uint64_t s;
 
 	if (ht_sampler_seed != 0)
 		s = ht_sampler_seed + n * 0x9e3779b97f4a7c15ull;
@@ -78,8 +78,8 @@ stats_sub(struct ht_stats *st, const struct ht_live *e)
 static void
 account_free(const struct ht_live *e)
 {
-	struct ht_site		*s = ht_sites_get(e->site);
-	struct ht_thread	*th = ht_threads_get(e->thread);
+	struct ht_site *s = ht_sites_get(e->site);
+	struct ht_thread *th = ht_threads_get(e->thread);
 
 	if (s != NULL) {
 		site_touch(s);
@@ -93,8 +93,8 @@ account_free(const struct ht_live *e)
 static uint32_t
 thread_index(struct ht_tls *t)
 {
-	char	name[16];
-	int64_t	i;
+	char name[16];
+	int64_t i;
 
 	if (t->thread_epoch == ht_session.epoch)
 		return t->thread_idx;
@@ -109,14 +109,14 @@ thread_index(struct ht_tls *t)
 
 /* The agent's own text, to strip its frames from stacks: looked up once per
  * module set rather than once per frame. */
-static uintptr_t	agent_lo, agent_hi;
-static unsigned		agent_gen = ~0u;
+static uintptr_t agent_lo, agent_hi;
+static unsigned agent_gen = ~0u;
 
 static int
 in_agent(uintptr_t pc)
 {
-	const struct ht_modset	*set;
-	size_t			 i;
+	const struct ht_modset *set;
+	size_t i;
 
 	if (agent_gen != ht_modules_generation) {
 		agent_gen = ht_modules_generation;
@@ -136,18 +136,18 @@ in_agent(uintptr_t pc)
  * and over, and the exponential behind each weight costs more than the rest
  * of the bookkeeping.  Guarded by the lock; a new rate misses everywhere.
  */
-#define WCACHE	256
+#define WCACHE 256
 
 static struct {
-	uint64_t		size;
-	uint64_t		rate;
-	struct ht_sample_weight	w;
+	uint64_t size;
+	uint64_t rate;
+	struct ht_sample_weight w;
 } wcache[WCACHE];
 
 static void
 weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 {
-	size_t	i = (size_t)((size * 0x9e3779b97f4a7c15ull) >> 56);
+	size_t i = (size_t)((size * 0x9e3779b97f4a7c15ull) >> 56);
 
 	if (wcache[i].rate != rate || wcache[i].size != size) {
 		ht_sample_weigh(size, rate, &wcache[i].w);
@@ -164,14 +164,14 @@ static int
 record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
     const struct ht_regs *from)
 {
-	uintptr_t		 pcs[HT_MAX_FRAMES + 16];
-	struct ht_regs		 regs;
-	struct ht_sample_weight	 w;
-	struct ht_live		 e, old;
-	struct ht_site		*s;
-	struct ht_thread	*th;
-	int			 n = 0, i = 0, r;
-	int64_t			 site;
+	uintptr_t pcs[HT_MAX_FRAMES + 16];
+	struct ht_regs regs;
+	struct ht_sample_weight w;
+	struct ht_live e, old;
+	struct ht_site *s;
+	struct ht_thread *th;
+	int n = 0, i = 0, r;
+	int64_t site;
 
 	if (!ht_sampler_dlclose_busy) {
 		if (from != NULL)
@@ -233,13 +233,13 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 static void
 drain_pending(struct ht_tls *t)
 {
-	struct ht_live	e;
+	struct ht_live e;
 
 	while (t->npending > 0) {
 		ht_guard_enter();
 		ht_lock_acquire(&ht_lock_global);
 		while (t->npending > 0) {
-			uintptr_t	p = t->pending[--t->npending];
+			uintptr_t p = t->pending[--t->npending];
 
 			if (ht_session.state == HT_STATE_RUNNING &&
 			    ht_live_remove(p, &e))
@@ -254,12 +254,12 @@ void
 ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
     const struct ht_regs *from)
 {
-	struct ht_tls	*t = &ht_tls;
-	int		 saved_errno, wake = 0;
-	unsigned	 gen;
+	struct ht_tls *t = &ht_tls;
+	int saved_errno, wake = 0;
+	unsigned gen;
 
 	if (ht_guard_held())
-		return;	/* re-entered: the countdown stays due */
+		return; /* re-entered: the countdown stays due */
 	saved_errno = errno;
 	ht_guard_enter();
 	ht_lock_acquire(&ht_lock_global);
@@ -276,8 +276,8 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 			goto out;
 		}
 		t->rate = ht_session.rate;
-		t->countdown = ht_sample_countdown(&t->rng, t->rate) -
-		    ((int64_t)size + 1);
+		t->countdown =
+		    ht_sample_countdown(&t->rng, t->rate) - ((int64_t)size + 1);
 		if (t->countdown >= 0)
 			goto out;
 	}
@@ -297,12 +297,12 @@ out:
 void
 ht_sampler_free(void *p)
 {
-	struct ht_tls	*t = &ht_tls;
-	struct ht_live	 e;
+	struct ht_tls *t = &ht_tls;
+	struct ht_live e;
 
 	if (p == NULL ||
 	    __atomic_load_n(&ht_session.state, __ATOMIC_RELAXED) !=
-	    HT_STATE_RUNNING)
+		HT_STATE_RUNNING)
 		return;
 	if (ht_guard_held()) {
 		/* A signal handler freeing while this thread is inside the
@@ -328,11 +328,11 @@ ht_sampler_free(void *p)
 int
 ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch)
 {
-	int	found = 0;
+	int found = 0;
 
 	if (p == NULL || ht_guard_held() ||
 	    __atomic_load_n(&ht_session.state, __ATOMIC_RELAXED) !=
-	    HT_STATE_RUNNING)
+		HT_STATE_RUNNING)
 		return 0;
 	ht_guard_enter();
 	ht_lock_acquire(&ht_lock_global);
@@ -350,8 +350,8 @@ ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch)
 void
 ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 {
-	struct ht_live	 old;
-	struct ht_site	*s;
+	struct ht_live old;
+	struct ht_site *s;
 	struct ht_thread *th;
 
 	if (ht_guard_held())
@@ -359,9 +359,8 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 	ht_guard_enter();
 	ht_lock_acquire(&ht_lock_global);
 	s = ht_sites_get(e->site);
-	if (ht_session.state == HT_STATE_RUNNING &&
-	    ht_session.epoch == epoch && s != NULL &&
-	    ht_live_insert(e, &old) == 0) {
+	if (ht_session.state == HT_STATE_RUNNING && ht_session.epoch == epoch &&
+	    s != NULL && ht_live_insert(e, &old) == 0) {
 		site_touch(s);
 		s->st.inuse_bytes += e->bytes;
 		s->st.inuse_objects += e->objects;

@@ -24,21 +24,20 @@
 #include "tables.h"
 #include "unwind.h"
 
-#define HT_PENDING_FREES	8
+#define HT_PENDING_FREES 8
 
 struct ht_tls {
-	int64_t		countdown;	/* bytes until the next sample */
-	unsigned	gen;		/* ht_session_gen this thread set up under */
-	uint64_t	rate;		/* the rate of the countdown */
-	struct ht_rng	rng;
-	uint64_t	thread_epoch;	/* epoch in which thread_idx is valid */
-	uint32_t	thread_idx;
-	uint32_t	npending;
-	uintptr_t	pending[HT_PENDING_FREES];	/* frees seen under guard */
+	int64_t countdown; /* bytes until the next sample */
+	unsigned gen;	   /* ht_session_gen this thread set up under */
+	uint64_t rate;	   /* the rate of the countdown */
+	struct ht_rng rng;
+	uint64_t thread_epoch; /* epoch in which thread_idx is valid */
+	uint32_t thread_idx;
+	uint32_t npending;
+	uintptr_t pending[HT_PENDING_FREES]; /* frees seen under guard */
 };
 
-extern __thread struct ht_tls	ht_tls
-    __attribute__((tls_model("initial-exec")));
+extern __thread struct ht_tls ht_tls __attribute__((tls_model("initial-exec")));
 
 /* Fast path: charge an allocation of size bytes; nonzero when the slow path
  * must run (a sample is due, or the session changed since this thread last
@@ -46,12 +45,13 @@ extern __thread struct ht_tls	ht_tls
 static inline int
 ht_sample_due(size_t size)
 {
-	struct ht_tls	*t = &ht_tls;
+	struct ht_tls *t = &ht_tls;
 
 	t->countdown -= (int64_t)size + 1;
 	return __builtin_expect(t->countdown < 0, 0) |
 	    __builtin_expect(t->gen !=
-	    __atomic_load_n(&ht_session_gen, __ATOMIC_RELAXED), 0);
+		    __atomic_load_n(&ht_session_gen, __ATOMIC_RELAXED),
+		0);
 }
 
 /* Slow path after ht_sample_due() said so: p is what the allocator returned
@@ -60,27 +60,27 @@ ht_sample_due(size_t size)
  * registers captured in the agent frame nearest the caller (NULL: captured
  * here; the agent's frames are stripped either way, this only saves
  * unwinding through them). */
-void	ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
-	    const struct ht_regs *from);
+void ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
+    const struct ht_regs *from);
 
 /* A free (or the old block of a realloc) of p, which ht_live_maybe() could
  * not rule out: subtract its sample if it has one.  Call before the block is
  * given back to the allocator, so another thread cannot receive the address
  * and sample it first. */
-void	ht_sampler_free(void *p);
+void ht_sampler_free(void *p);
 
 /* For realloc: remove p's sample into *e and its session's epoch into
  * *epoch (returns 1), or return 0.  If the reallocation then fails and p
  * stays valid, ht_sampler_restore(e, epoch) puts the sample back as it was,
  * unless another session started meanwhile (its tables owe nothing to an
  * older epoch's sample). */
-int	ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch);
-void	ht_sampler_restore(const struct ht_live *e, uint64_t epoch);
+int ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch);
+void ht_sampler_restore(const struct ht_live *e, uint64_t epoch);
 
 /* Seed for the per-thread generators (0: from the clock and the thread). */
-extern uint64_t	ht_sampler_seed;
+extern uint64_t ht_sampler_seed;
 /* Nonzero while a dlclose is running: stacks are cut to the caller, since the
  * unwinder must not read the CFI of a module that may be going away. */
-extern int	ht_sampler_dlclose_busy;
+extern int ht_sampler_dlclose_busy;
 
 #endif

@@ -8,26 +8,25 @@
 #include "session.h"
 #include "tables.h"
 
-struct ht_session	ht_session;
-unsigned		ht_session_gen;
+struct ht_session ht_session;
+unsigned ht_session_gen;
 
 struct module_seen {
-	uint64_t	bias;
-	uint64_t	start;
-	uint64_t	end;
-	uint32_t	build_id_len;
-	uint8_t		build_id[HT_PROFILE_MAX_BUILD_ID];
-	char		path[512];
+	uint64_t bias;
+	uint64_t start;
+	uint64_t end;
+	uint32_t build_id_len;
+	uint8_t build_id[HT_PROFILE_MAX_BUILD_ID];
+	char path[512];
 };
 
-static struct module_seen	*history;
-static size_t			 nhistory;
+static struct module_seen *history;
+static size_t nhistory;
 
 static void
 bump_gen(void)
 {
-	__atomic_store_n(&ht_session_gen, ht_session_gen + 1,
-	    __ATOMIC_RELEASE);
+	__atomic_store_n(&ht_session_gen, ht_session_gen + 1, __ATOMIC_RELEASE);
 }
 
 void
@@ -73,7 +72,7 @@ ht_session_forget(void)
 void
 ht_session_note_modules(const struct ht_modset *set)
 {
-	size_t	i, j;
+	size_t i, j;
 
 	if (history == NULL) {
 		history = ht_mem_map(HT_MAX_MODULE_HISTORY * sizeof(*history));
@@ -81,7 +80,7 @@ ht_session_note_modules(const struct ht_modset *set)
 			return;
 	}
 	for (i = 0; i < set->n; i++) {
-		const struct ht_module	*m = &set->mods[i];
+		const struct ht_module *m = &set->mods[i];
 
 		for (j = 0; j < nhistory; j++)
 			if (history[j].start == m->start &&

@@ -21,41 +21,41 @@
 #include "modules.h"
 #include "profile.h"
 
-#define HT_MAX_MODULE_HISTORY	4096
+#define HT_MAX_MODULE_HISTORY 4096
 
 struct ht_session {
-	uint64_t	epoch;		/* 0 before the first start */
-	uint64_t	rate;
-	uint32_t	state;		/* enum ht_session_state */
-	pid_t		pid;		/* the process the session belongs to */
-	uint64_t	start_ns;
-	uint64_t	end_ns;
-	double		inuse_bytes;	/* estimate, sum over live samples */
-	double		peak_bytes;
-	uint64_t	peak_ns;
-	uint64_t	peak_gen;	/* bumped at every new peak */
-	uint64_t	samples;
-	uint64_t	dropped;	/* samples lost to full tables */
-	uint64_t	lost_frees;	/* frees we could not account */
-	uint64_t	truncated;	/* stacks cut short (dlclose in progress) */
+	uint64_t epoch; /* 0 before the first start */
+	uint64_t rate;
+	uint32_t state; /* enum ht_session_state */
+	pid_t pid;	/* the process the session belongs to */
+	uint64_t start_ns;
+	uint64_t end_ns;
+	double inuse_bytes; /* estimate, sum over live samples */
+	double peak_bytes;
+	uint64_t peak_ns;
+	uint64_t peak_gen; /* bumped at every new peak */
+	uint64_t samples;
+	uint64_t dropped;    /* samples lost to full tables */
+	uint64_t lost_frees; /* frees we could not account */
+	uint64_t truncated;  /* stacks cut short (dlclose in progress) */
 };
 
-extern struct ht_session	ht_session;
-extern unsigned			ht_session_gen;
+extern struct ht_session ht_session;
+extern unsigned ht_session_gen;
 
 /* With ht_lock_global held.  Start a new session at rate bytes (new
  * epoch, every table emptied); stop the running one (its profile stays). */
-void	ht_session_start(uint64_t rate);
-void	ht_session_stop(void);
+void ht_session_start(uint64_t rate);
+void ht_session_stop(void);
 /* With ht_lock_global held, in the child of a fork: the session is the
  * parent's; this process has none (state HT_STATE_NONE) and samples
  * nothing, while the profile stays as the parent left it. */
-void	ht_session_forget(void);
+void ht_session_forget(void);
 
 /* With ht_lock_global held: remember the modules of set for the profile. */
-void	ht_session_note_modules(const struct ht_modset *set);
-size_t	ht_session_module_count(void);
+void ht_session_note_modules(const struct ht_modset *set);
+size_t ht_session_module_count(void);
 /* Fill rec with remembered module i. */
-void	ht_session_module_get(size_t i, struct ht_module_rec *rec);
+void ht_session_module_get(size_t i, struct ht_module_rec *rec);
 
 #endif

@@ -6,7 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
-#include <stdio.h>	/* rename */
+#include <stdio.h> /* rename */
 #include <string.h>
 #include <unistd.h>
 
@@ -19,9 +19,9 @@
 #include "snapshot.h"
 #include "tables.h"
 
-#define ENC_BUF	(64 * 1024)
+#define ENC_BUF (64 * 1024)
 
-static uint8_t	*enc_buf;
+static uint8_t *enc_buf;
 
 int
 ht_snapshot_init(void)
@@ -40,9 +40,9 @@ round_est(double x)
 static int
 write_all(void *ctx, const void *buf, size_t len)
 {
-	int		 fd = *(int *)ctx;
-	const char	*p = buf;
-	ssize_t		 n;
+	int fd = *(int *)ctx;
+	const char *p = buf;
+	ssize_t n;
 
 	while (len > 0) {
 		n = write(fd, p, len);
@@ -59,25 +59,26 @@ write_all(void *ctx, const void *buf, size_t len)
 static void
 fill_process(struct ht_meta *m)
 {
-	struct mallinfo2	mi = mallinfo2();
-	char			buf[256];
+	struct mallinfo2 mi = mallinfo2();
+	char buf[256];
 
 	m->heap_inuse_bytes = mi.uordblks + mi.hblkhd;
 	m->heap_free_bytes = mi.fordblks;
 	m->heap_mmap_bytes = mi.hblkhd;
 	m->rss_bytes = ht_prim_rss_bytes();
 	ht_prim_command(buf, sizeof(buf));
-	memcpy(m->command, buf, sizeof(buf) < sizeof(m->command) ?
-	    sizeof(buf) : sizeof(m->command));
+	memcpy(m->command, buf,
+	    sizeof(buf) < sizeof(m->command) ? sizeof(buf) :
+					       sizeof(m->command));
 	m->command[sizeof(m->command) - 1] = '\0';
 }
 
 static void
 site_record(const struct ht_site *s, struct ht_site_rec *r)
 {
-	const uintptr_t	*f = ht_sites_frames(s);
-	int		 cur = s->peak_gen == ht_session.peak_gen;
-	uint32_t	 i;
+	const uintptr_t *f = ht_sites_frames(s);
+	int cur = s->peak_gen == ht_session.peak_gen;
+	uint32_t i;
 
 	r->inuse_bytes = round_est(s->st.inuse_bytes);
 	r->inuse_objects = round_est(s->st.inuse_objects);
@@ -87,10 +88,10 @@ site_record(const struct ht_site *s, struct ht_site_rec *r)
 	r->live_samples = s->st.live_samples;
 	r->inuse_var = s->st.inuse_var > 0 ? s->st.inuse_var : 0;
 	r->alloc_var = s->st.alloc_var > 0 ? s->st.alloc_var : 0;
-	r->peak_inuse_bytes = round_est(cur ? s->peak_bytes :
-	    s->st.inuse_bytes);
-	r->peak_inuse_objects = round_est(cur ? s->peak_objects :
-	    s->st.inuse_objects);
+	r->peak_inuse_bytes =
+	    round_est(cur ? s->peak_bytes : s->st.inuse_bytes);
+	r->peak_inuse_objects =
+	    round_est(cur ? s->peak_objects : s->st.inuse_objects);
 	r->nframes = s->nframes;
 	for (i = 0; i < s->nframes; i++)
 		r->frames[i] = f[i];
@@ -118,13 +119,13 @@ fold(struct ht_site_rec *acc, const struct ht_site_rec *r)
 int
 ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
 {
-	static struct ht_meta		meta;
-	static struct ht_module_rec	mod;
-	static struct ht_site_rec	site, folded;
-	static struct ht_thread_rec	thr;
-	struct ht_pwriter		w;
-	size_t				i;
-	int				rc;
+	static struct ht_meta meta;
+	static struct ht_module_rec mod;
+	static struct ht_site_rec site, folded;
+	static struct ht_thread_rec thr;
+	struct ht_pwriter w;
+	size_t i;
+	int rc;
 
 	if (enc_buf == NULL) {
 		errno = ENOMEM;
@@ -142,7 +143,7 @@ ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
 	meta.flags = flags;
 	meta.start_ns = ht_session.start_ns;
 	meta.end_ns = ht_session.state == HT_STATE_RUNNING ? ht_prim_now_ns() :
-	    ht_session.end_ns;
+							     ht_session.end_ns;
 	meta.peak_inuse_bytes = round_est(ht_session.peak_bytes);
 	meta.peak_ns = ht_session.peak_ns;
 	meta.overhead_bytes = ht_mem_overhead();
@@ -157,7 +158,7 @@ ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
 		ht_pw_module(&w, &mod);
 	}
 	for (i = 0; i < ht_threads_count(); i++) {
-		const struct ht_thread	*t = ht_threads_get(i);
+		const struct ht_thread *t = ht_threads_get(i);
 
 		memset(&thr, 0, sizeof(thr));
 		thr.tid = t->tid;
@@ -190,10 +191,10 @@ ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
 int
 ht_snapshot_path(const char *path, uint32_t flags, uint64_t threshold)
 {
-	char	tmp[4096 + 32], digits[24];
-	size_t	len = strlen(path), nd = 0;
-	long	pid = (long)getpid();
-	int	fd, saved;
+	char tmp[4096 + 32], digits[24];
+	size_t len = strlen(path), nd = 0;
+	long pid = (long)getpid();
+	int fd, saved;
 
 	/* path.tmp.PID, built by hand: no stdio inside the target. */
 	if (len > 4096) {

@@ -14,17 +14,17 @@
 #include <stdint.h>
 
 /* Map the encoding buffer.  Returns 0 or -1.  Idempotent. */
-int	ht_snapshot_init(void);
+int ht_snapshot_init(void);
 
 /* Write the current profile to fd.  Takes ht_lock_global: call with the
  * thread's guard set (guard.h) and without the lock.  flags are HT_META_*
  * bits; sites below threshold bytes (0: none), in use and allocated, are
  * folded into one SITE record with no frames, the totals unchanged.
  * Returns 0, or -1 with errno set (ENOMEM before ht_snapshot_init). */
-int	ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold);
+int ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold);
 
 /* Write the current profile to path, atomically, as ht_snapshot_fd.
  * Returns 0 or -1 with errno set. */
-int	ht_snapshot_path(const char *path, uint32_t flags, uint64_t threshold);
+int ht_snapshot_path(const char *path, uint32_t flags, uint64_t threshold);
 
 #endif

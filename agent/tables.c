@@ -8,30 +8,30 @@
 #include "mem.h"
 #include "tables.h"
 
-#define SITE_INDEX_MIN	1024
-#define SITES_MIN	512
-#define FRAMES_MIN	(SITES_MIN * 16)
-#define FRAMES_MAX	((size_t)HT_MAX_SITES * 24)
-#define LIVE_MIN	4096
+#define SITE_INDEX_MIN 1024
+#define SITES_MIN      512
+#define FRAMES_MIN     (SITES_MIN * 16)
+#define FRAMES_MAX     ((size_t)HT_MAX_SITES * 24)
+#define LIVE_MIN       4096
 
-uint8_t			 ht_live_filter[1u << HT_FILTER_BITS];
+uint8_t ht_live_filter[1u << HT_FILTER_BITS];
 
-static uint32_t		*site_index;	/* site number + 1, 0 = empty */
-static size_t		 site_index_cap;
-static struct ht_site	*sites;
-static size_t		 sites_cap, nsites;
-static uintptr_t	*frames;
-static size_t		 frames_cap, nframes_used;
+static uint32_t *site_index; /* site number + 1, 0 = empty */
+static size_t site_index_cap;
+static struct ht_site *sites;
+static size_t sites_cap, nsites;
+static uintptr_t *frames;
+static size_t frames_cap, nframes_used;
 
-static struct ht_live	*live;
-static size_t		 live_cap, nlive;
+static struct ht_live *live;
+static size_t live_cap, nlive;
 
-static struct ht_thread	*threads;
-static size_t		 nthreads;
+static struct ht_thread *threads;
+static size_t nthreads;
 
-static int		 ready;
-static size_t		 max_sites = HT_MAX_SITES;
-static size_t		 max_live = HT_MAX_LIVE;
+static int ready;
+static size_t max_sites = HT_MAX_SITES;
+static size_t max_live = HT_MAX_LIVE;
 
 void
 ht_tables_limit(size_t sites_bound, size_t live_bound)
@@ -81,8 +81,8 @@ ht_tables_reset(void)
 static uint64_t
 hash_frames(const uintptr_t *f, uint32_t n)
 {
-	uint64_t	h = 0xcbf29ce484222325ull ^ n;
-	uint32_t	i;
+	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	uint32_t i;
 
 	for (i = 0; i < n; i++) {
 		h ^= f[i];
@@ -95,8 +95,8 @@ hash_frames(const uintptr_t *f, uint32_t n)
 static int
 site_index_grow(void)
 {
-	size_t		 ncap = site_index_cap * 2, i, j;
-	uint32_t	*n = ht_mem_map(ncap * sizeof(*n));
+	size_t ncap = site_index_cap * 2, i, j;
+	uint32_t *n = ht_mem_map(ncap * sizeof(*n));
 
 	if (n == NULL)
 		return -1;
@@ -115,8 +115,8 @@ site_index_grow(void)
 static int
 grow(void **p, size_t *cap, size_t elem, size_t need, size_t max)
 {
-	size_t	ncap = *cap;
-	void	*q;
+	size_t ncap = *cap;
+	void *q;
 
 	if (need <= *cap)
 		return 0;
@@ -137,9 +137,9 @@ grow(void **p, size_t *cap, size_t elem, size_t need, size_t max)
 int64_t
 ht_sites_intern(const uintptr_t *f, uint32_t n)
 {
-	uint64_t	 h = hash_frames(f, n);
-	size_t		 j = h & (site_index_cap - 1);
-	struct ht_site	*s;
+	uint64_t h = hash_frames(f, n);
+	size_t j = h & (site_index_cap - 1);
+	struct ht_site *s;
 
 	while (site_index[j] != 0) {
 		s = &sites[site_index[j] - 1];
@@ -151,9 +151,9 @@ ht_sites_intern(const uintptr_t *f, uint32_t n)
 	if (nsites >= max_sites)
 		return -1;
 	if (grow((void **)&sites, &sites_cap, sizeof(*sites), nsites + 1,
-	    max_sites) == -1 ||
+		max_sites) == -1 ||
 	    grow((void **)&frames, &frames_cap, sizeof(*frames),
-	    nframes_used + n, FRAMES_MAX) == -1)
+		nframes_used + n, FRAMES_MAX) == -1)
 		return -1;
 	if ((nsites + 1) * 2 > site_index_cap) {
 		if (site_index_grow() == -1)
@@ -201,7 +201,7 @@ live_slot(uintptr_t ptr, size_t cap)
 static void
 filter_add(uintptr_t ptr)
 {
-	uint8_t	*c = &ht_live_filter[ht_live_filter_index(ptr)];
+	uint8_t *c = &ht_live_filter[ht_live_filter_index(ptr)];
 
 	/* A saturated counter stays saturated until the next reset: it can
 	 * no longer tell how many pointers share it. */
@@ -212,7 +212,7 @@ filter_add(uintptr_t ptr)
 static void
 filter_remove(uintptr_t ptr)
 {
-	uint8_t	*c = &ht_live_filter[ht_live_filter_index(ptr)];
+	uint8_t *c = &ht_live_filter[ht_live_filter_index(ptr)];
 
 	if (*c != 255 && *c != 0)
 		__atomic_store_n(c, *c - 1, __ATOMIC_RELAXED);
@@ -221,8 +221,8 @@ filter_remove(uintptr_t ptr)
 static int
 live_grow(void)
 {
-	size_t		 ncap = live_cap * 2, i, j;
-	struct ht_live	*n;
+	size_t ncap = live_cap * 2, i, j;
+	struct ht_live *n;
 
 	if (ncap > max_live * 2)
 		return -1;
@@ -246,7 +246,7 @@ live_grow(void)
 int
 ht_live_insert(const struct ht_live *e, struct ht_live *old)
 {
-	size_t	j;
+	size_t j;
 
 	if (nlive >= max_live)
 		return -1;
@@ -271,7 +271,7 @@ ht_live_insert(const struct ht_live *e, struct ht_live *old)
 int
 ht_live_remove(uintptr_t ptr, struct ht_live *out)
 {
-	size_t	i, j, k;
+	size_t i, j, k;
 
 	i = live_slot(ptr, live_cap);
 	while (live[i].ptr != ptr) {
@@ -308,7 +308,7 @@ ht_live_count(void)
 int64_t
 ht_threads_add(uint32_t tid, const char *name)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = nthreads; i > 0; i--)
 		if (threads[i - 1].tid == tid)

@@ -37,10 +37,10 @@
 
 /* How far above the current sp a frame may reach: far more than any sane
  * frame, far less than the gap to unrelated mappings in most layouts. */
-#define STACK_SPAN	((uintptr_t)64 << 20)
+#define STACK_SPAN ((uintptr_t)64 << 20)
 
 /* 4096 sets of 2 ways, 16 bytes an entry: 128 KiB. */
-#define CACHE_SETS_LOG2	12
+#define CACHE_SETS_LOG2 12
 #define CACHE_SETS	(1u << CACHE_SETS_LOG2)
 #define CACHE_WAYS	2
 #define CACHE_BYTES	(CACHE_SETS * CACHE_WAYS * sizeof(struct rule))
@@ -51,28 +51,28 @@
  * are stored divided by 8.
  */
 struct rule {
-	uintptr_t	pc;		/* lookup address (key) */
-	int32_t		cfa_off;
-	int8_t		ra_off8;
-	int8_t		bp_off8;
-	uint16_t	flags;
+	uintptr_t pc; /* lookup address (key) */
+	int32_t cfa_off;
+	int8_t ra_off8;
+	int8_t bp_off8;
+	uint16_t flags;
 };
 
-#define RF_CFA_BASE	0x0003	/* HT_CFA_BASE_SP or HT_CFA_BASE_BP */
-#define RF_CFA_DEREF	0x0004
-#define RF_RA_SHIFT	3	/* 2 bits: HT_CFA_BASE_* of the RA's slot */
-#define RF_BP_SHIFT	5	/* 3 bits: BP_* */
-#define RF_SIGNAL	0x0100	/* "S": the next frame's pc is exact */
-#define RF_STOP_SHIFT	12	/* 2 bits: STOP_* */
-#define RF_STOP		(3u << RF_STOP_SHIFT)
+#define RF_CFA_BASE   0x0003 /* HT_CFA_BASE_SP or HT_CFA_BASE_BP */
+#define RF_CFA_DEREF  0x0004
+#define RF_RA_SHIFT   3	     /* 2 bits: HT_CFA_BASE_* of the RA's slot */
+#define RF_BP_SHIFT   5	     /* 3 bits: BP_* */
+#define RF_SIGNAL     0x0100 /* "S": the next frame's pc is exact */
+#define RF_STOP_SHIFT 12     /* 2 bits: STOP_* */
+#define RF_STOP	      (3u << RF_STOP_SHIFT)
 
-enum { BP_SAME, BP_UNDEF, BP_AT };	/* BP_AT + HT_CFA_BASE_*: saved there */
+enum { BP_SAME, BP_UNDEF, BP_AT }; /* BP_AT + HT_CFA_BASE_*: saved there */
 enum { STOP_NONE, STOP_OUTERMOST, STOP_NOCFI, STOP_NOTEXT };
 
-static struct rule		*cache;
-static unsigned			 cache_gen;
-static int			 cache_failed;
-static struct ht_unwind_stats	 stats;
+static struct rule *cache;
+static unsigned cache_gen;
+static int cache_failed;
+static struct ht_unwind_stats stats;
 
 static int
 fit8(int64_t off, int8_t *out)
@@ -88,7 +88,7 @@ fit8(int64_t off, int8_t *out)
 static int
 reduce(const struct ht_cfa_row *r, uintptr_t pc, struct rule *out)
 {
-	unsigned	k;
+	unsigned k;
 
 	memset(out, 0, sizeof(*out));
 	out->pc = pc;
@@ -103,8 +103,8 @@ reduce(const struct ht_cfa_row *r, uintptr_t pc, struct rule *out)
 	else if (r->cfa_how == HT_CFA_DEF_REG && r->cfa_reg == HT_DW_RBP)
 		out->flags = HT_CFA_BASE_BP;
 	else if (r->cfa_how == HT_CFA_DEF_EXPR)
-		out->flags = (uint16_t)(r->cfa_reg |
-		    (r->cfa_deref ? RF_CFA_DEREF : 0));
+		out->flags =
+		    (uint16_t)(r->cfa_reg | (r->cfa_deref ? RF_CFA_DEREF : 0));
 	else
 		return -1;
 	if (r->cfa_off < INT32_MIN || r->cfa_off > INT32_MAX)
@@ -137,8 +137,8 @@ reduce(const struct ht_cfa_row *r, uintptr_t pc, struct rule *out)
 static void
 compute(uintptr_t pc, struct rule *out)
 {
-	const struct ht_module	*m = ht_modules_find(pc);
-	struct ht_cfa_row	 r;
+	const struct ht_module *m = ht_modules_find(pc);
+	struct ht_cfa_row r;
 
 	if (m == NULL || pc < m->text_start || pc >= m->text_end) {
 		memset(out, 0, sizeof(*out));
@@ -159,7 +159,7 @@ cache_check(void)
 	if (cache == NULL && !cache_failed) {
 		cache = ht_mem_map(CACHE_BYTES);
 		if (cache == NULL)
-			cache_failed = 1;	/* work uncached */
+			cache_failed = 1; /* work uncached */
 		cache_gen = ht_modules_generation;
 	}
 	if (cache_gen != ht_modules_generation) {
@@ -173,15 +173,15 @@ cache_check(void)
 static inline const struct rule *
 lookup(uintptr_t pc, struct rule *tmp, uint64_t *hits, uint64_t *misses)
 {
-	struct rule	*set;
+	struct rule *set;
 
 	if (__builtin_expect(cache == NULL, 0)) {
 		(*misses)++;
 		compute(pc, tmp);
 		return tmp;
 	}
-	set = &cache[((pc * 0x9e3779b97f4a7c15ull) >>
-	    (64 - CACHE_SETS_LOG2)) * CACHE_WAYS];
+	set = &cache[((pc * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_SETS_LOG2)) *
+	    CACHE_WAYS];
 	if (__builtin_expect(set[0].pc == pc, 1)) {
 		(*hits)++;
 		return &set[0];
@@ -206,12 +206,12 @@ slot_ok(uintptr_t a, uintptr_t sp)
 int
 ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
 {
-	const struct rule	*ru, *next;
-	struct rule		 tmp[2];
-	uintptr_t		 sp = r->sp, bp = r->bp, v[3], a, ra, nbp;
-	uint64_t		 hits = 0, misses = 0;
-	unsigned		 f, k;
-	int			 n = 0, t = 0;
+	const struct rule *ru, *next;
+	struct rule tmp[2];
+	uintptr_t sp = r->sp, bp = r->bp, v[3], a, ra, nbp;
+	uint64_t hits = 0, misses = 0;
+	unsigned f, k;
+	int n = 0, t = 0;
 
 	if (max < 1)
 		return 0;
@@ -256,8 +256,8 @@ ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
 		 * signal frame's CFA is the interrupted sp, which the kernel
 		 * wrote and which may lie on another stack (sigaltstack).
 		 */
-		if ((a & 7) != 0 || (!(f & RF_SIGNAL) &&
-		    a - sp - 1 >= STACK_SPAN))
+		if ((a & 7) != 0 ||
+		    (!(f & RF_SIGNAL) && a - sp - 1 >= STACK_SPAN))
 			goto bad;
 		v[HT_CFA_BASE_CFA] = a;
 		a = v[(f >> RF_RA_SHIFT) & 3] + (intptr_t)ru->ra_off8 * 8;

@@ -22,16 +22,18 @@
 #include <stdint.h>
 
 struct ht_regs {
-	uintptr_t	pc;
-	uintptr_t	sp;
-	uintptr_t	bp;
+	uintptr_t pc;
+	uintptr_t sp;
+	uintptr_t bp;
 };
 
 /* Capture the registers at this point of the calling function. */
-#define HT_REGS_CAPTURE(r) do {						\
-	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" \
-	    : "=r"((r)->pc), "=r"((r)->sp), "=r"((r)->bp));		\
-} while (0)
+#define HT_REGS_CAPTURE(r)                                                     \
+	do {                                                                   \
+		__asm__ volatile(                                              \
+		    "lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"       \
+		    : "=r"((r)->pc), "=r"((r)->sp), "=r"((r)->bp));            \
+	} while (0)
 
 /* Walk from r (the frame of the function that captured it), storing up to
  * max pcs: pcs[0] = r->pc, then each caller's return address.  Returns the
@@ -39,25 +41,25 @@ struct ht_regs {
  * Every pcs[i], i > 0, is to be symbolized at pcs[i] - 1: a return address
  * points past its call.  Through a signal frame the walk continues into the
  * interrupted code, whose exact pc is stored + 1 to keep that rule. */
-int	ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max);
+int ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max);
 
 /* Drop every cached rule (also done implicitly when ht_modules_generation
  * changes).  With ht_lock_global held. */
-void	ht_unwind_flush(void);
+void ht_unwind_flush(void);
 
 /* Statistics for tests and benchmarks. */
 struct ht_unwind_stats {
-	uint64_t	walks;
-	uint64_t	frames;
-	uint64_t	cache_hits;
-	uint64_t	cache_misses;
+	uint64_t walks;
+	uint64_t frames;
+	uint64_t cache_hits;
+	uint64_t cache_misses;
 	/* How walks ended (each walk counts in exactly one): */
-	uint64_t	stops_no_cfi;	/* a frame without usable CFI */
-	uint64_t	stops_outermost; /* RA undefined (or 0): complete */
-	uint64_t	stops_bad_frame; /* pc outside any module's text, or
+	uint64_t stops_no_cfi;	  /* a frame without usable CFI */
+	uint64_t stops_outermost; /* RA undefined (or 0): complete */
+	uint64_t stops_bad_frame; /* pc outside any module's text, or
 					  * a frame failing a stack check */
-	uint64_t	stops_max;	/* max pcs stored */
+	uint64_t stops_max;	  /* max pcs stored */
 };
-void	ht_unwind_get_stats(struct ht_unwind_stats *);
+void ht_unwind_get_stats(struct ht_unwind_stats *);
 
 #endif

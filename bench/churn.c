@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define WINDOW	1024
+#define WINDOW 1024
 
-static void	*slots[WINDOW];
+static void *slots[WINDOW];
 
 /* xorshift64: cheap next to malloc, so the loop measures the allocator. */
 static inline uint64_t

@@ -23,17 +23,17 @@
 #include <string.h>
 #include <time.h>
 
-#define NTHREAD	4
-#define SLEEP_NS	1000000L
-#define WINDOW	1024
+#define NTHREAD	 4
+#define SLEEP_NS 1000000L
+#define WINDOW	 1024
 
-static uint64_t	max_gap_ns;	/* guarded by lock */
-static pthread_mutex_t	lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t max_gap_ns; /* guarded by lock */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t
 now_ns(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -42,9 +42,9 @@ now_ns(void)
 static void *
 meter(void *arg)
 {
-	struct timespec	d = { 0, SLEEP_NS };
-	uint64_t	last = now_ns(), t, gap;
-	volatile char	*p;
+	struct timespec d = { 0, SLEEP_NS };
+	uint64_t last = now_ns(), t, gap;
+	volatile char *p;
 
 	(void)arg;
 	for (;;) {
@@ -66,10 +66,10 @@ meter(void *arg)
 static double
 churn(long pairs)
 {
-	static void	*slots[WINDOW];
-	uint64_t	 s = 88172645463325252ull, t0;
-	long		 i;
-	size_t		 k;
+	static void *slots[WINDOW];
+	uint64_t s = 88172645463325252ull, t0;
+	long i;
+	size_t k;
 
 	t0 = now_ns();
 	for (i = 0; i < pairs; i++) {
@@ -90,9 +90,9 @@ churn(long pairs)
 int
 main(void)
 {
-	pthread_t	th;
-	char		line[128];
-	int		i;
+	pthread_t th;
+	char line[128];
+	int i;
 
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	for (i = 0; i < NTHREAD; i++)

@@ -32,17 +32,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH	256
+#define BATCH 256
 
 struct worker {
-	void		*batch[2][BATCH];
+	void *batch[2][BATCH];
 	/* Rounds this worker has finished allocating; its own cache line
 	 * so that the peer's polling does not slow its stores. */
 	_Alignas(64) _Atomic uint64_t done;
 	_Alignas(64) struct worker *peer;
-	uint64_t	 rounds;
-	uint64_t	 seed;
-	int		 failed;
+	uint64_t rounds;
+	uint64_t seed;
+	int failed;
 };
 
 /* Wait until the peer has allocated its batch of round r.  Spin briefly,

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define BLOCK	(128 * 1024)
+#define BLOCK (128 * 1024)
 
 /* Storing each block here makes it escape, so the compiler cannot drop the
  * malloc/free pair as dead code. */

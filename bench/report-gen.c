@@ -33,19 +33,19 @@
 #include "profile.h"
 
 #define LIBDIR		"/usr/lib/x86_64-linux-gnu"
-#define POOL_PER_MODULE	1000
+#define POOL_PER_MODULE 1000
 #define OUTER_POOL	8
 #define PAGE		4096ULL
 
 struct xseg {
-	uint64_t	lo, hi;		/* a PF_X PT_LOAD, ELF addresses */
+	uint64_t lo, hi; /* a PF_X PT_LOAD, ELF addresses */
 };
 
 struct mod {
-	struct ht_module_rec	rec;
-	struct xseg		x[4];
-	int			nx;
-	uint64_t		pool[POOL_PER_MODULE];
+	struct ht_module_rec rec;
+	struct xseg x[4];
+	int nx;
+	uint64_t pool[POOL_PER_MODULE];
 };
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -97,7 +97,7 @@ read_elf(const char *path, struct mod *m)
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_type != ET_DYN ||
 	    eh->e_phentsize != sizeof(*ph) ||
 	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(*ph) >
-	    (uint64_t)st.st_size)
+		(uint64_t)st.st_size)
 		goto out;
 	ph = (const Elf64_Phdr *)(base + eh->e_phoff);
 	m->nx = 0;
@@ -137,7 +137,7 @@ read_elf(const char *path, struct mod *m)
 		}
 	}
 	if (m->nx > 0 && m->rec.build_id_len > 0 && lo < hi) {
-		m->rec.start = lo;	/* made absolute by the caller */
+		m->rec.start = lo; /* made absolute by the caller */
 		m->rec.end = (hi + PAGE - 1) & ~(PAGE - 1);
 		rc = 0;
 	}
@@ -240,8 +240,10 @@ main(int argc, char **argv)
 	if (nmods == 0 || (mods = calloc(nmods, sizeof(*mods))) == NULL)
 		return 1;
 	if ((got = find_modules(mods, nmods)) < nmods) {
-		fprintf(stderr, "report-gen: found %zu shared objects with a "
-		    "build-id in %s, want %zu\n", got, LIBDIR, nmods);
+		fprintf(stderr,
+		    "report-gen: found %zu shared objects with a "
+		    "build-id in %s, want %zu\n",
+		    got, LIBDIR, nmods);
 		return 1;
 	}
 
@@ -272,8 +274,8 @@ main(int argc, char **argv)
 		s->alloc_bytes = s->samples * rate;
 		s->alloc_objects = s->samples * (1 + rnd() % 64);
 		s->inuse_bytes = s->live_samples * rate;
-		s->inuse_objects = s->alloc_objects * s->live_samples /
-		    s->samples;
+		s->inuse_objects =
+		    s->alloc_objects * s->live_samples / s->samples;
 		s->inuse_var = (double)s->live_samples * rate * rate;
 		s->alloc_var = (double)s->samples * rate * rate;
 		s->peak_inuse_bytes = s->inuse_bytes;

@@ -19,8 +19,8 @@
 static void
 vwarn(const char *fmt, va_list ap)
 {
-	char	buf[8192];
-	size_t	i, n, len;
+	char buf[8192];
+	size_t i, n, len;
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	len = strlen(buf);
@@ -28,8 +28,9 @@ vwarn(const char *fmt, va_list ap)
 	fputs("heaptool: ", stderr);
 	for (i = 0; i < len; i += n) {
 		n = ht_json_utf8_len(buf + i, len - i);
-		if (n == 0 || ht_json_is_c1(buf + i, n) || (n == 1 &&
-		    ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f))) {
+		if (n == 0 || ht_json_is_c1(buf + i, n) ||
+		    (n == 1 &&
+			((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f))) {
 			fputc('?', stderr);
 			n = n == 0 ? 1 : n;
 		} else

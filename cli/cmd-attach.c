@@ -32,8 +32,8 @@
 #include "staging.h"
 #include "target.h"
 
-#define DEFAULT_TIMEOUT_MS	5000
-#define POLL_MS			10
+#define DEFAULT_TIMEOUT_MS 5000
+#define POLL_MS		   10
 
 static uint64_t
 now_ms(void)
@@ -45,24 +45,24 @@ now_ms(void)
 }
 
 static const char attach_usage[] =
-"usage: heaptool attach [--timeout DUR] [--ignore-seccomp] [-p] PID\n"
-"\n"
-"Load the heap profiler's agent into the running process PID, without\n"
-"restarting or stopping it, and make PID the current target: start,\n"
-"stop, status, report, dump and detach act on it when they get no -p.\n"
-"A process that has the agent already is reconnected, never loaded\n"
-"twice.  Then run heaptool start.\n"
-"\n"
-"  -t, --timeout DUR  give up when no thread of PID is at a safe point\n"
-"                     within DUR (default 5s; e.g. 500ms, 10s, 1m)\n"
-"      --ignore-seccomp  attach even though PID runs under a seccomp\n"
-"                     filter (refused by default: a filter may kill it\n"
-"                     on a system call the loader makes)\n"
-"  -p, --pid PID      the same as PID alone\n"
-"  -h, --help         show this help\n"
-"\n"
-"PID must run as your user (or you must be root) and ptrace must be\n"
-"allowed (kernel.yama.ptrace_scope).  See man heaptool for the details.\n";
+    "usage: heaptool attach [--timeout DUR] [--ignore-seccomp] [-p] PID\n"
+    "\n"
+    "Load the heap profiler's agent into the running process PID, without\n"
+    "restarting or stopping it, and make PID the current target: start,\n"
+    "stop, status, report, dump and detach act on it when they get no -p.\n"
+    "A process that has the agent already is reconnected, never loaded\n"
+    "twice.  Then run heaptool start.\n"
+    "\n"
+    "  -t, --timeout DUR  give up when no thread of PID is at a safe point\n"
+    "                     within DUR (default 5s; e.g. 500ms, 10s, 1m)\n"
+    "      --ignore-seccomp  attach even though PID runs under a seccomp\n"
+    "                     filter (refused by default: a filter may kill it\n"
+    "                     on a system call the loader makes)\n"
+    "  -p, --pid PID      the same as PID alone\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "PID must run as your user (or you must be root) and ptrace must be\n"
+    "allowed (kernel.yama.ptrace_scope).  See man heaptool for the details.\n";
 
 static const struct option attach_options[] = {
 	{ "timeout", required_argument, NULL, 't' },
@@ -81,11 +81,10 @@ static const struct option attach_options[] = {
  * it.  They are delivered once the thread is let go.
  */
 static int
-inject_agent(pid_t pid, const char *path, int timeout_ms,
-    int allow_seccomp)
+inject_agent(pid_t pid, const char *path, int timeout_ms, int allow_seccomp)
 {
-	static const int held[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
-	    SIGTSTP, SIGTTIN, SIGTTOU };
+	static const int held[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP,
+		SIGTTIN, SIGTTOU };
 	struct ht_inject *inj;
 	sigset_t set, old;
 	size_t i;
@@ -126,9 +125,9 @@ remember(pid_t pid, const struct ht_proc *p)
 {
 	if (ht_target_save(pid, p->start_time) != 0)
 		ht_warn("attach %ld: cannot remember it as the current "
-		    "target: %s; give -p %ld to the other commands, or set "
-		    "XDG_STATE_HOME to a writable directory", (long)pid,
-		    strerror(errno), (long)pid);
+			"target: %s; give -p %ld to the other commands, or set "
+			"XDG_STATE_HOME to a writable directory",
+		    (long)pid, strerror(errno), (long)pid);
 }
 
 int
@@ -145,14 +144,15 @@ ht_cmd_attach(int argc, char **argv)
 	pid_t pid;
 
 	ht_cmd_getopt_reset();
-	while ((ch = getopt_long(argc, argv, ":t:p:h", attach_options,
-	    NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":t:p:h", attach_options, NULL)) !=
+	    -1) {
 		switch (ch) {
 		case 't':
 			if (ht_duration_parse(optarg, &tmo) != 0 || tmo == 0 ||
 			    tmo > INT_MAX)
 				return ht_usage("--timeout %s: not a duration; "
-				    "use e.g. 500ms, 5s, 1m", optarg);
+						"use e.g. 500ms, 5s, 1m",
+				    optarg);
 			timeout_ms = (int)tmo;
 			break;
 		case 'p':
@@ -171,13 +171,15 @@ ht_cmd_attach(int argc, char **argv)
 		popt = argv[optind++];
 	if (popt == NULL)
 		return ht_usage("attach: no process given; usage: heaptool "
-		    "attach [--timeout DUR] PID");
+				"attach [--timeout DUR] PID");
 	if (optind < argc)
 		return ht_usage("attach: %s: one process at a time; see "
-		    "'heaptool attach --help'", argv[optind]);
+				"'heaptool attach --help'",
+		    argv[optind]);
 	if (ht_target_parse_pid(popt, &pid) != 0)
 		return ht_usage("%s: not a process ID; give the PID of a "
-		    "running process", popt);
+				"running process",
+		    popt);
 
 	t0 = now_ms();
 	if (ht_proc_read(pid, &p) != 0) {
@@ -191,8 +193,9 @@ ht_cmd_attach(int argc, char **argv)
 	}
 	if (p.state == 'Z' || p.state == 'X') {
 		ht_warn("attach %ld: the process has exited (a zombie): its "
-		    "parent has not reaped it yet; attach to a running "
-		    "process", (long)pid);
+			"parent has not reaped it yet; attach to a running "
+			"process",
+		    (long)pid);
 		return HT_EXIT_FAIL;
 	}
 	if (ht_target_check(pid, "attach", &p) != HT_EXIT_OK)
@@ -228,10 +231,12 @@ ht_cmd_attach(int argc, char **argv)
 			goto out_free;
 		}
 		if (now_ms() >= deadline) {
-			ht_warn("attach %ld: the agent was loaded but did not "
+			ht_warn(
+			    "attach %ld: the agent was loaded but did not "
 			    "answer within %d ms; the process may be very busy "
 			    "or short of memory: try heaptool attach %ld again "
-			    "later", (long)pid, timeout_ms, (long)pid);
+			    "later",
+			    (long)pid, timeout_ms, (long)pid);
 			goto out_free;
 		}
 		usleep(POLL_MS * 1000);

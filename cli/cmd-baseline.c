@@ -19,16 +19,16 @@
 #include "target.h"
 
 static const char baseline_usage[] =
-"usage: heaptool baseline [-p PID]\n"
-"\n"
-"Remember the target's current profile (PID, or the current target of\n"
-"heaptool attach) as its baseline: heaptool report --diff then shows what\n"
-"changed since.  A new baseline replaces the previous one.\n"
-"\n"
-"  -p, --pid PID        the running process PID\n"
-"  -h, --help           show this help\n"
-"\n"
-"See man heaptool for the details.\n";
+    "usage: heaptool baseline [-p PID]\n"
+    "\n"
+    "Remember the target's current profile (PID, or the current target of\n"
+    "heaptool attach) as its baseline: heaptool report --diff then shows what\n"
+    "changed since.  A new baseline replaces the previous one.\n"
+    "\n"
+    "  -p, --pid PID        the running process PID\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "See man heaptool for the details.\n";
 
 int
 ht_cmd_baseline(int argc, char **argv)
@@ -42,8 +42,11 @@ ht_cmd_baseline(int argc, char **argv)
 	int rc;
 	pid_t pid;
 
-	if ((rc = ht_cmd_target(argc, argv, baseline_usage, "give the process "
-	    "with -p PID", &pid)) != HT_EXIT_OK || pid == 0)
+	if ((rc = ht_cmd_target(argc, argv, baseline_usage,
+		 "give the process "
+		 "with -p PID",
+		 &pid)) != HT_EXIT_OK ||
+	    pid == 0)
 		return rc;
 	if (ht_target_start_time(pid, &start) != 0)
 		return HT_EXIT_FAIL;
@@ -55,13 +58,15 @@ ht_cmd_baseline(int argc, char **argv)
 		goto out;
 	if (start2 != start) {
 		ht_warn("target %ld: no such process (it exited); check the "
-		    "PID", (long)pid);
+			"PID",
+		    (long)pid);
 		goto out;
 	}
-	if (ht_target_baseline_save(path, sizeof(path), pid, start, raw,
-	    len) != 0) {
+	if (ht_target_baseline_save(path, sizeof(path), pid, start, raw, len) !=
+	    0) {
 		ht_warn("baseline %ld: %s; set XDG_STATE_HOME to a writable "
-		    "directory", (long)pid, strerror(errno));
+			"directory",
+		    (long)pid, strerror(errno));
 		goto out;
 	}
 	for (i = 0; i < prof->nsites; i++) {
@@ -71,8 +76,9 @@ ht_cmd_baseline(int argc, char **argv)
 		nsites += s->folded > 0 ? s->folded : 1;
 	}
 	printf("heaptool: baseline of %ld saved to %s: session %" PRIu64
-	    " (%s), %s%s in use in %" PRIu64 " object%s at %" PRIu64
-	    " site%s, rate %" PRIu64 "\n", (long)pid, path, prof->meta.epoch,
+	       " (%s), %s%s in use in %" PRIu64 " object%s at %" PRIu64
+	       " site%s, rate %" PRIu64 "\n",
+	    (long)pid, path, prof->meta.epoch,
 	    ht_profile_state_name(prof->meta.state),
 	    prof->meta.rate == 1 ? "" : "about ",
 	    ht_size_format(inuse, a, sizeof(a)), objects,

@@ -14,13 +14,12 @@
 #include "target.h"
 
 static const char detach_usage[] =
-"usage: heaptool detach [-p PID]\n"
-"\n"
-"End the session, put back every hook the agent installed, and forget\n"
-"the current target.  The agent stays loaded, idle; heaptool attach\n"
-"hooks it again.\n"
-"\n"
-HT_CMD_PID_HELP;
+    "usage: heaptool detach [-p PID]\n"
+    "\n"
+    "End the session, put back every hook the agent installed, and forget\n"
+    "the current target.  The agent stays loaded, idle; heaptool attach\n"
+    "hooks it again.\n"
+    "\n" HT_CMD_PID_HELP;
 
 int
 ht_cmd_detach(int argc, char **argv)
@@ -29,10 +28,12 @@ ht_cmd_detach(int argc, char **argv)
 	int rc;
 
 	if ((rc = ht_cmd_request(argc, argv, detach_usage, HT_MSG_DETACH,
-	    &pid)) != HT_EXIT_OK || pid == 0)
+		 &pid)) != HT_EXIT_OK ||
+	    pid == 0)
 		return rc;
 	ht_target_forget(pid);
 	printf("heaptool: detached from %ld: its hooks are removed (the "
-	    "agent stays loaded, idle)\n", (long)pid);
+	       "agent stays loaded, idle)\n",
+	    (long)pid);
 	return ht_cmd_flush();
 }

@@ -14,23 +14,23 @@
 #include "symbolize.h"
 
 static const char diff_usage[] =
-"usage: heaptool diff [--detail] [--json] [--top N] [--bytes] [-o OUT]\n"
-"                     OLD NEW\n"
-"\n"
-"Compare two profiles (files written by heaptool run or dump; - reads\n"
-"stdin): the change of every total and of the memory of each module, and\n"
-"with --detail of each allocation site, the largest growth first.  Sites\n"
-"are matched by their stacks as module and offset, so two runs of one\n"
-"program match; a site only NEW has is new, one only OLD has is gone.\n"
-"\n"
-"  -d, --detail         also list the sites, each with old, new and delta\n"
-"  -j, --json           write JSON (keys in man heaptool)\n"
-"  -t, --top N          list the N sites that changed most, fold the rest\n"
-"  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
-"  -o, --output OUT     write the diff to OUT instead of stdout\n"
-"  -h, --help           show this help\n"
-"\n"
-"See man heaptool for the details.\n";
+    "usage: heaptool diff [--detail] [--json] [--top N] [--bytes] [-o OUT]\n"
+    "                     OLD NEW\n"
+    "\n"
+    "Compare two profiles (files written by heaptool run or dump; - reads\n"
+    "stdin): the change of every total and of the memory of each module, and\n"
+    "with --detail of each allocation site, the largest growth first.  Sites\n"
+    "are matched by their stacks as module and offset, so two runs of one\n"
+    "program match; a site only NEW has is new, one only OLD has is gone.\n"
+    "\n"
+    "  -d, --detail         also list the sites, each with old, new and delta\n"
+    "  -j, --json           write JSON (keys in man heaptool)\n"
+    "  -t, --top N          list the N sites that changed most, fold the rest\n"
+    "  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
+    "  -o, --output OUT     write the diff to OUT instead of stdout\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "See man heaptool for the details.\n";
 
 static const struct option diff_options[] = {
 	{ "json", no_argument, NULL, 'j' },
@@ -50,8 +50,8 @@ ht_cmd_diff(int argc, char **argv)
 
 	memset(&p, 0, sizeof(p));
 	ht_cmd_getopt_reset();
-	while ((c = getopt_long(argc, argv, ":djt:bo:h", diff_options,
-	    NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":djt:bo:h", diff_options, NULL)) !=
+	    -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -67,26 +67,28 @@ ht_cmd_diff(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return ht_usage("diff: %s; usage: heaptool diff [OPTION...] "
-		    "OLD NEW", argc - optind < 2 ? "two profiles needed" :
-		    "only two profiles at a time");
+				"OLD NEW",
+		    argc - optind < 2 ? "two profiles needed" :
+					"only two profiles at a time");
 	if (strcmp(argv[optind], "-") == 0 &&
 	    strcmp(argv[optind + 1], "-") == 0)
 		return ht_usage("diff: - and -: standard input holds one "
-		    "profile; give at least one file");
+				"profile; give at least one file");
 
 	rc = HT_EXIT_FAIL;
 	for (k = 0; k < 2; k++) {
 		const char *path = argv[optind + k];
 
-		if ((prof[k] = ht_profile_read_file(path, err,
-		    sizeof(err))) == NULL) {
+		if ((prof[k] = ht_profile_read_file(path, err, sizeof(err))) ==
+		    NULL) {
 			ht_warn("diff %s: %s; %s", path, err,
-			    errno == ENOENT ? "check the file name" :
-			    "pass a profile written by heaptool");
+			    errno == ENOENT ?
+				"check the file name" :
+				"pass a profile written by heaptool");
 			goto out;
 		}
 		if ((sym[k] = ht_sym_new(prof[k]->modules, prof[k]->nmodules,
-		    NULL)) == NULL) {
+			 NULL)) == NULL) {
 			ht_warn("diff %s: %s", path, strerror(errno));
 			goto out;
 		}

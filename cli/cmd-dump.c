@@ -21,17 +21,17 @@
 #include "target.h"
 
 static const char dump_usage[] =
-"usage: heaptool dump [-p PID] -o FILE\n"
-"\n"
-"Save the target's current profile to FILE (mode 0600, replaced\n"
-"atomically), for heaptool report FILE later or elsewhere.  With\n"
-"-o -, write it to stdout.\n"
-"\n"
-"  -p, --pid PID      the process (default: the current target)\n"
-"  -o, --output FILE  the file to write\n"
-"  -h, --help         show this help\n"
-"\n"
-"See man heaptool for the details.\n";
+    "usage: heaptool dump [-p PID] -o FILE\n"
+    "\n"
+    "Save the target's current profile to FILE (mode 0600, replaced\n"
+    "atomically), for heaptool report FILE later or elsewhere.  With\n"
+    "-o -, write it to stdout.\n"
+    "\n"
+    "  -p, --pid PID      the process (default: the current target)\n"
+    "  -o, --output FILE  the file to write\n"
+    "  -h, --help         show this help\n"
+    "\n"
+    "See man heaptool for the details.\n";
 
 static const struct option dump_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -51,8 +51,8 @@ ht_cmd_dump(int argc, char **argv)
 	pid_t pid;
 
 	ht_cmd_getopt_reset();
-	while ((ch = getopt_long(argc, argv, ":p:o:h", dump_options,
-	    NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":p:o:h", dump_options, NULL)) !=
+	    -1) {
 		switch (ch) {
 		case 'p':
 			popt = optarg;
@@ -70,10 +70,11 @@ ht_cmd_dump(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ht_usage("dump: %s: unexpected argument; see 'heaptool "
-		    "dump --help'", argv[optind]);
+				"dump --help'",
+		    argv[optind]);
 	if (out == NULL)
 		return ht_usage("dump: no output file; usage: heaptool dump "
-		    "[-p PID] -o FILE");
+				"[-p PID] -o FILE");
 	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
 		return rc;
 	/* The profile is decoded first: never save what heaptool report

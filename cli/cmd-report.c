@@ -21,36 +21,38 @@
 #include "target.h"
 
 static const char report_usage[] =
-"usage: heaptool report [-p PID] [--detail] [--format FORMAT | --json]\n"
-"                       [--sort COLUMN] [--top N] [--threshold SIZE]\n"
-"                       [--at-peak] [--bytes] [-o OUT] [--diff | FILE]\n"
-"\n"
-"Print a profile: the session, the totals with their 95% intervals,\n"
-"memory by module and by thread.  The profile is the one saved in FILE\n"
-"(by heaptool run or dump; - reads stdin), or without FILE the current\n"
-"one of the target (PID, or the current target of heaptool attach).\n"
-"\n"
-"  -p, --pid PID        report on the running process PID\n"
-"  -d, --detail         also list every allocation site with its stack\n"
-"  -f, --format FORMAT  text (default), json, pprof (gzip'd profile.proto),\n"
-"                       collapsed (stacks for flamegraph.pl) or svg (an\n"
-"                       interactive flame graph); pprof and svg need -o\n"
-"                       or a redirection\n"
-"  -j, --json           same as --format json\n"
-"  -s, --sort COLUMN    inuse (bytes in use, default), alloc (bytes\n"
-"                       allocated) or objects (objects in use): the order\n"
-"                       of the sites and the value of collapsed and svg\n"
-"  -t, --top N          list the N first sites, fold the rest into one\n"
-"      --threshold SIZE fold the sites below SIZE in use and allocated\n"
-"      --at-peak        the sites as they were at the peak of memory in use\n"
-"      --diff           what changed since heaptool baseline, as heaptool\n"
-"                       diff prints it (with --detail, --json, --top,\n"
-"                       --bytes and -o only)\n"
-"  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
-"  -o, --output OUT     write the report to OUT instead of stdout\n"
-"  -h, --help           show this help\n"
-"\n"
-"See man heaptool for the details and the JSON keys.\n";
+    "usage: heaptool report [-p PID] [--detail] [--format FORMAT | --json]\n"
+    "                       [--sort COLUMN] [--top N] [--threshold SIZE]\n"
+    "                       [--at-peak] [--bytes] [-o OUT] [--diff | FILE]\n"
+    "\n"
+    "Print a profile: the session, the totals with their 95% intervals,\n"
+    "memory by module and by thread.  The profile is the one saved in FILE\n"
+    "(by heaptool run or dump; - reads stdin), or without FILE the current\n"
+    "one of the target (PID, or the current target of heaptool attach).\n"
+    "\n"
+    "  -p, --pid PID        report on the running process PID\n"
+    "  -d, --detail         also list every allocation site with its stack\n"
+    "  -f, --format FORMAT  text (default), json, pprof (gzip'd "
+    "profile.proto),\n"
+    "                       collapsed (stacks for flamegraph.pl) or svg (an\n"
+    "                       interactive flame graph); pprof and svg need -o\n"
+    "                       or a redirection\n"
+    "  -j, --json           same as --format json\n"
+    "  -s, --sort COLUMN    inuse (bytes in use, default), alloc (bytes\n"
+    "                       allocated) or objects (objects in use): the order\n"
+    "                       of the sites and the value of collapsed and svg\n"
+    "  -t, --top N          list the N first sites, fold the rest into one\n"
+    "      --threshold SIZE fold the sites below SIZE in use and allocated\n"
+    "      --at-peak        the sites as they were at the peak of memory in "
+    "use\n"
+    "      --diff           what changed since heaptool baseline, as heaptool\n"
+    "                       diff prints it (with --detail, --json, --top,\n"
+    "                       --bytes and -o only)\n"
+    "  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
+    "  -o, --output OUT     write the report to OUT instead of stdout\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "See man heaptool for the details and the JSON keys.\n";
 
 enum {
 	OPT_THRESHOLD = 256,
@@ -81,16 +83,19 @@ baseline(pid_t pid, uint64_t start)
 
 	if (ht_target_baseline_path(path, sizeof(path), pid, start, 0) != 0) {
 		ht_warn("report --diff: no baseline for %ld (%s); run "
-		    "heaptool baseline first", (long)pid, strerror(errno));
+			"heaptool baseline first",
+		    (long)pid, strerror(errno));
 		return NULL;
 	}
 	if ((base = ht_profile_read_file(path, err, sizeof(err))) == NULL) {
 		if (errno == ENOENT)
 			ht_warn("report --diff: no baseline for %ld; run "
-			    "heaptool baseline first", (long)pid);
+				"heaptool baseline first",
+			    (long)pid);
 		else
 			ht_warn("report --diff: baseline %s: %s; run heaptool "
-			    "baseline again", path, err);
+				"baseline again",
+			    path, err);
 	}
 	return base;
 }
@@ -108,15 +113,18 @@ report_diff(const char *popt, const struct ht_report_opts *opts,
 	pid_t pid;
 
 	if (file != NULL)
-		return ht_usage("report --diff: %s: the diff is of the "
+		return ht_usage(
+		    "report --diff: %s: the diff is of the "
 		    "target against its baseline; to compare two files use "
-		    "heaptool diff OLD NEW", file);
+		    "heaptool diff OLD NEW",
+		    file);
 	if (opts->format != HT_REPORT_TEXT && opts->format != HT_REPORT_JSON)
 		return ht_usage("report --diff: a diff is written as text or "
-		    "JSON only; drop --format or use --json");
+				"JSON only; drop --format or use --json");
 	if (opts->sort != HT_VIEW_INUSE || opts->threshold != 0 ||
 	    opts->at_peak)
-		return ht_usage("report --diff: --sort, --threshold and "
+		return ht_usage(
+		    "report --diff: --sort, --threshold and "
 		    "--at-peak do not apply to a diff; see 'heaptool diff "
 		    "--help'");
 	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
@@ -133,8 +141,8 @@ report_diff(const char *popt, const struct ht_report_opts *opts,
 		ht_warn("report --diff %ld: %s", (long)pid, strerror(errno));
 		goto out;
 	}
-	rc = ht_cmd_diff_out(p, opts->format == HT_REPORT_JSON, base, bsym,
-	    now, nsym);
+	rc = ht_cmd_diff_out(p, opts->format == HT_REPORT_JSON, base, bsym, now,
+	    nsym);
 out:
 	if (nsym != NULL)
 		ht_sym_free(nsym);
@@ -159,11 +167,12 @@ load(const char *path, const char *popt, struct ht_profile **profp,
 	pid_t pid;
 
 	if (path != NULL) {
-		if ((prof = ht_profile_read_file(path, err,
-		    sizeof(err))) == NULL) {
+		if ((prof = ht_profile_read_file(path, err, sizeof(err))) ==
+		    NULL) {
 			ht_warn("report %s: %s; %s", path, err,
-			    errno == ENOENT ? "check the file name" :
-			    "pass a profile written by heaptool");
+			    errno == ENOENT ?
+				"check the file name" :
+				"pass a profile written by heaptool");
 			return HT_EXIT_FAIL;
 		}
 		snprintf(what, whatlen, "%s", path);
@@ -202,7 +211,7 @@ ht_cmd_report(int argc, char **argv)
 	opts.format = HT_REPORT_TEXT;
 	ht_cmd_getopt_reset();
 	while ((c = getopt_long(argc, argv, ":p:djf:s:t:bo:h", report_options,
-	    NULL)) != -1) {
+		    NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			return ht_cmd_help(report_usage);
@@ -214,19 +223,23 @@ ht_cmd_report(int argc, char **argv)
 			break;
 		case 'f':
 			if (ht_report_format_parse(optarg, &opts.format) != 0)
-				return ht_usage("--format %s: not a format "
+				return ht_usage(
+				    "--format %s: not a format "
 				    "this heaptool writes; use text, json, "
-				    "pprof, collapsed or svg", optarg);
+				    "pprof, collapsed or svg",
+				    optarg);
 			break;
 		case 's':
 			if (ht_report_sort_parse(optarg, &opts.sort) != 0)
 				return ht_usage("--sort %s: not a column; use "
-				    "inuse, alloc or objects", optarg);
+						"inuse, alloc or objects",
+				    optarg);
 			break;
 		case OPT_THRESHOLD:
 			if (ht_size_parse(optarg, &opts.threshold) != 0)
-				return ht_usage("--threshold %s: not a size; "
-				    HT_SIZE_HINT, optarg);
+				return ht_usage(
+				    "--threshold %s: not a size; " HT_SIZE_HINT,
+				    optarg);
 			break;
 		case OPT_AT_PEAK:
 			opts.at_peak = 1;
@@ -247,21 +260,24 @@ ht_cmd_report(int argc, char **argv)
 	out = p.out;
 	if (argc - optind > 1)
 		return ht_usage("report: %s: one profile at a time; see "
-		    "'heaptool report --help'", argv[optind + 1]);
+				"'heaptool report --help'",
+		    argv[optind + 1]);
 	if (diff)
 		return report_diff(popt, &opts, &p,
 		    optind < argc ? argv[optind] : NULL);
 	if (optind < argc && popt != NULL)
 		return ht_usage("report: -p %s and %s: give a process or a "
-		    "file, not both", popt, argv[optind]);
+				"file, not both",
+		    popt, argv[optind]);
 	if ((opts.format == HT_REPORT_PPROF || opts.format == HT_REPORT_SVG) &&
 	    out == NULL && isatty(STDOUT_FILENO))
-		return ht_usage("report: --format %s writes a file, not "
+		return ht_usage(
+		    "report: --format %s writes a file, not "
 		    "text for a terminal; give -o FILE or redirect stdout",
 		    opts.format == HT_REPORT_PPROF ? "pprof" : "svg");
 
 	if ((rc = load(optind < argc ? argv[optind] : NULL, popt, &prof, &sym,
-	    what, sizeof(what))) != HT_EXIT_OK)
+		 what, sizeof(what))) != HT_EXIT_OK)
 		return rc;
 	rc = HT_EXIT_FAIL;
 	if ((fp = ht_cmd_out_open(out, 0)) == NULL)

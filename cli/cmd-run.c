@@ -45,29 +45,26 @@
 #include "symbolize.h"
 
 static const char run_usage[] =
-"usage: heaptool run [--rate SIZE] [-o FILE] [--live] [--dump-prefix P]\n"
-"                    [--dump-interval DUR] [--dump-every SIZE]\n"
-"                    [--dump-at-rss SIZE] [--threshold SIZE]\n"
-"                    [--] CMD [ARG...]\n"
-"\n"
-"Run CMD with the heap profiler loaded from its start.  When CMD exits,\n"
-"its profile is saved to FILE and a summary is printed on stderr.\n"
-"Children of CMD are not profiled.\n"
-"\n"
-HT_CMD_RATE_HELP
-"  -o, --output FILE  save the profile to FILE\n"
-"                     (default heaptool.PID.heap in this directory)\n"
-"      --live         serve live reports too (heaptool report -p PID);\n"
-"                     costs an agent thread, and with it glibc's arena\n"
-"                     locks on every allocation above 1 KiB\n"
-"      --dump-prefix P     also write dumps P.PID.SEQ.heap: when an\n"
-"                          allocation fails, at exit, and on the\n"
-"                          triggers below\n"
-HT_DUMP_HELP
-"  -h, --help         show this help\n"
-"\n"
-"The exit status is CMD's, or 128+N if a signal N killed it.\n"
-"See man heaptool for the details.\n";
+    "usage: heaptool run [--rate SIZE] [-o FILE] [--live] [--dump-prefix P]\n"
+    "                    [--dump-interval DUR] [--dump-every SIZE]\n"
+    "                    [--dump-at-rss SIZE] [--threshold SIZE]\n"
+    "                    [--] CMD [ARG...]\n"
+    "\n"
+    "Run CMD with the heap profiler loaded from its start.  When CMD exits,\n"
+    "its profile is saved to FILE and a summary is printed on stderr.\n"
+    "Children of CMD are not profiled.\n"
+    "\n" HT_CMD_RATE_HELP "  -o, --output FILE  save the profile to FILE\n"
+    "                     (default heaptool.PID.heap in this directory)\n"
+    "      --live         serve live reports too (heaptool report -p PID);\n"
+    "                     costs an agent thread, and with it glibc's arena\n"
+    "                     locks on every allocation above 1 KiB\n"
+    "      --dump-prefix P     also write dumps P.PID.SEQ.heap: when an\n"
+    "                          allocation fails, at exit, and on the\n"
+    "                          triggers below\n" HT_DUMP_HELP
+    "  -h, --help         show this help\n"
+    "\n"
+    "The exit status is CMD's, or 128+N if a signal N killed it.\n"
+    "See man heaptool for the details.\n";
 
 static const struct option run_options[] = {
 	{ "rate", required_argument, NULL, 'r' },
@@ -102,12 +99,12 @@ absolute(const char *path, char *buf, size_t len)
 	}
 	if (getcwd(cwd, sizeof(cwd)) == NULL) {
 		ht_warn("current directory: %s; run heaptool from a directory "
-		    "that exists, or give -o an absolute path",
+			"that exists, or give -o an absolute path",
 		    strerror(errno));
 		return -1;
 	}
 	if ((size_t)snprintf(buf, len, "%s%s%s", cwd,
-	    strcmp(cwd, "/") == 0 ? "" : "/", path) >= len)
+		strcmp(cwd, "/") == 0 ? "" : "/", path) >= len)
 		goto toolong;
 	return 0;
 
@@ -133,7 +130,8 @@ check_output_dir(const char *path)
 		*slash = '\0';
 	if (access(dir, W_OK | X_OK) != 0) {
 		ht_warn("-o %s: directory %s: %s; choose a writable place for "
-		    "the profile", path, dir, strerror(errno));
+			"the profile",
+		    path, dir, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -154,8 +152,8 @@ check_dump_dir(const char *prefix)
 		*slash = '\0';
 	if (access(dir, W_OK | X_OK) != 0) {
 		ht_warn("--dump-prefix %s: directory %s: %s; choose a "
-		    "writable place for the dumps", prefix, dir,
-		    strerror(errno));
+			"writable place for the dumps",
+		    prefix, dir, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -201,10 +199,11 @@ exec_child(char **cmd, const char *agent, uint64_t rate, const char *output,
 	if (setenv("HEAPTOOL_RATE", num, 1) != 0 ||
 	    setenv("HEAPTOOL_OUTPUT", output, 1) != 0 ||
 	    (live ? setenv("HEAPTOOL_LIVE", "1", 1) :
-	    unsetenv("HEAPTOOL_LIVE")) != 0)
+		    unsetenv("HEAPTOOL_LIVE")) != 0)
 		return;
-	if ((d->prefix[0] != '\0' ? setenv("HEAPTOOL_DUMP_PREFIX", d->prefix,
-	    1) : unsetenv("HEAPTOOL_DUMP_PREFIX")) != 0 ||
+	if ((d->prefix[0] != '\0' ?
+		    setenv("HEAPTOOL_DUMP_PREFIX", d->prefix, 1) :
+		    unsetenv("HEAPTOOL_DUMP_PREFIX")) != 0 ||
 	    setenv_u64("HEAPTOOL_DUMP_INTERVAL_MS", d->interval_ms) != 0 ||
 	    setenv_u64("HEAPTOOL_DUMP_EVERY", d->every_bytes) != 0 ||
 	    setenv_u64("HEAPTOOL_DUMP_AT_RSS", d->at_rss_bytes) != 0 ||
@@ -218,12 +217,13 @@ no_profile(const char *path, int status)
 {
 	if (WIFSIGNALED(status))
 		ht_warn("no profile written to %s: the command was killed by "
-		    "signal %d (%s) before the agent could save it", path,
-		    WTERMSIG(status), strsignal(WTERMSIG(status)));
+			"signal %d (%s) before the agent could save it",
+		    path, WTERMSIG(status), strsignal(WTERMSIG(status)));
 	else
 		ht_warn("no profile written to %s: the command ended without "
-		    "running its exit handlers (e.g. _exit), or the agent "
-		    "was not loaded", path);
+			"running its exit handlers (e.g. _exit), or the agent "
+			"was not loaded",
+		    path);
 }
 
 /* Read the profile of pid at path and print its summary on stderr. */
@@ -247,7 +247,8 @@ summarize(const char *path, pid_t pid, int status)
 	if (prof->meta.pid != (uint64_t)pid) {
 		/* A file from an earlier run, left where -o points. */
 		ht_warn("%s: holds a profile of pid %" PRIu64 ", not of this "
-		    "run (pid %ld)", path, prof->meta.pid, (long)pid);
+			"run (pid %ld)",
+		    path, prof->meta.pid, (long)pid);
 		no_profile(path, status);
 		goto out_free;
 	}
@@ -280,8 +281,8 @@ ht_cmd_run(int argc, char **argv)
 	memset(&dumps, 0, sizeof(dumps));
 	ht_cmd_getopt_reset();
 	/* "+": options end at CMD, whose own options are its own. */
-	while ((c = getopt_long(argc, argv, "+:r:o:lh", run_options,
-	    NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:r:o:lh", run_options, NULL)) !=
+	    -1) {
 		switch (c) {
 		case 'r':
 			if ((rc = ht_cmd_parse_rate(optarg, &rate)) !=
@@ -290,7 +291,7 @@ ht_cmd_run(int argc, char **argv)
 			break;
 		case 'o':
 			if ((rc = ht_cmd_parse_out(optarg, "profile",
-			    &outopt)) != HT_EXIT_OK)
+				 &outopt)) != HT_EXIT_OK)
 				return rc;
 			break;
 		case 'l':
@@ -301,15 +302,14 @@ ht_cmd_run(int argc, char **argv)
 		default:
 			if (!HT_IS_DUMP_OPT(c))
 				return ht_cmd_opt_error("run", c, argv);
-			if ((rc = ht_dump_opt(c, optarg, &dumps)) !=
-			    HT_EXIT_OK)
+			if ((rc = ht_dump_opt(c, optarg, &dumps)) != HT_EXIT_OK)
 				return rc;
 			break;
 		}
 	}
 	if (optind >= argc)
 		return ht_usage("run: no command given; usage: heaptool run "
-		    "[--rate SIZE] [-o FILE] -- CMD [ARG...]");
+				"[--rate SIZE] [-o FILE] -- CMD [ARG...]");
 	if ((rc = ht_dump_opts_finish(&dumps)) != HT_EXIT_OK)
 		return rc;
 	/* The command runs here, in this file system: say now when it
@@ -322,7 +322,8 @@ ht_cmd_run(int argc, char **argv)
 	if (strpbrk(agent, ": ") != NULL) {
 		/* LD_PRELOAD splits on both. */
 		ht_warn("agent %s: path contains ':' or ' ', which LD_PRELOAD "
-		    "cannot carry; install heaptool elsewhere", agent);
+			"cannot carry; install heaptool elsewhere",
+		    agent);
 		return HT_EXIT_FAIL;
 	}
 	if (outopt != NULL) {
@@ -335,11 +336,10 @@ ht_cmd_run(int argc, char **argv)
 		if (absolute(".", dir, sizeof(dir)) != 0 ||
 		    check_output_dir(dir) != 0)
 			return HT_EXIT_FAIL;
-		dir[strlen(dir) - 1] = '\0';	/* "/cwd/." to "/cwd/" */
-		if (default_output(dir, INT_MAX, output,
-		    sizeof(output)) != 0) {
+		dir[strlen(dir) - 1] = '\0'; /* "/cwd/." to "/cwd/" */
+		if (default_output(dir, INT_MAX, output, sizeof(output)) != 0) {
 			ht_warn("current directory: path too long; give -o "
-			    "a shorter path");
+				"a shorter path");
 			return HT_EXIT_FAIL;
 		}
 	}
@@ -359,7 +359,8 @@ ht_cmd_run(int argc, char **argv)
 	fflush(NULL);
 	if ((pid = fork()) == -1) {
 		ht_warn("run: fork: %s; the system is short of processes or "
-		    "memory", strerror(errno));
+			"memory",
+		    strerror(errno));
 		close(fds[0]);
 		close(fds[1]);
 		status = HT_EXIT_FAIL;
@@ -369,8 +370,8 @@ ht_cmd_run(int argc, char **argv)
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(fds[0]);
-		if (outopt == NULL && default_output(dir, getpid(), output,
-		    sizeof(output)) != 0)
+		if (outopt == NULL &&
+		    default_output(dir, getpid(), output, sizeof(output)) != 0)
 			errno = ENAMETOOLONG;
 		else
 			exec_child(argv + optind, agent, rate, output, live,

@@ -21,24 +21,24 @@
 #include "target.h"
 
 static const char start_usage[] =
-"usage: heaptool start [-p PID] [--rate SIZE] [--restart] [--dump-prefix P]\n"
-"                      [--dump-interval DUR] [--dump-every SIZE]\n"
-"                      [--dump-at-rss SIZE] [--threshold SIZE]\n"
-"\n"
-"Start a profiling session in the target: its allocations from now on\n"
-"are sampled and attributed to their call sites.  Each session starts\n"
-"from zero.\n"
-"\n"
-"  -p, --pid PID      the process (default: the current target)\n"
-HT_CMD_RATE_HELP
-"      --restart      end a running session and start a new one\n"
-"      --dump-prefix P     the target writes dumps P.PID.SEQ.heap (P as\n"
-"                          the target sees its files): when an\n"
-"                          allocation fails, at exit, and on:\n"
-HT_DUMP_HELP
-"  -h, --help         show this help\n"
-"\n"
-"See man heaptool for the details.\n";
+    "usage: heaptool start [-p PID] [--rate SIZE] [--restart] [--dump-prefix "
+    "P]\n"
+    "                      [--dump-interval DUR] [--dump-every SIZE]\n"
+    "                      [--dump-at-rss SIZE] [--threshold SIZE]\n"
+    "\n"
+    "Start a profiling session in the target: its allocations from now on\n"
+    "are sampled and attributed to their call sites.  Each session starts\n"
+    "from zero.\n"
+    "\n"
+    "  -p, --pid PID      the process (default: the current "
+    "target)\n" HT_CMD_RATE_HELP
+    "      --restart      end a running session and start a new one\n"
+    "      --dump-prefix P     the target writes dumps P.PID.SEQ.heap (P as\n"
+    "                          the target sees its files): when an\n"
+    "                          allocation fails, at exit, and "
+    "on:\n" HT_DUMP_HELP "  -h, --help         show this help\n"
+    "\n"
+    "See man heaptool for the details.\n";
 
 static const struct option start_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -65,8 +65,8 @@ ht_cmd_start(int argc, char **argv)
 
 	memset(&dumps, 0, sizeof(dumps));
 	ht_cmd_getopt_reset();
-	while ((ch = getopt_long(argc, argv, ":p:r:h", start_options,
-	    NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":p:r:h", start_options, NULL)) !=
+	    -1) {
 		switch (ch) {
 		case 'p':
 			popt = optarg;
@@ -92,7 +92,8 @@ ht_cmd_start(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ht_usage("start: %s: unexpected argument; see "
-		    "'heaptool start --help'", argv[optind]);
+				"'heaptool start --help'",
+		    argv[optind]);
 	if ((rc = ht_dump_opts_finish(&dumps)) != HT_EXIT_OK)
 		return rc;
 	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
@@ -126,9 +127,11 @@ ht_cmd_start(int argc, char **argv)
 		    rs);
 	if (dumps.prefix[0] != '\0')
 		printf("heaptool: %ld: dumps to %s%s.%ld.SEQ.heap (as the "
-		    "target sees its files)\n", (long)pid, dumps.prefix,
-		    dumps.prefix[strlen(dumps.prefix) - 1] == '/' ?
-		    "heaptool" : "", (long)pid);
+		       "target sees its files)\n",
+		    (long)pid, dumps.prefix,
+		    dumps.prefix[strlen(dumps.prefix) - 1] == '/' ? "heaptool" :
+								    "",
+		    (long)pid);
 	rc = ht_cmd_flush();
 out_free:
 	ht_ctl_free(c);

@@ -22,16 +22,16 @@
 #include "target.h"
 
 static const char status_usage[] =
-"usage: heaptool status [-p PID] [--json]\n"
-"\n"
-"Show the target's agent (version, protocol, hooks) and session (state,\n"
-"rate, duration, samples, the agent's own memory).\n"
-"\n"
-"  -p, --pid PID  the process (default: the current target)\n"
-"  -j, --json     print one JSON object\n"
-"  -h, --help     show this help\n"
-"\n"
-"See man heaptool for the details and the JSON keys.\n";
+    "usage: heaptool status [-p PID] [--json]\n"
+    "\n"
+    "Show the target's agent (version, protocol, hooks) and session (state,\n"
+    "rate, duration, samples, the agent's own memory).\n"
+    "\n"
+    "  -p, --pid PID  the process (default: the current target)\n"
+    "  -j, --json     print one JSON object\n"
+    "  -h, --help     show this help\n"
+    "\n"
+    "See man heaptool for the details and the JSON keys.\n";
 
 static const struct option status_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -65,30 +65,31 @@ status_text(pid_t pid, const struct ht_status *st)
 	    st->agent_version[0] != '\0' ? st->agent_version : "?",
 	    st->proto_version);
 	if (st->hooked)
-		printf("  hooks           installed: %" PRIu32 " slot%s in %"
-		    PRIu32 " module%s\n", st->slots_patched,
-		    st->slots_patched == 1 ? "" : "s", st->modules,
-		    st->modules == 1 ? "" : "s");
+		printf("  hooks           installed: %" PRIu32
+		       " slot%s in %" PRIu32 " module%s\n",
+		    st->slots_patched, st->slots_patched == 1 ? "" : "s",
+		    st->modules, st->modules == 1 ? "" : "s");
 	else
 		printf("  hooks           removed (detached; heaptool attach "
-		    "%ld hooks again)\n", (long)pid);
+		       "%ld hooks again)\n",
+		    (long)pid);
 	if (st->state == HT_STATE_NONE)
 		printf("  session         none yet; heaptool start begins "
-		    "one\n");
+		       "one\n");
 	else {
 		printf("  session         %" PRIu64 " %s, ", st->epoch,
 		    ht_profile_state_name(st->state));
 		if (st->rate == 1)
 			printf("rate 1 (every allocation, exact)");
 		else
-			printf("rate %s", ht_size_format(st->rate, a,
-			    sizeof(a)));
+			printf("rate %s",
+			    ht_size_format(st->rate, a, sizeof(a)));
 		if ((d = running_for(st)) >= 0)
 			printf(", for %.2f s", d);
 		putchar('\n');
-		printf("  samples         %" PRIu64 " (%" PRIu64 " live), %"
-		    PRIu64 " dropped\n", st->samples, st->live_samples,
-		    st->dropped_samples);
+		printf("  samples         %" PRIu64 " (%" PRIu64
+		       " live), %" PRIu64 " dropped\n",
+		    st->samples, st->live_samples, st->dropped_samples);
 	}
 	printf("  heaptool agent  %s overhead\n",
 	    ht_size_format(st->overhead_bytes, a, sizeof(a)));
@@ -135,8 +136,8 @@ ht_cmd_status(int argc, char **argv)
 	pid_t pid;
 
 	ht_cmd_getopt_reset();
-	while ((ch = getopt_long(argc, argv, ":p:jh", status_options,
-	    NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":p:jh", status_options, NULL)) !=
+	    -1) {
 		switch (ch) {
 		case 'p':
 			popt = optarg;
@@ -152,7 +153,8 @@ ht_cmd_status(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ht_usage("status: %s: unexpected argument; see "
-		    "'heaptool status --help'", argv[optind]);
+				"'heaptool status --help'",
+		    argv[optind]);
 	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
 		return rc;
 	if ((c = ht_target_ctl(pid)) == NULL)

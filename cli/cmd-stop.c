@@ -12,12 +12,11 @@
 #include "proto.h"
 
 static const char stop_usage[] =
-"usage: heaptool stop [-p PID]\n"
-"\n"
-"End the target's session.  Its profile stays readable with heaptool\n"
-"report and heaptool dump until the next start.\n"
-"\n"
-HT_CMD_PID_HELP;
+    "usage: heaptool stop [-p PID]\n"
+    "\n"
+    "End the target's session.  Its profile stays readable with heaptool\n"
+    "report and heaptool dump until the next start.\n"
+    "\n" HT_CMD_PID_HELP;
 
 int
 ht_cmd_stop(int argc, char **argv)
@@ -25,10 +24,12 @@ ht_cmd_stop(int argc, char **argv)
 	pid_t pid;
 	int rc;
 
-	if ((rc = ht_cmd_request(argc, argv, stop_usage, HT_MSG_STOP,
-	    &pid)) != HT_EXIT_OK || pid == 0)
+	if ((rc = ht_cmd_request(argc, argv, stop_usage, HT_MSG_STOP, &pid)) !=
+		HT_EXIT_OK ||
+	    pid == 0)
 		return rc;
 	printf("heaptool: %ld: session stopped; heaptool report shows its "
-	    "profile\n", (long)pid);
+	       "profile\n",
+	    (long)pid);
 	return ht_cmd_flush();
 }

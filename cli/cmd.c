@@ -28,7 +28,8 @@ ht_cmd_opt_error(const char *name, int c, char **argv)
 {
 	if (c == ':')
 		return ht_usage("%s: %s needs a value; see 'heaptool %s "
-		    "--help'", name, argv[optind - 1], name);
+				"--help'",
+		    name, argv[optind - 1], name);
 	return ht_usage("%s: %s: unknown option; see 'heaptool %s --help'",
 	    name, argv[optind - 1], name);
 }
@@ -38,7 +39,7 @@ ht_cmd_help(const char *text)
 {
 	fputs(text, stdout);
 	return fflush(stdout) == 0 && !ferror(stdout) ? HT_EXIT_OK :
-	    HT_EXIT_FAIL;
+							HT_EXIT_FAIL;
 }
 
 int
@@ -76,8 +77,8 @@ ht_cmd_target(int argc, char **argv, const char *usage, const char *hint,
 
 	*pid = 0;
 	ht_cmd_getopt_reset();
-	while ((ch = getopt_long(argc, argv, ":p:h", pid_options,
-	    NULL)) != -1) {
+	while (
+	    (ch = getopt_long(argc, argv, ":p:h", pid_options, NULL)) != -1) {
 		switch (ch) {
 		case 'p':
 			popt = optarg;
@@ -93,7 +94,8 @@ ht_cmd_target(int argc, char **argv, const char *usage, const char *hint,
 			return ht_usage("%s: %s: unexpected argument; %s",
 			    argv[0], argv[optind], hint);
 		return ht_usage("%s: %s: unexpected argument; see 'heaptool "
-		    "%s --help'", argv[0], argv[optind], argv[0]);
+				"%s --help'",
+		    argv[0], argv[optind], argv[0]);
 	}
 	return ht_target_resolve(popt, pid);
 }
@@ -104,8 +106,8 @@ ht_cmd_request(int argc, char **argv, const char *usage, uint16_t type,
 {
 	int rc;
 
-	if ((rc = ht_cmd_target(argc, argv, usage, NULL, pid)) !=
-	    HT_EXIT_OK || *pid == 0)
+	if ((rc = ht_cmd_target(argc, argv, usage, NULL, pid)) != HT_EXIT_OK ||
+	    *pid == 0)
 		return rc;
 	return ht_target_command(*pid, type);
 }
@@ -117,7 +119,8 @@ ht_cmd_parse_rate(const char *s, uint64_t *rate)
 		return ht_usage("--rate %s: not a size; " HT_SIZE_HINT, s);
 	if (*rate == 0)
 		return ht_usage("--rate %s: must be at least 1; use 1 to "
-		    "record every allocation", s);
+				"record every allocation",
+		    s);
 	return HT_EXIT_OK;
 }
 
@@ -140,7 +143,8 @@ ht_cmd_print_opt(int c, const char *arg, char **argv, struct ht_cmd_print *p)
 		    (v = strtoull(arg, &end, 10)) == 0 || errno != 0 ||
 		    *end != '\0' || v > SIZE_MAX)
 			return ht_usage("--top %s: not a count; use a whole "
-			    "number of sites, at least 1", arg);
+					"number of sites, at least 1",
+			    arg);
 		p->top = (size_t)v;
 		return HT_EXIT_OK;
 	case 'o':

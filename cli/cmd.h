@@ -23,39 +23,39 @@
 #include "profile.h"
 #include "symbolize.h"
 
-int	ht_cmd_run(int argc, char **argv);
-int	ht_cmd_report(int argc, char **argv);
-int	ht_cmd_attach(int argc, char **argv);
-int	ht_cmd_start(int argc, char **argv);
-int	ht_cmd_stop(int argc, char **argv);
-int	ht_cmd_status(int argc, char **argv);
-int	ht_cmd_dump(int argc, char **argv);
-int	ht_cmd_detach(int argc, char **argv);
-int	ht_cmd_baseline(int argc, char **argv);
-int	ht_cmd_diff(int argc, char **argv);
+int ht_cmd_run(int argc, char **argv);
+int ht_cmd_report(int argc, char **argv);
+int ht_cmd_attach(int argc, char **argv);
+int ht_cmd_start(int argc, char **argv);
+int ht_cmd_stop(int argc, char **argv);
+int ht_cmd_status(int argc, char **argv);
+int ht_cmd_dump(int argc, char **argv);
+int ht_cmd_detach(int argc, char **argv);
+int ht_cmd_baseline(int argc, char **argv);
+int ht_cmd_diff(int argc, char **argv);
 
 /* Get getopt_long ready for a command's arguments: from the first, and
  * silent (the command says what is wrong, in its own words). */
-void	ht_cmd_getopt_reset(void);
+void ht_cmd_getopt_reset(void);
 
 /* The usage error for getopt_long's answer c (':' for a missing value,
  * anything else for an unknown option) to command name; optind must be
  * where getopt_long left it.  Returns HT_EXIT_USAGE. */
-int	ht_cmd_opt_error(const char *name, int c, char **argv);
+int ht_cmd_opt_error(const char *name, int c, char **argv);
 
 /* Print a command's help text on stdout.  Returns HT_EXIT_OK, or
  * HT_EXIT_FAIL when the text did not reach its reader (e.g. a full disk
  * behind a redirection). */
-int	ht_cmd_help(const char *text);
+int ht_cmd_help(const char *text);
 
 /* Flush stdout at the end of a command.  Returns HT_EXIT_OK, or
  * HT_EXIT_FAIL after printing why. */
-int	ht_cmd_flush(void);
+int ht_cmd_flush(void);
 
 /* Take the argument of -o, the path of what the command writes (what:
  * "report", "profile" ...), into *out.  Returns HT_EXIT_OK, or
  * HT_EXIT_USAGE after printing why. */
-int	ht_cmd_parse_out(const char *s, const char *what, const char **out);
+int ht_cmd_parse_out(const char *s, const char *what, const char **out);
 
 /*
  * The options of a command that takes only -p PID (and -h): parse them,
@@ -65,50 +65,52 @@ int	ht_cmd_parse_out(const char *s, const char *what, const char **out);
  * and 0 in *pid once the help is printed, or an exit status after printing
  * why.
  */
-int	ht_cmd_target(int argc, char **argv, const char *usage,
-	    const char *hint, pid_t *pid);
+int ht_cmd_target(int argc, char **argv, const char *usage, const char *hint,
+    pid_t *pid);
 
 /*
  * Such a command that sends the target one request, of type, answered by
  * OK (stop, detach): ht_cmd_target, then ht_target_command.  Returns as
  * ht_cmd_target does.
  */
-int	ht_cmd_request(int argc, char **argv, const char *usage,
-	    uint16_t type, pid_t *pid);
+int ht_cmd_request(int argc, char **argv, const char *usage, uint16_t type,
+    pid_t *pid);
 
 /* The end of the help of stop and detach. */
-#define HT_CMD_PID_HELP							\
-"  -p, --pid PID  the process (default: the current target)\n"	\
-"  -h, --help     show this help\n"					\
-"\n"								\
-"See man heaptool for the details.\n"
+#define HT_CMD_PID_HELP                                                        \
+	"  -p, --pid PID  the process (default: the current target)\n"         \
+	"  -h, --help     show this help\n"                                    \
+	"\n"                                                                   \
+	"See man heaptool for the details.\n"
 
 /* The sampling rate of run and start without --rate, in bytes, and the
  * lines of their help that describe --rate. */
-#define HT_CMD_DEFAULT_RATE	524288
-#define HT_CMD_RATE_HELP						\
-"  -r, --rate SIZE    sample about one allocation per SIZE bytes\n"	\
-"                     (default 512KiB; 1 records every allocation)\n"
+#define HT_CMD_DEFAULT_RATE 524288
+#define HT_CMD_RATE_HELP                                                       \
+	"  -r, --rate SIZE    sample about one allocation per SIZE bytes\n"    \
+	"                     (default 512KiB; 1 records every allocation)\n"
 
 /* Parse the argument of --rate into *rate (a size of at least 1).
  * Returns HT_EXIT_OK, or HT_EXIT_USAGE after printing why. */
-int	ht_cmd_parse_rate(const char *s, uint64_t *rate);
+int ht_cmd_parse_rate(const char *s, uint64_t *rate);
 
 /* What heaptool report and heaptool diff print, and where.  All zero:
  * the summary, on stdout. */
 struct ht_cmd_print {
-	int		 detail;	/* -d: the sites too */
-	size_t		 top;		/* -t N: sites kept, 0 all */
-	int		 raw_bytes;	/* -b: no KiB/MiB */
-	const char	*out;		/* -o OUT */
+	int detail;	 /* -d: the sites too */
+	size_t top;	 /* -t N: sites kept, 0 all */
+	int raw_bytes;	 /* -b: no KiB/MiB */
+	const char *out; /* -o OUT */
 };
 
 /* The entries of those options in a getopt_long table. */
-#define HT_CMD_PRINT_LONGOPTS						\
-	{ "detail", no_argument, NULL, 'd' },				\
-	{ "top", required_argument, NULL, 't' },			\
-	{ "bytes", no_argument, NULL, 'b' },				\
-	{ "output", required_argument, NULL, 'o' }
+#define HT_CMD_PRINT_LONGOPTS                                                  \
+	{ "detail", no_argument, NULL, 'd' },                                  \
+	    { "top", required_argument, NULL, 't' },                           \
+	    { "bytes", no_argument, NULL, 'b' },                               \
+	{                                                                      \
+		"output", required_argument, NULL, 'o'                         \
+	}
 
 /*
  * Take getopt_long's answer c and its argument arg into *p when it is one
@@ -116,19 +118,19 @@ struct ht_cmd_print {
  * a missing value of command argv[0].  Returns HT_EXIT_OK, or
  * HT_EXIT_USAGE after printing why.
  */
-int	ht_cmd_print_opt(int c, const char *arg, char **argv,
-	    struct ht_cmd_print *p);
+int
+ht_cmd_print_opt(int c, const char *arg, char **argv, struct ht_cmd_print *p);
 
 /*
  * The output of a command: the file out (created or truncated), or stdout
  * when out is NULL or, with dash, "-".  Returns the stream, or NULL after
  * printing why.
  */
-FILE	*ht_cmd_out_open(const char *out, int dash);
+FILE *ht_cmd_out_open(const char *out, int dash);
 /* Close a stream of ht_cmd_out_open (stdout stays open).  Returns rc, or
  * HT_EXIT_FAIL after printing why when the close failed and rc was
  * HT_EXIT_OK. */
-int	ht_cmd_out_close(FILE *fp, const char *out, int rc);
+int ht_cmd_out_close(FILE *fp, const char *out, int rc);
 
 /*
  * Write the diff from old to new (osym and nsym built from each one's
@@ -136,8 +138,8 @@ int	ht_cmd_out_close(FILE *fp, const char *out, int rc);
  * stdout too), as heaptool diff and heaptool report --diff both do.
  * Returns the exit status, after printing why on failure.
  */
-int	ht_cmd_diff_out(const struct ht_cmd_print *p, int json,
-	    const struct ht_profile *old, struct ht_sym *osym,
-	    const struct ht_profile *new, struct ht_sym *nsym);
+int ht_cmd_diff_out(const struct ht_cmd_print *p, int json,
+    const struct ht_profile *old, struct ht_sym *osym,
+    const struct ht_profile *new, struct ht_sym *nsym);
 
 #endif

@@ -50,8 +50,8 @@ ht_collapsed_write(FILE *fp, struct ht_view *v)
 			put_name(fp, ht_view_row_name(r, buf, sizeof(buf)));
 		/* The outermost frame first. */
 		for (k = n - 1; k >= 0; k--) {
-			put_name(fp, ht_view_frame_name(&fr[k], buf,
-			    sizeof(buf)));
+			put_name(fp,
+			    ht_view_frame_name(&fr[k], buf, sizeof(buf)));
 			if (k > 0)
 				putc(';', fp);
 		}

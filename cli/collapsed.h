@@ -19,6 +19,6 @@
 #include "view.h"
 
 /* Write v to fp.  Returns 0, or -1 with errno set. */
-int	ht_collapsed_write(FILE *fp, struct ht_view *v);
+int ht_collapsed_write(FILE *fp, struct ht_view *v);
 
 #endif

@@ -26,21 +26,21 @@
  * really sent. */
 /* Linux 6.5; older headers lack it, older kernels answer ENOPROTOOPT. */
 #ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD	77
+#define SO_PEERPIDFD 77
 #endif
 
-#define FIRST_CHUNK	(64u * 1024)
+#define FIRST_CHUNK (64u * 1024)
 
 struct ht_ctl {
-	pid_t		 pid;
-	int		 timeout_ms;
-	int		 code;
-	uint32_t	 agent_err;
-	unsigned	 agent_version;
-	char		 err[768];
-	uint8_t		*buf;		/* the last reply's payload */
-	size_t		 len;
-	size_t		 cap;
+	pid_t pid;
+	int timeout_ms;
+	int code;
+	uint32_t agent_err;
+	unsigned agent_version;
+	char err[768];
+	uint8_t *buf; /* the last reply's payload */
+	size_t len;
+	size_t cap;
 };
 
 struct ht_ctl *
@@ -96,8 +96,7 @@ ht_ctl_agent_version(const struct ht_ctl *h)
 }
 
 /* Record a failure: "target PID: " and the formatted text.  Returns -1. */
-static int
-fail(struct ht_ctl *h, int code, const char *fmt, ...)
+static int fail(struct ht_ctl *h, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static int
@@ -144,7 +143,8 @@ gone(const struct ht_ctl *h)
 static int
 fail_gone(struct ht_ctl *h)
 {
-	return fail(h, HT_CTL_ENOPROC, "no such process (it exited); attach "
+	return fail(h, HT_CTL_ENOPROC,
+	    "no such process (it exited); attach "
 	    "to a running process");
 }
 
@@ -153,7 +153,8 @@ fail_gone(struct ht_ctl *h)
 static int
 fail_refused(struct ht_ctl *h)
 {
-	return fail(h, HT_CTL_EREFUSED, "the agent refused the connection: "
+	return fail(h, HT_CTL_EREFUSED,
+	    "the agent refused the connection: "
 	    "it serves only the target's user and root; run heaptool as one "
 	    "of them");
 }
@@ -173,28 +174,33 @@ ns_socket(struct ht_ctl *h)
 	snprintf(path, sizeof(path), "/proc/%ld/ns/net", (long)h->pid);
 	/* Not allowed to look (another user's process): stay here, where
 	 * the agent will judge our credentials itself. */
-	if (stat("/proc/self/ns/net", &mine) != 0 ||
-	    stat(path, &theirs) != 0 ||
+	if (stat("/proc/self/ns/net", &mine) != 0 || stat(path, &theirs) != 0 ||
 	    (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino))
 		goto plain;
 
 	if ((nsfd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return fail(h, HT_CTL_ENETNS, "its network namespace: %s; run "
+		return fail(h, HT_CTL_ENETNS,
+		    "its network namespace: %s; run "
 		    "heaptool as root to reach a process in another network "
-		    "namespace", strerror(errno));
+		    "namespace",
+		    strerror(errno));
 	if ((selffd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1) {
 		e = errno;
 		close(nsfd);
-		return fail(h, HT_CTL_ESYS, "/proc/self/ns/net: %s; this is "
-		    "unexpected", strerror(e));
+		return fail(h, HT_CTL_ESYS,
+		    "/proc/self/ns/net: %s; this is "
+		    "unexpected",
+		    strerror(e));
 	}
 	if (setns(nsfd, CLONE_NEWNET) != 0) {
 		e = errno;
 		close(nsfd);
 		close(selffd);
-		return fail(h, HT_CTL_ENETNS, "entering its network namespace: "
+		return fail(h, HT_CTL_ENETNS,
+		    "entering its network namespace: "
 		    "%s; run heaptool as root to reach a process in another "
-		    "network namespace", strerror(e));
+		    "network namespace",
+		    strerror(e));
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	e = errno;
@@ -206,8 +212,10 @@ ns_socket(struct ht_ctl *h)
 			close(fd);
 		close(nsfd);
 		close(selffd);
-		return fail(h, HT_CTL_ESYS, "returning to our network "
-		    "namespace: %s; this is unexpected", strerror(e));
+		return fail(h, HT_CTL_ESYS,
+		    "returning to our network "
+		    "namespace: %s; this is unexpected",
+		    strerror(e));
 	}
 	close(nsfd);
 	close(selffd);
@@ -235,11 +243,11 @@ plain:
 static int
 held_by_target(struct ht_ctl *h, int fd, const char *name, long *holder)
 {
-	struct ucred	cred;
-	socklen_t	len;
-	uint64_t	inode;
-	char		info[64], buf[1024], val[32];
-	int		pidfd;
+	struct ucred cred;
+	socklen_t len;
+	uint64_t inode;
+	char info[64], buf[1024], val[32];
+	int pidfd;
 
 	*holder = 0;
 	len = sizeof(pidfd);
@@ -256,7 +264,7 @@ held_by_target(struct ht_ctl *h, int fd, const char *name, long *holder)
 		return *holder == (long)h->pid;
 	}
 	if (errno == ESRCH)
-		return 0;	/* the listener has exited */
+		return 0; /* the listener has exited */
 	if (errno != ENOPROTOOPT && errno != EINVAL)
 		return fail(h, HT_CTL_ESYS, "SO_PEERPIDFD: %s",
 		    strerror(errno));
@@ -286,13 +294,15 @@ ctl_connect(struct ht_ctl *h)
 
 	if (ht_proc_read(h->pid, &p) != 0) {
 		if (errno == ENOENT)
-			return fail(h, HT_CTL_ENOPROC, "no such process (it "
+			return fail(h, HT_CTL_ENOPROC,
+			    "no such process (it "
 			    "exited); attach to a running process");
 		return fail(h, HT_CTL_ESYS, "/proc/%ld: %s; is /proc mounted?",
 		    (long)h->pid, strerror(errno));
 	}
 	if (p.state == 'Z' || p.state == 'X')
-		return fail(h, HT_CTL_ENOPROC, "no such process (it exited); "
+		return fail(h, HT_CTL_ENOPROC,
+		    "no such process (it exited); "
 		    "attach to a running process");
 
 	/* The agent names its socket by its own getpid(): the pid in the
@@ -323,10 +333,13 @@ ctl_connect(struct ht_ctl *h)
 		if ((e == ECONNREFUSED || e == ENOENT) && gone(h))
 			return fail_gone(h);
 		if (e == ECONNREFUSED || e == ENOENT)
-			return fail(h, HT_CTL_ENOAGENT, "no agent; run "
-			    "heaptool attach %ld", (long)h->pid);
+			return fail(h, HT_CTL_ENOAGENT,
+			    "no agent; run "
+			    "heaptool attach %ld",
+			    (long)h->pid);
 		if (e == EAGAIN || e == ETIMEDOUT)
-			return fail(h, HT_CTL_ETIMEDOUT, "the agent did not "
+			return fail(h, HT_CTL_ETIMEDOUT,
+			    "the agent did not "
 			    "accept the connection within %s; the process may "
 			    "be stopped or very busy; try again",
 			    timeout_str(h, ts, sizeof(ts)));
@@ -337,13 +350,17 @@ ctl_connect(struct ht_ctl *h)
 		if (r == -1)
 			return -1;
 		if (holder > 0)
-			return fail(h, HT_CTL_ESQUAT, "the socket name %s is "
+			return fail(h, HT_CTL_ESQUAT,
+			    "the socket name %s is "
 			    "held by process %ld, not by the target; stop that "
-			    "process, then attach again", name, holder);
-		return fail(h, HT_CTL_ESQUAT, "the socket name %s is held by "
+			    "process, then attach again",
+			    name, holder);
+		return fail(h, HT_CTL_ESQUAT,
+		    "the socket name %s is held by "
 		    "a socket that is not the target's (its binder has "
 		    "exited: a process squatting the name?); stop whatever "
-		    "holds it (ss -xlp), then attach again", name);
+		    "holds it (ss -xlp), then attach again",
+		    name);
 	}
 	return fd;
 }
@@ -361,7 +378,8 @@ send_all(struct ht_ctl *h, int fd, const uint8_t *buf, size_t len)
 		if (n == -1 && (errno == EPIPE || errno == ECONNRESET))
 			return gone(h) ? fail_gone(h) : fail_refused(h);
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return fail(h, HT_CTL_ETIMEDOUT, "the agent did not "
+			return fail(h, HT_CTL_ETIMEDOUT,
+			    "the agent did not "
 			    "take the request within %s; the process may be "
 			    "stopped or very busy; try again",
 			    timeout_str(h, ts, sizeof(ts)));
@@ -390,7 +408,8 @@ recv_all(struct ht_ctl *h, int fd, uint8_t *buf, size_t len)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return fail(h, HT_CTL_ETIMEDOUT, "the agent did not "
+			return fail(h, HT_CTL_ETIMEDOUT,
+			    "the agent did not "
 			    "answer within %s; the process may be stopped or "
 			    "very busy; try again",
 			    timeout_str(h, ts, sizeof(ts)));
@@ -422,8 +441,10 @@ recv_payload(struct ht_ctl *h, int fd, size_t len)
 			if (ncap > len)
 				ncap = len;
 			if ((nb = realloc(h->buf, ncap)) == NULL)
-				return fail(h, HT_CTL_ESYS, "a reply of %zu "
-				    "bytes: out of memory", len);
+				return fail(h, HT_CTL_ESYS,
+				    "a reply of %zu "
+				    "bytes: out of memory",
+				    len);
 			h->buf = nb;
 			h->cap = ncap;
 		}
@@ -432,9 +453,11 @@ recv_payload(struct ht_ctl *h, int fd, size_t len)
 			return -1;
 		h->len += (size_t)n;
 		if ((size_t)n < want)
-			return fail(h, HT_CTL_EPROTO, "the agent's reply is "
+			return fail(h, HT_CTL_EPROTO,
+			    "the agent's reply is "
 			    "truncated (%zu of %zu bytes); try again, and "
-			    "reattach if it persists", h->len, len);
+			    "reattach if it persists",
+			    h->len, len);
 	}
 	return 0;
 }
@@ -457,36 +480,46 @@ agent_error(struct ht_ctl *h, uint32_t code, const char *msg)
 	h->agent_err = code;
 	switch (code) {
 	case HT_ERR_RUNNING:
-		return fail(h, HT_CTL_EAGENT, "a session is running; use "
+		return fail(h, HT_CTL_EAGENT,
+		    "a session is running; use "
 		    "heaptool start --restart or heaptool stop");
 	case HT_ERR_NOT_RUNNING:
-		return fail(h, HT_CTL_EAGENT, "no session is running; start "
+		return fail(h, HT_CTL_EAGENT,
+		    "no session is running; start "
 		    "one with heaptool start");
 	case HT_ERR_DETACHED:
-		return fail(h, HT_CTL_EAGENT, "the agent is detached (its "
-		    "hooks are removed); run heaptool attach %ld", pid);
+		return fail(h, HT_CTL_EAGENT,
+		    "the agent is detached (its "
+		    "hooks are removed); run heaptool attach %ld",
+		    pid);
 	case HT_ERR_NOMEM:
-		return fail(h, HT_CTL_EAGENT, "the agent could not map its "
+		return fail(h, HT_CTL_EAGENT,
+		    "the agent could not map its "
 		    "tables (%s); free memory in the target, then try again",
 		    msg[0] != '\0' ? msg : "out of memory");
 	case HT_ERR_BAD_REQUEST:
-		return fail(h, HT_CTL_EAGENT, "the agent refused the request "
+		return fail(h, HT_CTL_EAGENT,
+		    "the agent refused the request "
 		    "as malformed (%s); use the heaptool that matches the "
-		    "agent", msg[0] != '\0' ? msg : "no reason given");
+		    "agent",
+		    msg[0] != '\0' ? msg : "no reason given");
 	case HT_ERR_DUMP_PREFIX:
-		return fail(h, HT_CTL_EAGENT, "%s; the dump prefix is a path "
+		return fail(h, HT_CTL_EAGENT,
+		    "%s; the dump prefix is a path "
 		    "in the target's view of the file system, as its user: "
 		    "give one the target can write to",
 		    msg[0] != '\0' ? msg : "the dump prefix is unusable");
 	case HT_ERR_VERSION:
-		return fail(h, HT_CTL_EVERSION, "the agent refused this "
+		return fail(h, HT_CTL_EVERSION,
+		    "the agent refused this "
 		    "heaptool's protocol %d (%s); use the heaptool that "
-		    "matches the agent", HT_PROTO_VERSION,
-		    msg[0] != '\0' ? msg : "no reason given");
+		    "matches the agent",
+		    HT_PROTO_VERSION, msg[0] != '\0' ? msg : "no reason given");
 	default:
-		return fail(h, HT_CTL_EAGENT, "the agent failed (error %u: "
-		    "%s); this is unexpected, please report it", code,
-		    msg[0] != '\0' ? msg : "no reason given");
+		return fail(h, HT_CTL_EAGENT,
+		    "the agent failed (error %u: "
+		    "%s); this is unexpected, please report it",
+		    code, msg[0] != '\0' ? msg : "no reason given");
 	}
 }
 
@@ -494,10 +527,11 @@ static int
 version_error(struct ht_ctl *h, unsigned version)
 {
 	h->agent_version = version;
-	return fail(h, HT_CTL_EVERSION, "the agent speaks protocol %u, this "
+	return fail(h, HT_CTL_EVERSION,
+	    "the agent speaks protocol %u, this "
 	    "heaptool speaks %d; use the heaptool that matches the agent, "
-	    "or restart the process to load this one's", version,
-	    HT_PROTO_VERSION);
+	    "or restart the process to load this one's",
+	    version, HT_PROTO_VERSION);
 }
 
 /*
@@ -538,19 +572,23 @@ exchange_req(struct ht_ctl *h, const struct ht_request *r)
 		goto out_close;
 	}
 	if ((size_t)n < sizeof(hdr)) {
-		fail(h, HT_CTL_EPROTO, "the agent's reply is truncated (%zd "
+		fail(h, HT_CTL_EPROTO,
+		    "the agent's reply is truncated (%zd "
 		    "bytes of header); try again, and reattach if it "
-		    "persists", n);
+		    "persists",
+		    n);
 		goto out_close;
 	}
 	if (ht_proto_get_header(hdr, &mh) != 0) {
-		fail(h, HT_CTL_EPROTO, "the reply is not heaptool's protocol "
+		fail(h, HT_CTL_EPROTO,
+		    "the reply is not heaptool's protocol "
 		    "(bad magic); something else answers on the agent's "
 		    "socket");
 		goto out_close;
 	}
 	if (mh.length > HT_PROTO_MAX_REPLY) {
-		fail(h, HT_CTL_EPROTO, "the agent announced a reply of %lu "
+		fail(h, HT_CTL_EPROTO,
+		    "the agent announced a reply of %lu "
 		    "bytes, more than the %lu allowed; refusing it",
 		    (unsigned long)mh.length,
 		    (unsigned long)HT_PROTO_MAX_REPLY);
@@ -559,9 +597,10 @@ exchange_req(struct ht_ctl *h, const struct ht_request *r)
 	/* An ERR is small whatever its version; anything else must be ours
 	 * and not oversized for what it carries. */
 	if (mh.type != HT_MSG_PROFILE && mh.length > HT_PROTO_MAX_REQUEST) {
-		fail(h, HT_CTL_EPROTO, "the agent sent a reply of type %u with "
-		    "%lu bytes; refusing it", mh.type,
-		    (unsigned long)mh.length);
+		fail(h, HT_CTL_EPROTO,
+		    "the agent sent a reply of type %u with "
+		    "%lu bytes; refusing it",
+		    mh.type, (unsigned long)mh.length);
 		goto out_close;
 	}
 	if (recv_payload(h, fd, mh.length) != 0)
@@ -569,8 +608,9 @@ exchange_req(struct ht_ctl *h, const struct ht_request *r)
 
 	if (mh.type == HT_MSG_ERR) {
 		if (ht_proto_decode_err(h->buf, h->len, &code, msg,
-		    sizeof(msg)) != 0) {
-			fail(h, HT_CTL_EPROTO, "the agent sent a malformed "
+			sizeof(msg)) != 0) {
+			fail(h, HT_CTL_EPROTO,
+			    "the agent sent a malformed "
 			    "error reply; reattach, or restart the process");
 			goto out_close;
 		}
@@ -607,9 +647,10 @@ exchange(struct ht_ctl *h, uint16_t type, uint64_t rate, uint32_t flags)
 static int
 unexpected(struct ht_ctl *h, int type, const char *want)
 {
-	return fail(h, HT_CTL_EPROTO, "the agent answered with a message of "
-	    "type %d, not %s; use the heaptool that matches the agent", type,
-	    want);
+	return fail(h, HT_CTL_EPROTO,
+	    "the agent answered with a message of "
+	    "type %d, not %s; use the heaptool that matches the agent",
+	    type, want);
 }
 
 int
@@ -622,7 +663,8 @@ ht_ctl_status(struct ht_ctl *h, uint16_t type, struct ht_status *st)
 	if (t != HT_MSG_STATUS_REPLY)
 		return unexpected(h, t, "STATUS");
 	if (ht_proto_decode_status(h->buf, h->len, st) != 0)
-		return fail(h, HT_CTL_EPROTO, "the agent's status reply is "
+		return fail(h, HT_CTL_EPROTO,
+		    "the agent's status reply is "
 		    "malformed; use the heaptool that matches the agent");
 	if (st->proto_version != HT_PROTO_VERSION)
 		return version_error(h, st->proto_version);
@@ -632,8 +674,7 @@ ht_ctl_status(struct ht_ctl *h, uint16_t type, struct ht_status *st)
 }
 
 int
-ht_ctl_command(struct ht_ctl *h, uint16_t type, uint64_t rate,
-    uint32_t flags)
+ht_ctl_command(struct ht_ctl *h, uint16_t type, uint64_t rate, uint32_t flags)
 {
 	int t;
 

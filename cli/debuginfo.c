@@ -19,30 +19,30 @@
 #include "debuginfo.h"
 #include "modfile.h"
 
-#define DEBUG_DIR	"/usr/lib/debug"
-#define ID_MAX		64
+#define DEBUG_DIR "/usr/lib/debug"
+#define ID_MAX	  64
 
 /* What a candidate must be: of this build-id, or else of this CRC. */
 struct want {
-	unsigned char	id[ID_MAX];
-	size_t		idlen;
-	uint32_t	crc;
-	int		use_crc;
+	unsigned char id[ID_MAX];
+	size_t idlen;
+	uint32_t crc;
+	int use_crc;
 };
 
 /* Where to look: inside the target's root (fd and its name), else here. */
 struct where {
-	int		 rootfd;	/* -1: no root */
-	const char	*root;
+	int rootfd; /* -1: no root */
+	const char *root;
 };
 
 static int
 file_crc(int fd, uint32_t *crc)
 {
-	unsigned char	buf[65536];
-	uint32_t	c = 0;
-	off_t		off = 0;
-	ssize_t		n;
+	unsigned char buf[65536];
+	uint32_t c = 0;
+	off_t off = 0;
+	ssize_t n;
 
 	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
 		c = ht_crc32(c, buf, (size_t)n);
@@ -57,11 +57,11 @@ file_crc(int fd, uint32_t *crc)
 static int
 is_wanted(int fd, const struct want *w)
 {
-	const void	*id;
-	uint32_t	 crc;
-	ssize_t		 n;
-	Elf		*elf;
-	int		 yes;
+	const void *id;
+	uint32_t crc;
+	ssize_t n;
+	Elf *elf;
+	int yes;
 
 	if (w->idlen > 0) {
 		if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL)
@@ -83,8 +83,8 @@ static int
 try_path(const struct where *at, const char *path, const struct want *w,
     char **name)
 {
-	char	buf[PATH_MAX * 2];
-	int	fd, pass;
+	char buf[PATH_MAX * 2];
+	int fd, pass;
 
 	for (pass = at->rootfd != -1 ? 0 : 1; pass < 2; pass++) {
 		fd = ht_modfile_open_regular(pass == 0 ? at->rootfd : AT_FDCWD,
@@ -109,8 +109,8 @@ try_path(const struct where *at, const char *path, const struct want *w,
 static int
 try_build_id(const struct where *at, const struct want *w, char **name)
 {
-	char	path[sizeof(DEBUG_DIR) + 16 + 2 * ID_MAX + 8];
-	size_t	i, k;
+	char path[sizeof(DEBUG_DIR) + 16 + 2 * ID_MAX + 8];
+	size_t i, k;
 
 	if (w->idlen < 2)
 		return -1;
@@ -128,8 +128,8 @@ try_build_id(const struct where *at, const struct want *w, char **name)
 static void
 dir_of(const char *path, char *dir, size_t size)
 {
-	const char	*slash = strrchr(path, '/');
-	size_t		 n = slash != NULL ? (size_t)(slash - path) + 1 : 0;
+	const char *slash = strrchr(path, '/');
+	size_t n = slash != NULL ? (size_t)(slash - path) + 1 : 0;
 
 	snprintf(dir, size, "%.*s", (int)n, path);
 }
@@ -143,13 +143,13 @@ static int
 alt_wanted(const struct where *at, const char *file_name, const char *altname,
     struct want *w)
 {
-	const char	*path = file_name, *sn, *p, *nul;
-	size_t		 shstrndx, rl = at->root != NULL ? strlen(at->root) : 0;
-	GElf_Shdr	 sh;
-	Elf_Data	*d;
-	Elf_Scn		*scn = NULL;
-	Elf		*elf;
-	int		 fd, found = 0;
+	const char *path = file_name, *sn, *p, *nul;
+	size_t shstrndx, rl = at->root != NULL ? strlen(at->root) : 0;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd, found = 0;
 
 	if (rl > 0 && strncmp(file_name, at->root, rl) == 0 &&
 	    file_name[rl] == '/')
@@ -189,13 +189,13 @@ ht_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
     GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const struct ht_debuginfo_ctx	*ctx;
-	const unsigned char		*bits;
-	struct where			 at;
-	struct want			 w;
-	GElf_Addr			 vaddr;
-	char				 dir[PATH_MAX], path[PATH_MAX * 2];
-	int				 fd = -1, n, i;
+	const struct ht_debuginfo_ctx *ctx;
+	const unsigned char *bits;
+	struct where at;
+	struct want w;
+	GElf_Addr vaddr;
+	char dir[PATH_MAX], path[PATH_MAX * 2];
+	int fd = -1, n, i;
 
 	(void)modname;
 	(void)base;
@@ -204,8 +204,9 @@ ht_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 		return -1;
 	at.root = ctx->root;
 	at.rootfd = -1;
-	if (ctx->root != NULL && (at.rootfd = open(ctx->root,
-	    O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+	if (ctx->root != NULL &&
+	    (at.rootfd = open(ctx->root, O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
+		-1)
 		return -1;
 	memset(&w, 0, sizeof(w));
 

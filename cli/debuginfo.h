@@ -28,8 +28,8 @@
  * target saw it (absolute), root the target's root directory or NULL.
  */
 struct ht_debuginfo_ctx {
-	const char	*path;
-	const char	*root;
+	const char *path;
+	const char *root;
 };
 
 /*
@@ -37,9 +37,8 @@ struct ht_debuginfo_ctx {
  * file and sets *debuginfo_file_name (malloc'd) to its name, or returns -1
  * when there is none.  Modules without a context get none.
  */
-int	ht_debuginfo_find(Dwfl_Module *mod, void **userdata,
-	    const char *modname, Dwarf_Addr base, const char *file_name,
-	    const char *debuglink_file, GElf_Word debuglink_crc,
-	    char **debuginfo_file_name);
+int ht_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
+    Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+    GElf_Word debuglink_crc, char **debuginfo_file_name);
 
 #endif

@@ -16,8 +16,12 @@
 
 /* The keys of a site's columns (enum ht_diff_col). */
 static const char *const col_keys[HT_DIFF_NCOLS] = {
-	"inuse_bytes", "inuse_objects", "alloc_bytes", "alloc_objects",
-	"freed_bytes", "samples",
+	"inuse_bytes",
+	"inuse_objects",
+	"alloc_bytes",
+	"alloc_objects",
+	"freed_bytes",
+	"samples",
 };
 
 static void
@@ -78,11 +82,11 @@ json_site(struct ht_json *j, struct ht_diff *d, const struct ht_diff_site *s)
 	ht_json_int(j, "inuse_bytes_low", lo);
 	ht_json_int(j, "inuse_bytes_high", hi);
 	ht_json_object_end(j);
-	ht_json_uint(j, "folded_sites", s->status == HT_DIFF_FOLDED ?
-	    s->nfolded : 0);
+	ht_json_uint(j, "folded_sites",
+	    s->status == HT_DIFF_FOLDED ? s->nfolded : 0);
 	k = ht_diff_site_side(s);
-	if (ht_text_json_frames(j, &d->v[k], s->status == HT_DIFF_FOLDED ?
-	    NULL : s->row[k]) != 0)
+	if (ht_text_json_frames(j, &d->v[k],
+		s->status == HT_DIFF_FOLDED ? NULL : s->row[k]) != 0)
 		return -1;
 	ht_json_object_end(j);
 	return 0;
@@ -149,4 +153,3 @@ ht_diff_json(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts)
 	ht_json_object_end(&j);
 	return ht_json_finish(&j);
 }
-

@@ -14,9 +14,9 @@
 #include "text.h"
 
 struct text {
-	FILE	*fp;
-	int	 raw;
-	int	 exact;
+	FILE *fp;
+	int raw;
+	int exact;
 };
 
 static const char *
@@ -67,14 +67,14 @@ text_session(const struct text *t, const char *label,
 	fprintf(t->fp, ", %.2f s\n", ht_text_duration_s(m));
 }
 
-#define TLABEL	"  %-19s"
-#define TCOL	" %12s"
+#define TLABEL "  %-19s"
+#define TCOL   " %12s"
 
 /* The kinds of figures of a row: sizes and counts are estimates unless
  * both profiles are exact; samples and sites are counted. */
-#define ROW_OBJECTS	0
-#define ROW_BYTES	1
-#define ROW_COUNT	2
+#define ROW_OBJECTS 0
+#define ROW_BYTES   1
+#define ROW_COUNT   2
 
 static void
 text_row(const struct text *t, const char *label, uint64_t o, uint64_t n,
@@ -92,7 +92,7 @@ text_row(const struct text *t, const char *label, uint64_t o, uint64_t n,
 	}
 	fprintf(t->fp, TLABEL TCOL TCOL TCOL, label, a, b,
 	    delta_str(t, ht_diff_delta(o, n), bytes,
-	    !t->exact && kind != ROW_COUNT, c, sizeof(c)));
+		!t->exact && kind != ROW_COUNT, c, sizeof(c)));
 }
 
 /* The row of column c of the totals. */
@@ -117,12 +117,14 @@ text_summary(const struct ht_diff *d, const struct text *t)
 		fputs("deltas are exact (both profiles at rate 1)\n", t->fp);
 	else
 		fputs("deltas are estimates (~), with 95% intervals from "
-		    "both profiles' samples\n", t->fp);
+		      "both profiles' samples\n",
+		    t->fp);
 	if (om->pid == nm->pid && om->epoch != nm->epoch)
-		fprintf(t->fp, "note: sessions %" PRIu64 " and %" PRIu64
+		fprintf(t->fp,
+		    "note: sessions %" PRIu64 " and %" PRIu64
 		    " of one process: a session starts from zero, so the "
-		    "new one holds nothing of the old\n", om->epoch,
-		    nm->epoch);
+		    "new one holds nothing of the old\n",
+		    om->epoch, nm->epoch);
 
 	fprintf(t->fp, "\n" TLABEL TCOL TCOL TCOL "\n", "", "old", "new",
 	    "delta");
@@ -166,9 +168,9 @@ text_summary(const struct ht_diff *d, const struct text *t)
 		    size_str(t, m->v[0][0], a, sizeof(a)),
 		    size_str(t, m->v[1][0], b, sizeof(b)),
 		    delta_str(t, ht_diff_delta(m->v[0][0], m->v[1][0]), 1,
-		    !t->exact, c, sizeof(c)),
+			!t->exact, c, sizeof(c)),
 		    delta_str(t, ht_diff_delta(m->v[0][2], m->v[1][2]), 1,
-		    !t->exact, e, sizeof(e)));
+			!t->exact, e, sizeof(e)));
 	}
 }
 
@@ -181,14 +183,14 @@ text_change(const struct text *t, const char *what,
 	int64_t dv;
 
 	fprintf(t->fp, "%s %s (%s -> %s), ", what,
-	    delta_str(t, ht_diff_change(s->s, cb), 1, !t->exact, c,
-	    sizeof(c)), size_str(t, s->s[0].v[cb], a, sizeof(a)),
+	    delta_str(t, ht_diff_change(s->s, cb), 1, !t->exact, c, sizeof(c)),
+	    size_str(t, s->s[0].v[cb], a, sizeof(a)),
 	    size_str(t, s->s[1].v[cb], b, sizeof(b)));
 	dv = ht_diff_change(s->s, co);
 	fprintf(t->fp, "%s object%s (%" PRIu64 " -> %" PRIu64 ")",
 	    delta_str(t, dv, 0, !t->exact, c, sizeof(c)),
-	    ht_diff_magnitude(dv) == 1 ? "" : "s",
-	    s->s[0].v[co], s->s[1].v[co]);
+	    ht_diff_magnitude(dv) == 1 ? "" : "s", s->s[0].v[co],
+	    s->s[1].v[co]);
 }
 
 static int
@@ -203,10 +205,11 @@ text_detail(struct ht_diff *d, const struct text *t)
 
 	n = cnt[HT_DIFF_NEW] + cnt[HT_DIFF_GONE] + cnt[HT_DIFF_CHANGED] +
 	    cnt[HT_DIFF_SAME];
-	fprintf(t->fp, "\n%zu site%s: %zu new, %zu gone, %zu changed, %zu "
-	    "same; by growth of bytes in use\n", n, n == 1 ? "" : "s",
-	    cnt[HT_DIFF_NEW], cnt[HT_DIFF_GONE], cnt[HT_DIFF_CHANGED],
-	    cnt[HT_DIFF_SAME]);
+	fprintf(t->fp,
+	    "\n%zu site%s: %zu new, %zu gone, %zu changed, %zu "
+	    "same; by growth of bytes in use\n",
+	    n, n == 1 ? "" : "s", cnt[HT_DIFF_NEW], cnt[HT_DIFF_GONE],
+	    cnt[HT_DIFF_CHANGED], cnt[HT_DIFF_SAME]);
 	for (i = 0; i < d->nshown; i++) {
 		s = d->shown[i];
 		if (s->status == HT_DIFF_FOLDED)

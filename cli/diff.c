@@ -16,14 +16,14 @@
 #include "view.h"
 
 /* Key types: the first byte of a key. */
-#define KEY_STACK	'S'	/* a site with its frames */
-#define KEY_NOSTACK	'N'	/* a site whose stack was not recorded */
-#define KEY_FOLD	'F'	/* the sites the agent folded */
+#define KEY_STACK   'S' /* a site with its frames */
+#define KEY_NOSTACK 'N' /* a site whose stack was not recorded */
+#define KEY_FOLD    'F' /* the sites the agent folded */
 
 /* A module of a profile and how sites name it across runs. */
 struct modkey {
-	const struct ht_module_rec	*m;
-	char				*id;
+	const struct ht_module_rec *m;
+	char *id;
 };
 
 int64_t
@@ -49,7 +49,11 @@ const char *
 ht_diff_status_name(enum ht_diff_status st)
 {
 	static const char *const names[HT_DIFF_NSTATUS] = {
-		"same", "changed", "new", "gone", "folded",
+		"same",
+		"changed",
+		"new",
+		"gone",
+		"folded",
 	};
 
 	return names[st];
@@ -104,7 +108,8 @@ modkeys_new(const struct ht_profile *prof)
 		m = &prof->modules[i];
 		mk[i].m = m;
 		n = m->build_id_len < HT_PROFILE_MAX_BUILD_ID ?
-		    m->build_id_len : HT_PROFILE_MAX_BUILD_ID;
+		    m->build_id_len :
+		    HT_PROFILE_MAX_BUILD_ID;
 		if (n > 0) {
 			if ((mk[i].id = malloc(2 * n + 2)) == NULL)
 				goto out_nomem;
@@ -203,7 +208,7 @@ row_key(struct ht_diff *d, const struct modkey *mk, size_t nmk,
 	if (type != KEY_STACK)
 		return 0;
 	n = r->site->nframes < HT_PROFILE_MAX_FRAMES ? r->site->nframes :
-	    HT_PROFILE_MAX_FRAMES;
+						       HT_PROFILE_MAX_FRAMES;
 	for (i = 0; i < n; i++) {
 		off = r->site->frames[i];
 		if ((k = modkey_find(mk, nmk, off)) != NULL) {
@@ -239,7 +244,8 @@ side_add_row(struct ht_diff_side *s, const struct ht_view_row *r)
 	s->v[HT_DIFF_ALLOC_OBJECTS] += f->alloc_objects;
 	/* Per row, so that the freed bytes of the sites add up too. */
 	s->v[HT_DIFF_FREED_BYTES] += f->alloc_bytes > f->inuse_bytes ?
-	    f->alloc_bytes - f->inuse_bytes : 0;
+	    f->alloc_bytes - f->inuse_bytes :
+	    0;
 	s->v[HT_DIFF_SAMPLES] += f->samples;
 	s->var += f->inuse_var;
 }
@@ -281,7 +287,7 @@ add_side(struct ht_diff *d, int k)
 			memcpy(s->key, d->kbuf, d->klen);
 			s->keylen = d->klen;
 			if (ht_view_index_add(&d->index, h,
-			    (uint32_t)d->nsites) != 0) {
+				(uint32_t)d->nsites) != 0) {
 				free(s->key);
 				goto out;
 			}
@@ -340,16 +346,16 @@ growth_cmp(const void *a, const void *b)
 	if ((x->status == HT_DIFF_FOLDED) != (y->status == HT_DIFF_FOLDED))
 		return x->status == HT_DIFF_FOLDED ? 1 : -1;
 	if ((c = cmp_i64_desc(ht_diff_change(x->s, HT_DIFF_INUSE_BYTES),
-	    ht_diff_change(y->s, HT_DIFF_INUSE_BYTES))) != 0)
+		 ht_diff_change(y->s, HT_DIFF_INUSE_BYTES))) != 0)
 		return c;
 	if ((c = cmp_i64_desc(ht_diff_change(x->s, HT_DIFF_ALLOC_BYTES),
-	    ht_diff_change(y->s, HT_DIFF_ALLOC_BYTES))) != 0)
+		 ht_diff_change(y->s, HT_DIFF_ALLOC_BYTES))) != 0)
 		return c;
 	if ((c = cmp_i64_desc((int64_t)x->s[1].v[HT_DIFF_INUSE_BYTES],
-	    (int64_t)y->s[1].v[HT_DIFF_INUSE_BYTES])) != 0)
+		 (int64_t)y->s[1].v[HT_DIFF_INUSE_BYTES])) != 0)
 		return c;
 	if ((c = cmp_i64_desc((int64_t)x->s[0].v[HT_DIFF_INUSE_BYTES],
-	    (int64_t)y->s[0].v[HT_DIFF_INUSE_BYTES])) != 0)
+		 (int64_t)y->s[0].v[HT_DIFF_INUSE_BYTES])) != 0)
 		return c;
 	n = x->keylen < y->keylen ? x->keylen : y->keylen;
 	if ((c = memcmp(x->key, y->key, n)) != 0)
@@ -386,10 +392,10 @@ mod_cmp(const void *a, const void *b)
 	int c;
 
 	if ((c = cmp_i64_desc(ht_diff_delta(x->v[0][0], x->v[1][0]),
-	    ht_diff_delta(y->v[0][0], y->v[1][0]))) != 0)
+		 ht_diff_delta(y->v[0][0], y->v[1][0]))) != 0)
 		return c;
 	if ((c = cmp_i64_desc(ht_diff_delta(x->v[0][2], x->v[1][2]),
-	    ht_diff_delta(y->v[0][2], y->v[1][2]))) != 0)
+		 ht_diff_delta(y->v[0][2], y->v[1][2]))) != 0)
 		return c;
 	return strcmp(x->name, y->name);
 }
@@ -468,8 +474,7 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 		goto out_fail;
 	d->built[1] = 1;
 
-	d->sites = calloc(d->v[0].nrows + d->v[1].nrows + 1,
-	    sizeof(*d->sites));
+	d->sites = calloc(d->v[0].nrows + d->v[1].nrows + 1, sizeof(*d->sites));
 	if (d->sites == NULL)
 		goto out_nomem;
 	for (k = 0; k < 2; k++)
@@ -503,7 +508,8 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 		/* Keep the top largest changes, fold the others and the
 		 * agent's fold into one row; then show in growth order. */
 		for (nkeep = 0; nkeep < n && nkeep < opts->top &&
-		    order[nkeep]->status != HT_DIFF_FOLDED; nkeep++)
+		     order[nkeep]->status != HT_DIFF_FOLDED;
+		     nkeep++)
 			continue;
 		memset(&d->fold, 0, sizeof(d->fold));
 		d->fold.status = HT_DIFF_FOLDED;
@@ -511,7 +517,8 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 			side_add(&d->fold.s[0], &order[i]->s[0]);
 			side_add(&d->fold.s[1], &order[i]->s[1]);
 			d->fold.nfolded += order[i]->status == HT_DIFF_FOLDED ?
-			    order[i]->nfolded : 1;
+			    order[i]->nfolded :
+			    1;
 		}
 		d->has_fold = nkeep < n;
 		qsort(order, nkeep, sizeof(*order), growth_cmp);

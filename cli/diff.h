@@ -41,11 +41,11 @@
 
 /* All zero is the default: the text summary of the change. */
 struct ht_diff_opts {
-	int	detail;		/* list the sites */
-	int	json;		/* JSON rather than text */
+	int detail; /* list the sites */
+	int json;   /* JSON rather than text */
 	/* Keep the sites of the n largest changes, fold the rest; 0 all. */
-	size_t	top;
-	int	raw_bytes;	/* text: no KiB/MiB */
+	size_t top;
+	int raw_bytes; /* text: no KiB/MiB */
 };
 
 /* The columns of a site, in the order of the JSON keys. */
@@ -60,60 +60,60 @@ enum ht_diff_col {
 };
 /* The columns of the per-module sums, the first four of a site's (the
  * views keep no freed bytes per module). */
-#define HT_DIFF_MOD_COLS	4
+#define HT_DIFF_MOD_COLS 4
 
 enum ht_diff_status {
 	HT_DIFF_SAME,
 	HT_DIFF_CHANGED,
 	HT_DIFF_NEW,
 	HT_DIFF_GONE,
-	HT_DIFF_FOLDED,		/* the agent's folded sites, the --top fold */
+	HT_DIFF_FOLDED, /* the agent's folded sites, the --top fold */
 	HT_DIFF_NSTATUS
 };
 
 /* One side (0 old, 1 new) of a site or of the totals. */
 struct ht_diff_side {
-	uint64_t	v[HT_DIFF_NCOLS];
-	double		var;		/* of the bytes in use */
+	uint64_t v[HT_DIFF_NCOLS];
+	double var; /* of the bytes in use */
 };
 
 struct ht_diff_site {
-	uint8_t				*key;
-	size_t				 keylen;
+	uint8_t *key;
+	size_t keylen;
 	/* The first row of each side that went into it (frames, names);
 	 * NULL on the side that lacks it. */
-	const struct ht_view_row	*row[2];
-	struct ht_diff_side		 s[2];
+	const struct ht_view_row *row[2];
+	struct ht_diff_side s[2];
 	/* The sites a folded line stands for. */
-	size_t				 nfolded;
-	enum ht_diff_status		 status;
+	size_t nfolded;
+	enum ht_diff_status status;
 };
 
 struct ht_diff_module {
-	const char	*name;
-	uint64_t	 v[2][HT_DIFF_MOD_COLS];
+	const char *name;
+	uint64_t v[2][HT_DIFF_MOD_COLS];
 };
 
 struct ht_diff {
-	const struct ht_profile	*prof[2];
-	struct ht_view		 v[2];
-	int			 built[2];
-	int			 exact;		/* both at rate 1 */
-	struct ht_diff_site	*sites;
-	size_t			 nsites;
-	struct ht_view_index	 index;
-	struct ht_diff_side	 tot[2];
-	struct ht_diff_module	*mods;		/* by growth in use */
-	size_t			 nmods;
-	size_t			 count[HT_DIFF_NSTATUS];
+	const struct ht_profile *prof[2];
+	struct ht_view v[2];
+	int built[2];
+	int exact; /* both at rate 1 */
+	struct ht_diff_site *sites;
+	size_t nsites;
+	struct ht_view_index index;
+	struct ht_diff_side tot[2];
+	struct ht_diff_module *mods; /* by growth in use */
+	size_t nmods;
+	size_t count[HT_DIFF_NSTATUS];
 	/* What is shown: pointers into sites, then the fold (if any). */
-	struct ht_diff_site	**shown;
-	size_t			 nshown;
-	struct ht_diff_site	 fold;
-	int			 has_fold;
+	struct ht_diff_site **shown;
+	size_t nshown;
+	struct ht_diff_site fold;
+	int has_fold;
 	/* Scratch of the keys. */
-	uint8_t			*kbuf;
-	size_t			 klen, kcap;
+	uint8_t *kbuf;
+	size_t klen, kcap;
 };
 
 /*
@@ -121,29 +121,29 @@ struct ht_diff {
  * profile's modules) name the modules; opts->top folds the sites.  Returns
  * 0, or -1 with errno ENOMEM (nothing to free).
  */
-int	ht_diff_build(struct ht_diff *, const struct ht_profile *old,
-	    struct ht_sym *osym, const struct ht_profile *new,
-	    struct ht_sym *nsym, const struct ht_diff_opts *opts);
-void	ht_diff_free(struct ht_diff *);
+int ht_diff_build(struct ht_diff *, const struct ht_profile *old,
+    struct ht_sym *osym, const struct ht_profile *new, struct ht_sym *nsym,
+    const struct ht_diff_opts *opts);
+void ht_diff_free(struct ht_diff *);
 
 /* new - old, exact for any difference below 2^63. */
-int64_t		ht_diff_delta(uint64_t old, uint64_t new);
+int64_t ht_diff_delta(uint64_t old, uint64_t new);
 /* The absolute value of a delta. */
-uint64_t	ht_diff_magnitude(int64_t);
+uint64_t ht_diff_magnitude(int64_t);
 /* The delta of column c of a site's or the totals' two sides. */
-int64_t		ht_diff_change(const struct ht_diff_side s[2], int c);
+int64_t ht_diff_change(const struct ht_diff_side s[2], int c);
 
 /* The 95% interval of the change of bytes in use from side a to side b
  * (0 wide when the diff is exact). */
-void	ht_diff_interval(const struct ht_diff *, const struct ht_diff_side *a,
-	    const struct ht_diff_side *b, int64_t *lo, int64_t *hi);
+void ht_diff_interval(const struct ht_diff *, const struct ht_diff_side *a,
+    const struct ht_diff_side *b, int64_t *lo, int64_t *hi);
 
 /* "same", "changed", "new", "gone" or "folded". */
-const char	*ht_diff_status_name(enum ht_diff_status);
+const char *ht_diff_status_name(enum ht_diff_status);
 
 /* The side whose row names site s and gives its frames: new if it has
  * it. */
-int	ht_diff_site_side(const struct ht_diff_site *s);
+int ht_diff_site_side(const struct ht_diff_site *s);
 
 /*
  * The writers of a built diff, above the model: text (diff-text.c) and
@@ -151,9 +151,7 @@ int	ht_diff_site_side(const struct ht_diff_site *s);
  * prints text sizes in bytes.  Return 0, or -1 with errno (ENOMEM, or a
  * write error).
  */
-int	ht_diff_text(FILE *fp, struct ht_diff *d,
-	    const struct ht_diff_opts *opts);
-int	ht_diff_json(FILE *fp, struct ht_diff *d,
-	    const struct ht_diff_opts *opts);
+int ht_diff_text(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts);
+int ht_diff_json(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts);
 
 #endif

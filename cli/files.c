@@ -50,7 +50,7 @@ ht_state_dir(char *buf, size_t len, int create)
 	}
 	if (!create)
 		return 0;
-	for (p = buf + 1; ; p++) {
+	for (p = buf + 1;; p++) {
 		if (*p != '/' && *p != '\0')
 			continue;
 		last = *p == '\0';

@@ -14,45 +14,45 @@
 #include "text.h"
 
 /* Geometry, in pixels. */
-#define IMAGE_W		1200
-#define MARGIN		10
-#define FRAMES_W	(IMAGE_W - 2 * MARGIN)
-#define FRAME_H		16	/* a row: the rectangle and a 1 px gap */
-#define TOP		52	/* title, subtitle and controls */
-#define BOTTOM		28	/* the details line */
-#define CHAR_W		7	/* of 12 px Verdana, about */
+#define IMAGE_W	 1200
+#define MARGIN	 10
+#define FRAMES_W (IMAGE_W - 2 * MARGIN)
+#define FRAME_H	 16 /* a row: the rectangle and a 1 px gap */
+#define TOP	 52 /* title, subtitle and controls */
+#define BOTTOM	 28 /* the details line */
+#define CHAR_W	 7  /* of 12 px Verdana, about */
 
 enum kind {
 	K_ROOT,
 	K_FUNCTION,
 	K_INLINED,
-	K_UNKNOWN,	/* no function name */
-	K_ROW,		/* the fold, or a site without a stack */
+	K_UNKNOWN, /* no function name */
+	K_ROW,	   /* the fold, or a site without a stack */
 };
 
 struct node {
-	char		*name;
-	const char	*file;		/* of the first frame merged, or NULL */
-	int		 line;		/* 0 unknown, -1 several */
-	enum kind	 kind;
-	uint32_t	 parent;
-	uint32_t	 depth;
-	uint32_t	 first;		/* first child + 1, 0 for none */
-	uint32_t	 next;		/* next sibling + 1 */
-	uint64_t	 value;
-	uint64_t	 x;		/* from the left, in value units */
+	char *name;
+	const char *file; /* of the first frame merged, or NULL */
+	int line;	  /* 0 unknown, -1 several */
+	enum kind kind;
+	uint32_t parent;
+	uint32_t depth;
+	uint32_t first; /* first child + 1, 0 for none */
+	uint32_t next;	/* next sibling + 1 */
+	uint64_t value;
+	uint64_t x; /* from the left, in value units */
 };
 
 struct flame {
-	struct ht_view		*v;
-	struct node		*nodes;
-	size_t			 n;
-	size_t			 cap;
-	struct ht_view_index	 index;
-	uint32_t		 max_depth;
+	struct ht_view *v;
+	struct node *nodes;
+	size_t n;
+	size_t cap;
+	struct ht_view_index index;
+	uint32_t max_depth;
 	/* The key being looked up. */
-	uint32_t		 key_parent;
-	const char		*key_name;
+	uint32_t key_parent;
+	const char *key_name;
 };
 
 static int
@@ -67,8 +67,9 @@ node_eq(void *ctx, uint32_t id)
 static uint64_t
 node_hash(uint32_t parent, const char *name)
 {
-	return ht_view_hash(ht_view_hash(HT_VIEW_HASH0, &parent,
-	    sizeof(parent)), name, strlen(name));
+	return ht_view_hash(
+	    ht_view_hash(HT_VIEW_HASH0, &parent, sizeof(parent)), name,
+	    strlen(name));
 }
 
 /* A new node; returns its index, or -1 (ENOMEM). */
@@ -130,9 +131,9 @@ child(struct flame *fl, uint32_t parent, const char *name, enum kind kind,
 	} else if (fr != NULL) {
 		/* Frames of one function merged from several lines. */
 		nd = &fl->nodes[id];
-		if (nd->line != fr->line || (nd->file == NULL) !=
-		    (fr->file == NULL) || (nd->file != NULL &&
-		    strcmp(nd->file, fr->file) != 0))
+		if (nd->line != fr->line ||
+		    (nd->file == NULL) != (fr->file == NULL) ||
+		    (nd->file != NULL && strcmp(nd->file, fr->file) != 0))
 			nd->line = -1;
 	}
 	fl->nodes[id].value += value;
@@ -160,16 +161,18 @@ build(struct flame *fl)
 		fl->nodes[0].value += value;
 		if ((n = ht_view_frames(v, r, &fr)) < 0)
 			return -1;
-		if (n == 0 && child(fl, 0, ht_view_row_name(r, buf,
-		    sizeof(buf)), K_ROW, NULL, value) < 0)
+		if (n == 0 &&
+		    child(fl, 0, ht_view_row_name(r, buf, sizeof(buf)), K_ROW,
+			NULL, value) < 0)
 			return -1;
 		/* The outermost frame sits on the root. */
 		for (cur = 0, k = n - 1; k >= 0; k--)
 			if ((cur = child(fl, (uint32_t)cur,
-			    ht_view_frame_name(&fr[k], buf, sizeof(buf)),
-			    fr[k].function == NULL ? K_UNKNOWN :
-			    fr[k].inlined ? K_INLINED : K_FUNCTION, &fr[k],
-			    value)) < 0)
+				 ht_view_frame_name(&fr[k], buf, sizeof(buf)),
+				 fr[k].function == NULL ? K_UNKNOWN :
+				     fr[k].inlined	? K_INLINED :
+							  K_FUNCTION,
+				 &fr[k], value)) < 0)
 				return -1;
 	}
 	return 0;
@@ -217,7 +220,7 @@ layout(struct flame *fl)
 			fl->nodes[kids[j]].x = x;
 			x += fl->nodes[kids[j]].value;
 			fl->nodes[kids[j]].next = j + 1 < nk ? kids[j + 1] + 1 :
-			    0;
+							       0;
 		}
 	}
 	free(kids);
@@ -303,8 +306,8 @@ put_value(FILE *fp, const struct ht_view *v, uint64_t value, uint64_t total)
 	else
 		fprintf(fp, "%s (%" PRIu64 " bytes)",
 		    ht_size_format(value, buf, sizeof(buf)), value);
-	fprintf(fp, ", %.2f%%", total == 0 ? 100.0 :
-	    100.0 * (double)value / (double)total);
+	fprintf(fp, ", %.2f%%",
+	    total == 0 ? 100.0 : 100.0 * (double)value / (double)total);
 }
 
 /* A color from the name, so a function keeps its color across graphs:
@@ -351,9 +354,10 @@ put_frame(FILE *fp, const struct flame *fl, const struct node *nd)
 		w = (double)nd->value / (double)total * FRAMES_W;
 	}
 	y = TOP + (double)(fl->max_depth - nd->depth) * FRAME_H;
-	fprintf(fp, "<g class=\"f\" data-d=\"%" PRIu32 "\" data-x=\"%" PRIu64
-	    "\" data-v=\"%" PRIu64 "\" data-n=\"", nd->depth, nd->x,
-	    nd->value);
+	fprintf(fp,
+	    "<g class=\"f\" data-d=\"%" PRIu32 "\" data-x=\"%" PRIu64
+	    "\" data-v=\"%" PRIu64 "\" data-n=\"",
+	    nd->depth, nd->x, nd->value);
 	put_xml(fp, nd->name, SIZE_MAX);
 	fputs("\"><title>", fp);
 	if (nd->kind == K_INLINED)
@@ -369,8 +373,10 @@ put_frame(FILE *fp, const struct flame *fl, const struct node *nd)
 	}
 	putc('\n', fp);
 	put_value(fp, fl->v, nd->value, total);
-	fprintf(fp, "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-	    "height=\"%d\" rx=\"2\" fill=\"", x, y, w, FRAME_H - 1);
+	fprintf(fp,
+	    "</title><rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+	    "height=\"%d\" rx=\"2\" fill=\"",
+	    x, y, w, FRAME_H - 1);
 	put_color(fp, nd);
 	fprintf(fp, "\"/><text x=\"%.2f\" y=\"%.1f\">", x + 3, y + 11.5);
 	put_label(fp, nd->name, w);
@@ -380,69 +386,73 @@ put_frame(FILE *fp, const struct flame *fl, const struct node *nd)
 /* The script: zoom on click, search, and details on hover.  It finds
  * everything in the frames' data- attributes. */
 static const char script[] =
-"var W = " "%d" ", X0 = " "%d" ", frames, details, matched;\n"
-"function attr(g, a) { return +g.getAttribute(a); }\n"
-"function fit(g, x, w) {\n"
-"  var r = g.getElementsByTagName('rect')[0];\n"
-"  var t = g.getElementsByTagName('text')[0];\n"
-"  var s = g.getAttribute('data-n'), n = Math.floor((w - 6) / %d);\n"
-"  r.setAttribute('x', x.toFixed(2));\n"
-"  r.setAttribute('width', w.toFixed(2));\n"
-"  t.setAttribute('x', (x + 3).toFixed(2));\n"
-"  t.textContent = n < 3 ? '' : s.length <= n ? s :\n"
-"      s.substring(0, n - 2) + '..';\n"
-"}\n"
-"function zoom(z) {\n"
-"  var x0 = attr(z, 'data-x'), w0 = attr(z, 'data-v');\n"
-"  var d0 = attr(z, 'data-d');\n"
-"  for (var i = 0; i < frames.length; i++) {\n"
-"    var g = frames[i], x = attr(g, 'data-x'), v = attr(g, 'data-v');\n"
-"    var a = Math.max(x, x0), b = Math.min(x + v, x0 + w0);\n"
-"    if (w0 <= 0 || b <= a) { g.style.display = 'none'; continue; }\n"
-"    g.style.display = '';\n"
-"    g.style.opacity = attr(g, 'data-d') < d0 ? 0.5 : 1;\n"
-"    fit(g, X0 + (a - x0) / w0 * W, (b - a) / w0 * W);\n"
-"  }\n"
-"}\n"
-"function search() {\n"
-"  var s = prompt('Search frames (regular expression)', ''), re, m = [];\n"
-"  if (s === null) return;\n"
-"  try { re = new RegExp(s); } catch (e) { alert(e); return; }\n"
-"  for (var i = 0; i < frames.length; i++) {\n"
-"    var g = frames[i], r = g.getElementsByTagName('rect')[0];\n"
-"    if (!r.getAttribute('data-c'))\n"
-"      r.setAttribute('data-c', r.getAttribute('fill'));\n"
-"    var hit = s !== '' && re.test(g.getAttribute('data-n'));\n"
-"    r.setAttribute('fill', hit ? 'rgb(230,0,230)' :\n"
-"        r.getAttribute('data-c'));\n"
-"    if (hit) m.push([attr(g, 'data-x'), attr(g, 'data-v')]);\n"
-"  }\n"
-"  /* A match inside another counts once. */\n"
-"  m.sort(function(p, q) { return p[0] - q[0] || q[1] - p[1]; });\n"
-"  var sum = 0, end = -1;\n"
-"  for (i = 0; i < m.length; i++)\n"
-"    if (m[i][0] >= end) { sum += m[i][1]; end = m[i][0] + m[i][1]; }\n"
-"  var all = attr(frames[0], 'data-v');\n"
-"  matched.textContent = s === '' ? '' : 'Matched: ' +\n"
-"      (all > 0 ? (100 * sum / all).toFixed(2) : '0') + '%%';\n"
-"}\n"
-"function init() {\n"
-"  frames = document.getElementsByClassName('f');\n"
-"  details = document.getElementById('details');\n"
-"  matched = document.getElementById('matched');\n"
-"  for (var i = 0; i < frames.length; i++) {\n"
-"    frames[i].onclick = function() { zoom(this); };\n"
-"    frames[i].onmouseover = function() {\n"
-"      var t = this.getElementsByTagName('title')[0].textContent;\n"
-"      details.textContent = t.replace(/\\n/g, '  |  ');\n"
-"    };\n"
-"    frames[i].onmouseout = function() { details.textContent = ' '; };\n"
-"  }\n"
-"  document.getElementById('reset').onclick = function() {\n"
-"    zoom(frames[0]);\n"
-"  };\n"
-"  document.getElementById('search').onclick = search;\n"
-"}\n";
+    "var W = "
+    "%d"
+    ", X0 = "
+    "%d"
+    ", frames, details, matched;\n"
+    "function attr(g, a) { return +g.getAttribute(a); }\n"
+    "function fit(g, x, w) {\n"
+    "  var r = g.getElementsByTagName('rect')[0];\n"
+    "  var t = g.getElementsByTagName('text')[0];\n"
+    "  var s = g.getAttribute('data-n'), n = Math.floor((w - 6) / %d);\n"
+    "  r.setAttribute('x', x.toFixed(2));\n"
+    "  r.setAttribute('width', w.toFixed(2));\n"
+    "  t.setAttribute('x', (x + 3).toFixed(2));\n"
+    "  t.textContent = n < 3 ? '' : s.length <= n ? s :\n"
+    "      s.substring(0, n - 2) + '..';\n"
+    "}\n"
+    "function zoom(z) {\n"
+    "  var x0 = attr(z, 'data-x'), w0 = attr(z, 'data-v');\n"
+    "  var d0 = attr(z, 'data-d');\n"
+    "  for (var i = 0; i < frames.length; i++) {\n"
+    "    var g = frames[i], x = attr(g, 'data-x'), v = attr(g, 'data-v');\n"
+    "    var a = Math.max(x, x0), b = Math.min(x + v, x0 + w0);\n"
+    "    if (w0 <= 0 || b <= a) { g.style.display = 'none'; continue; }\n"
+    "    g.style.display = '';\n"
+    "    g.style.opacity = attr(g, 'data-d') < d0 ? 0.5 : 1;\n"
+    "    fit(g, X0 + (a - x0) / w0 * W, (b - a) / w0 * W);\n"
+    "  }\n"
+    "}\n"
+    "function search() {\n"
+    "  var s = prompt('Search frames (regular expression)', ''), re, m = [];\n"
+    "  if (s === null) return;\n"
+    "  try { re = new RegExp(s); } catch (e) { alert(e); return; }\n"
+    "  for (var i = 0; i < frames.length; i++) {\n"
+    "    var g = frames[i], r = g.getElementsByTagName('rect')[0];\n"
+    "    if (!r.getAttribute('data-c'))\n"
+    "      r.setAttribute('data-c', r.getAttribute('fill'));\n"
+    "    var hit = s !== '' && re.test(g.getAttribute('data-n'));\n"
+    "    r.setAttribute('fill', hit ? 'rgb(230,0,230)' :\n"
+    "        r.getAttribute('data-c'));\n"
+    "    if (hit) m.push([attr(g, 'data-x'), attr(g, 'data-v')]);\n"
+    "  }\n"
+    "  /* A match inside another counts once. */\n"
+    "  m.sort(function(p, q) { return p[0] - q[0] || q[1] - p[1]; });\n"
+    "  var sum = 0, end = -1;\n"
+    "  for (i = 0; i < m.length; i++)\n"
+    "    if (m[i][0] >= end) { sum += m[i][1]; end = m[i][0] + m[i][1]; }\n"
+    "  var all = attr(frames[0], 'data-v');\n"
+    "  matched.textContent = s === '' ? '' : 'Matched: ' +\n"
+    "      (all > 0 ? (100 * sum / all).toFixed(2) : '0') + '%%';\n"
+    "}\n"
+    "function init() {\n"
+    "  frames = document.getElementsByClassName('f');\n"
+    "  details = document.getElementById('details');\n"
+    "  matched = document.getElementById('matched');\n"
+    "  for (var i = 0; i < frames.length; i++) {\n"
+    "    frames[i].onclick = function() { zoom(this); };\n"
+    "    frames[i].onmouseover = function() {\n"
+    "      var t = this.getElementsByTagName('title')[0].textContent;\n"
+    "      details.textContent = t.replace(/\\n/g, '  |  ');\n"
+    "    };\n"
+    "    frames[i].onmouseout = function() { details.textContent = ' '; };\n"
+    "  }\n"
+    "  document.getElementById('reset').onclick = function() {\n"
+    "    zoom(frames[0]);\n"
+    "  };\n"
+    "  document.getElementById('search').onclick = search;\n"
+    "}\n";
 
 static void
 put_header(FILE *fp, const struct flame *fl, int height)
@@ -451,23 +461,30 @@ put_header(FILE *fp, const struct flame *fl, int height)
 	const struct ht_meta *m = &v->prof->meta;
 	char a[32];
 
-	fprintf(fp, "<?xml version=\"1.0\" encoding=\"UTF-8\" "
+	fprintf(fp,
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\" "
 	    "standalone=\"no\"?>\n"
 	    "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" "
 	    "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-	    "onload=\"init()\">\n", IMAGE_W, height, IMAGE_W, height);
+	    "onload=\"init()\">\n",
+	    IMAGE_W, height, IMAGE_W, height);
 	fputs("<style>text { font-family: Verdana, sans-serif; "
-	    "font-size: 12px; fill: rgb(0,0,0); } g.f { cursor: pointer; } "
-	    "g.f:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; } "
-	    ".c { cursor: pointer; fill: rgb(60,60,160); } "
-	    "#title { font-size: 17px; }</style>\n", fp);
+	      "font-size: 12px; fill: rgb(0,0,0); } g.f { cursor: pointer; } "
+	      "g.f:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; } "
+	      ".c { cursor: pointer; fill: rgb(60,60,160); } "
+	      "#title { font-size: 17px; }</style>\n",
+	    fp);
 	fputs("<script type=\"text/ecmascript\"><![CDATA[\n", fp);
 	fprintf(fp, script, FRAMES_W, MARGIN, CHAR_W);
 	fputs("]]></script>\n", fp);
-	fprintf(fp, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
-	    "fill=\"rgb(248,248,240)\"/>\n", IMAGE_W, height);
-	fprintf(fp, "<text id=\"title\" x=\"%d\" y=\"22\" "
-	    "text-anchor=\"middle\">", IMAGE_W / 2);
+	fprintf(fp,
+	    "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" "
+	    "fill=\"rgb(248,248,240)\"/>\n",
+	    IMAGE_W, height);
+	fprintf(fp,
+	    "<text id=\"title\" x=\"%d\" y=\"22\" "
+	    "text-anchor=\"middle\">",
+	    IMAGE_W / 2);
 	fputs("Heap ", fp);
 	put_xml(fp, ht_view_value_name(v), SIZE_MAX);
 	if (v->opts.at_peak)
@@ -488,14 +505,20 @@ put_header(FILE *fp, const struct flame *fl, int height)
 		fprintf(fp, "sampled every %s: estimates",
 		    ht_size_format(m->rate, a, sizeof(a)));
 	fputs("</text>\n", fp);
-	fprintf(fp, "<text id=\"reset\" class=\"c\" x=\"%d\" y=\"22\">"
-	    "Reset zoom</text>\n", MARGIN);
-	fprintf(fp, "<text id=\"search\" class=\"c\" x=\"%d\" y=\"22\" "
-	    "text-anchor=\"end\">Search</text>\n", IMAGE_W - MARGIN);
-	fprintf(fp, "<text id=\"matched\" x=\"%d\" y=\"%d\" "
-	    "text-anchor=\"end\"> </text>\n", IMAGE_W - MARGIN, height - 10);
-	fprintf(fp, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n",
-	    MARGIN, height - 10);
+	fprintf(fp,
+	    "<text id=\"reset\" class=\"c\" x=\"%d\" y=\"22\">"
+	    "Reset zoom</text>\n",
+	    MARGIN);
+	fprintf(fp,
+	    "<text id=\"search\" class=\"c\" x=\"%d\" y=\"22\" "
+	    "text-anchor=\"end\">Search</text>\n",
+	    IMAGE_W - MARGIN);
+	fprintf(fp,
+	    "<text id=\"matched\" x=\"%d\" y=\"%d\" "
+	    "text-anchor=\"end\"> </text>\n",
+	    IMAGE_W - MARGIN, height - 10);
+	fprintf(fp, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", MARGIN,
+	    height - 10);
 }
 
 /* Depth first, parents before children, largest first: the root is the

@@ -26,6 +26,6 @@
 
 /* Write v to fp.  Returns 0, or -1 with errno set (ENOMEM, or a write
  * error). */
-int	ht_flame_write(FILE *fp, struct ht_view *v);
+int ht_flame_write(FILE *fp, struct ht_view *v);
 
 #endif

@@ -20,43 +20,42 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define HT_JSON_MAX_DEPTH	32
+#define HT_JSON_MAX_DEPTH 32
 
 struct ht_json {
-	FILE	*fp;
-	int	 pretty;	/* indent two spaces per level */
-	int	 depth;
+	FILE *fp;
+	int pretty; /* indent two spaces per level */
+	int depth;
 	/* Per level: nothing written yet at this level (no comma needed). */
-	unsigned char	empty[HT_JSON_MAX_DEPTH];
+	unsigned char empty[HT_JSON_MAX_DEPTH];
 };
 
-void	ht_json_init(struct ht_json *, FILE *, int pretty);
+void ht_json_init(struct ht_json *, FILE *, int pretty);
 
-void	ht_json_object_begin(struct ht_json *, const char *key);
-void	ht_json_object_end(struct ht_json *);
-void	ht_json_array_begin(struct ht_json *, const char *key);
-void	ht_json_array_end(struct ht_json *);
+void ht_json_object_begin(struct ht_json *, const char *key);
+void ht_json_object_end(struct ht_json *);
+void ht_json_array_begin(struct ht_json *, const char *key);
+void ht_json_array_end(struct ht_json *);
 
 /* A NULL string is written as null. */
-void	ht_json_string(struct ht_json *, const char *key, const char *);
-void	ht_json_stringn(struct ht_json *, const char *key, const char *,
-	    size_t);
-void	ht_json_uint(struct ht_json *, const char *key, uint64_t);
-void	ht_json_int(struct ht_json *, const char *key, int64_t);
-void	ht_json_double(struct ht_json *, const char *key, double);
-void	ht_json_bool(struct ht_json *, const char *key, int);
-void	ht_json_null(struct ht_json *, const char *key);
+void ht_json_string(struct ht_json *, const char *key, const char *);
+void ht_json_stringn(struct ht_json *, const char *key, const char *, size_t);
+void ht_json_uint(struct ht_json *, const char *key, uint64_t);
+void ht_json_int(struct ht_json *, const char *key, int64_t);
+void ht_json_double(struct ht_json *, const char *key, double);
+void ht_json_bool(struct ht_json *, const char *key, int);
+void ht_json_null(struct ht_json *, const char *key);
 
 /* Ends the document with a newline.  Returns 0, or -1 if the stream has
  * an error (errno as left by stdio). */
-int	ht_json_finish(struct ht_json *);
+int ht_json_finish(struct ht_json *);
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes): 1 to 4, or 0
  * when the bytes there are not valid UTF-8 (or n is 0). */
-size_t	ht_json_utf8_len(const char *s, size_t n);
+size_t ht_json_utf8_len(const char *s, size_t n);
 /* Is the n-byte sequence at s (n from ht_json_utf8_len) a C1 control,
  * U+0080 to U+009F?  Terminals may act on them as on ESC sequences
  * (U+009B is CSI), so text for a terminal shows them as '?'. */
-int	ht_json_is_c1(const char *s, size_t n);
+int ht_json_is_c1(const char *s, size_t n);
 
 #endif

@@ -11,46 +11,46 @@
 #include "cmd.h"
 
 static const char usage_text[] =
-"usage: heaptool COMMAND [OPTION...]\n"
-"\n"
-"Commands:\n"
-"  run [--rate SIZE] [-o FILE] [DUMP OPTIONS] -- CMD [ARG...]\n"
-"        run CMD with the heap profiler loaded from its start; when it\n"
-"        exits, save the profile to FILE and print a summary\n"
-"  attach [--timeout DUR] PID\n"
-"        load the profiler into the running process PID; PID becomes\n"
-"        the current target of the commands below\n"
-"  start [-p PID] [--rate SIZE] [--restart] [DUMP OPTIONS]\n"
-"        start a profiling session in the target\n"
-"  stop [-p PID]\n"
-"        end the session; its profile stays readable\n"
-"  status [-p PID] [--json]\n"
-"        show the agent and its session\n"
-"  report [-p PID] [--detail] [--json] [--top N] [--bytes] [-o OUT]\n"
-"         [--diff | FILE]\n"
-"        print the target's profile, or the profile saved in FILE:\n"
-"        totals, or every allocation site with --detail, as text or\n"
-"        JSON; with --diff, what changed since the baseline\n"
-"  baseline [-p PID]\n"
-"        remember the target's profile now, for report --diff\n"
-"  dump [-p PID] -o FILE\n"
-"        save the target's profile to FILE\n"
-"  diff [--detail] [--json] [--top N] [--bytes] [-o OUT] OLD NEW\n"
-"        compare two profiles: what grew, per module and per site\n"
-"  detach [-p PID]\n"
-"        end the session, remove every hook, forget the target\n"
-"  help [COMMAND]\n"
-"        show this help, or the help of COMMAND\n"
-"\n"
-"Dump options (the target writes P.PID.SEQ.heap files itself):\n"
-"  --dump-prefix P [--dump-interval DUR] [--dump-every SIZE]\n"
-"  [--dump-at-rss SIZE] [--threshold SIZE]\n"
-"\n"
-"Options:\n"
-"  -h, --help     show this help\n"
-"  -V, --version  show the version\n"
-"\n"
-"Each command takes --help.  See man heaptool for the details.\n";
+    "usage: heaptool COMMAND [OPTION...]\n"
+    "\n"
+    "Commands:\n"
+    "  run [--rate SIZE] [-o FILE] [DUMP OPTIONS] -- CMD [ARG...]\n"
+    "        run CMD with the heap profiler loaded from its start; when it\n"
+    "        exits, save the profile to FILE and print a summary\n"
+    "  attach [--timeout DUR] PID\n"
+    "        load the profiler into the running process PID; PID becomes\n"
+    "        the current target of the commands below\n"
+    "  start [-p PID] [--rate SIZE] [--restart] [DUMP OPTIONS]\n"
+    "        start a profiling session in the target\n"
+    "  stop [-p PID]\n"
+    "        end the session; its profile stays readable\n"
+    "  status [-p PID] [--json]\n"
+    "        show the agent and its session\n"
+    "  report [-p PID] [--detail] [--json] [--top N] [--bytes] [-o OUT]\n"
+    "         [--diff | FILE]\n"
+    "        print the target's profile, or the profile saved in FILE:\n"
+    "        totals, or every allocation site with --detail, as text or\n"
+    "        JSON; with --diff, what changed since the baseline\n"
+    "  baseline [-p PID]\n"
+    "        remember the target's profile now, for report --diff\n"
+    "  dump [-p PID] -o FILE\n"
+    "        save the target's profile to FILE\n"
+    "  diff [--detail] [--json] [--top N] [--bytes] [-o OUT] OLD NEW\n"
+    "        compare two profiles: what grew, per module and per site\n"
+    "  detach [-p PID]\n"
+    "        end the session, remove every hook, forget the target\n"
+    "  help [COMMAND]\n"
+    "        show this help, or the help of COMMAND\n"
+    "\n"
+    "Dump options (the target writes P.PID.SEQ.heap files itself):\n"
+    "  --dump-prefix P [--dump-interval DUR] [--dump-every SIZE]\n"
+    "  [--dump-at-rss SIZE] [--threshold SIZE]\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help     show this help\n"
+    "  -V, --version  show the version\n"
+    "\n"
+    "Each command takes --help.  See man heaptool for the details.\n";
 
 static int
 print_usage(void)
@@ -64,8 +64,8 @@ print_usage(void)
 }
 
 struct command {
-	const char	*name;
-	int		(*fn)(int, char **);
+	const char *name;
+	int (*fn)(int, char **);
 };
 
 static const struct command commands[] = {
@@ -100,7 +100,7 @@ main(int argc, char **argv)
 
 	if (argc < 2)
 		return ht_usage("no command given; run 'heaptool --help' "
-		    "for the list");
+				"for the list");
 
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
 		return print_usage();
@@ -115,7 +115,8 @@ main(int argc, char **argv)
 			return print_usage();
 		if ((cmd = find_command(argv[2])) == NULL)
 			return ht_usage("help %s: unknown command; run "
-			    "'heaptool --help' for the list", argv[2]);
+					"'heaptool --help' for the list",
+			    argv[2]);
 		help_argv[0] = argv[2];
 		help_argv[1] = "--help";
 		help_argv[2] = NULL;
@@ -126,6 +127,7 @@ main(int argc, char **argv)
 		    argv[1]);
 	if ((cmd = find_command(argv[1])) == NULL)
 		return ht_usage("%s: unknown command; run 'heaptool --help' "
-		    "for the list", argv[1]);
+				"for the list",
+		    argv[1]);
 	return cmd->fn(argc - 1, argv + 1);
 }

@@ -18,13 +18,13 @@
 #include "modfile.h"
 #include "proc.h"
 
-#define READ_FLAGS	(O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+#define READ_FLAGS (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
 int
 ht_modfile_open_in_root(int rootfd, const char *path, int flags)
 {
-	struct open_how	how;
-	int		fd;
+	struct open_how how;
+	int fd;
 
 	/* Relative to rootfd: openat would take an absolute path as it
 	 * stands. */
@@ -52,9 +52,9 @@ open_at(int rootfd, const char *path, int flags)
 int
 ht_modfile_open_regular(int rootfd, const char *path, mode_t *mode)
 {
-	struct stat	st, rst;
-	char		self[64];
-	int		pfd, fd = -1, err;
+	struct stat st, rst;
+	char self[64];
+	int pfd, fd = -1, err;
 
 	if ((pfd = open_at(rootfd, path, O_PATH)) == -1)
 		return -1;
@@ -93,10 +93,10 @@ int
 ht_modfile_build_id(Elf *elf, const unsigned char **id, size_t *len,
     GElf_Addr *vaddr)
 {
-	size_t		 i, nph, off, noff, doff;
-	GElf_Phdr	 ph;
-	GElf_Nhdr	 nh;
-	Elf_Data	*d;
+	size_t i, nph, off, noff, doff;
+	GElf_Phdr ph;
+	GElf_Nhdr nh;
+	Elf_Data *d;
 
 	if (elf_getphdrnum(elf, &nph) != 0)
 		return -1;
@@ -104,8 +104,8 @@ ht_modfile_build_id(Elf *elf, const unsigned char **id, size_t *len,
 		if (gelf_getphdr(elf, (int)i, &ph) == NULL ||
 		    ph.p_type != PT_NOTE)
 			continue;
-		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
-		    ph.p_filesz, ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+		    ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
 		if (d == NULL)
 			continue;
 		off = 0;
@@ -149,7 +149,7 @@ static int
 try_file(const struct ht_modfile_req *req, int rootfd, const char *path,
     struct ht_modfile *mf, int *mismatch, char *why, size_t whylen)
 {
-	mode_t	mode = 0;
+	mode_t mode = 0;
 
 	*mismatch = 0;
 	if ((mf->fd = ht_modfile_open_regular(rootfd, path, &mode)) == -1) {
@@ -166,8 +166,8 @@ try_file(const struct ht_modfile_req *req, int rootfd, const char *path,
 		snprintf(why, whylen, "not an ELF file");
 		goto out_close;
 	}
-	if (req->check != NULL && req->check(mf->elf, req->arg, why,
-	    whylen) != 0) {
+	if (req->check != NULL &&
+	    req->check(mf->elf, req->arg, why, whylen) != 0) {
 		*mismatch = 1;
 		goto out_close;
 	}
@@ -179,14 +179,14 @@ out_close:
 }
 
 struct find {
-	const struct ht_modfile_req	*req;
-	uint64_t			 lo, hi;
+	const struct ht_modfile_req *req;
+	uint64_t lo, hi;
 };
 
 static int
 find_cb(void *arg, const struct ht_proc_map *m)
 {
-	struct find	*f = arg;
+	struct find *f = arg;
 
 	if (m->lo < f->req->lo || m->lo >= f->req->hi ||
 	    strcmp(m->path, f->req->path) != 0)
@@ -200,14 +200,15 @@ find_cb(void *arg, const struct ht_proc_map *m)
 static int
 try_mapping(const struct ht_modfile_req *req, struct ht_modfile *mf)
 {
-	struct find	f = { req, 0, 0 };
-	char		why[sizeof(mf->why)];
-	int		mismatch;
+	struct find f = { req, 0, 0 };
+	char why[sizeof(mf->why)];
+	int mismatch;
 
 	if (ht_proc_maps(req->pid, find_cb, &f) != 1)
 		return -1;
-	snprintf(mf->name, sizeof(mf->name), "/proc/%ld/map_files/%" PRIx64
-	    "-%" PRIx64, (long)req->pid, f.lo, f.hi);
+	snprintf(mf->name, sizeof(mf->name),
+	    "/proc/%ld/map_files/%" PRIx64 "-%" PRIx64, (long)req->pid, f.lo,
+	    f.hi);
 	return try_file(req, AT_FDCWD, mf->name, mf, &mismatch, why,
 	    sizeof(why));
 }
@@ -215,25 +216,25 @@ try_mapping(const struct ht_modfile_req *req, struct ht_modfile *mf)
 int
 ht_modfile_open(const struct ht_modfile_req *req, struct ht_modfile *mf)
 {
-	int	rootfd = AT_FDCWD, r;
+	int rootfd = AT_FDCWD, r;
 
 	mf->fd = -1;
 	mf->elf = NULL;
 	mf->mismatch = 0;
 	mf->why[0] = '\0';
 	if ((size_t)snprintf(mf->name, sizeof(mf->name), "%s%s",
-	    req->root != NULL ? req->root : "", req->path) >=
-	    sizeof(mf->name)) {
+		req->root != NULL ? req->root : "",
+		req->path) >= sizeof(mf->name)) {
 		snprintf(mf->why, sizeof(mf->why), "path too long");
 		return -1;
 	}
-	if (req->root != NULL && (rootfd = open(req->root, O_PATH |
-	    O_DIRECTORY | O_CLOEXEC)) == -1)
+	if (req->root != NULL &&
+	    (rootfd = open(req->root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		snprintf(mf->why, sizeof(mf->why), "cannot open: %s",
 		    strerror(errno));
 	else {
-		r = try_file(req, rootfd, req->path, mf, &mf->mismatch,
-		    mf->why, sizeof(mf->why));
+		r = try_file(req, rootfd, req->path, mf, &mf->mismatch, mf->why,
+		    sizeof(mf->why));
 		if (rootfd != AT_FDCWD)
 			close(rootfd);
 		if (r == 0)

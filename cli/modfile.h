@@ -38,7 +38,7 @@
  * flags are open(2)'s; O_CLOEXEC is added.  Returns the fd, or -1 with
  * errno.
  */
-int	ht_modfile_open_in_root(int rootfd, const char *path, int flags);
+int ht_modfile_open_in_root(int rootfd, const char *path, int flags);
 
 /*
  * Open path for reading if it is a regular file, inside rootfd
@@ -47,7 +47,7 @@ int	ht_modfile_open_in_root(int rootfd, const char *path, int flags);
  * errno; a file that is not regular is EINVAL, and *mode (if not NULL)
  * then says its type.
  */
-int	ht_modfile_open_regular(int rootfd, const char *path, mode_t *mode);
+int ht_modfile_open_regular(int rootfd, const char *path, mode_t *mode);
 
 /*
  * The file's NT_GNU_BUILD_ID note, found through the program headers as
@@ -55,8 +55,8 @@ int	ht_modfile_open_regular(int rootfd, const char *path, mode_t *mode);
  * note's descriptor has in the file's address space.  Returns 0, or -1 if
  * there is none.
  */
-int	ht_modfile_build_id(Elf *elf, const unsigned char **id, size_t *len,
-	    GElf_Addr *vaddr);
+int ht_modfile_build_id(Elf *elf, const unsigned char **id, size_t *len,
+    GElf_Addr *vaddr);
 
 /*
  * What to open.  path is the module's path as the target saw it
@@ -68,23 +68,23 @@ int	ht_modfile_build_id(Elf *elf, const unsigned char **id, size_t *len,
  * the file differs from the module's.
  */
 struct ht_modfile_req {
-	const char	*path;
-	const char	*root;
-	pid_t		 pid;
-	uint64_t	 lo, hi;
-	int		(*check)(Elf *, void *arg, char *why, size_t whylen);
-	void		*arg;
+	const char *path;
+	const char *root;
+	pid_t pid;
+	uint64_t lo, hi;
+	int (*check)(Elf *, void *arg, char *why, size_t whylen);
+	void *arg;
 };
 
 /* An opened module file. */
 struct ht_modfile {
-	int		 fd;		/* read-only, close-on-exec */
-	Elf		*elf;		/* ELF_C_READ_MMAP over fd */
-	char		 name[PATH_MAX + 64];	/* the path opened */
+	int fd;			  /* read-only, close-on-exec */
+	Elf *elf;		  /* ELF_C_READ_MMAP over fd */
+	char name[PATH_MAX + 64]; /* the path opened */
 	/* On failure, about the first place tried: whether a file was there
 	 * (and check refused it), and why it was not used. */
-	int		 mismatch;
-	char		 why[256];
+	int mismatch;
+	char why[256];
 };
 
 /*
@@ -92,10 +92,9 @@ struct ht_modfile {
  * ht_modfile_close), or -1 with mf->mismatch and mf->why set and nothing
  * left open.
  */
-int	ht_modfile_open(const struct ht_modfile_req *req,
-	    struct ht_modfile *mf);
+int ht_modfile_open(const struct ht_modfile_req *req, struct ht_modfile *mf);
 
 /* Release mf->elf and mf->fd (either may have been taken: NULL, -1). */
-void	ht_modfile_close(struct ht_modfile *mf);
+void ht_modfile_close(struct ht_modfile *mf);
 
 #endif

@@ -150,7 +150,7 @@ ht_pb_gzip(FILE *fp, const void *buf, size_t len)
 	 * the tables compress well anyway, and the default level took a
 	 * third of the export's time. */
 	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
-	    Z_DEFAULT_STRATEGY) != Z_OK) {
+		Z_DEFAULT_STRATEGY) != Z_OK) {
 		errno = ENOMEM;
 		return -1;
 	}

@@ -16,39 +16,39 @@
 #include <stdio.h>
 
 struct ht_pb {
-	uint8_t	*buf;
-	size_t	 len;
-	size_t	 cap;
-	int	 failed;	/* out of memory */
+	uint8_t *buf;
+	size_t len;
+	size_t cap;
+	int failed; /* out of memory */
 };
 
 /* An empty buffer (also what a zeroed struct is). */
-void	ht_pb_init(struct ht_pb *);
-void	ht_pb_free(struct ht_pb *);
+void ht_pb_init(struct ht_pb *);
+void ht_pb_free(struct ht_pb *);
 /* Empty the buffer, keeping its memory (and a failure). */
-void	ht_pb_reset(struct ht_pb *);
+void ht_pb_reset(struct ht_pb *);
 
 /* A bare varint, as in a packed repeated field. */
-void	ht_pb_varint(struct ht_pb *, uint64_t);
+void ht_pb_varint(struct ht_pb *, uint64_t);
 /* Field number field of wire type varint.  int64 fields take the two's
  * complement, as protobuf does. */
-void	ht_pb_uint(struct ht_pb *, uint32_t field, uint64_t);
-void	ht_pb_int(struct ht_pb *, uint32_t field, int64_t);
+void ht_pb_uint(struct ht_pb *, uint32_t field, uint64_t);
+void ht_pb_int(struct ht_pb *, uint32_t field, int64_t);
 /* Field of wire type length-delimited: bytes, a string, a packed array or
  * a message encoded in another buffer. */
-void	ht_pb_bytes(struct ht_pb *, uint32_t field, const void *, size_t);
-void	ht_pb_message(struct ht_pb *, uint32_t field, const struct ht_pb *);
+void ht_pb_bytes(struct ht_pb *, uint32_t field, const void *, size_t);
+void ht_pb_message(struct ht_pb *, uint32_t field, const struct ht_pb *);
 
 /* Append the bytes of another buffer: fields encoded apart. */
-void	ht_pb_append(struct ht_pb *, const struct ht_pb *);
+void ht_pb_append(struct ht_pb *, const struct ht_pb *);
 
 /* Nonzero if an allocation failed (errno was ENOMEM). */
-int	ht_pb_failed(const struct ht_pb *);
+int ht_pb_failed(const struct ht_pb *);
 
 /*
  * Write len bytes at buf to fp as one gzip member (RFC 1952), with zlib.
  * Returns 0, or -1 with errno set (EIO for a compressor failure).
  */
-int	ht_pb_gzip(FILE *fp, const void *buf, size_t len);
+int ht_pb_gzip(FILE *fp, const void *buf, size_t len);
 
 #endif

@@ -66,58 +66,58 @@ enum {
 };
 
 struct pstring {
-	char	*s;
-	size_t	 len;
+	char *s;
+	size_t len;
 };
 
 struct pfunction {
-	int64_t	name;
-	int64_t	filename;
+	int64_t name;
+	int64_t filename;
 };
 
 struct pline {
-	uint64_t	function;	/* id */
-	int64_t		line;
+	uint64_t function; /* id */
+	int64_t line;
 };
 
 struct plocation {
-	uint64_t	address;	/* as recorded; 0 for a made-up one */
-	uint64_t	mapping;	/* id, or 0 */
-	size_t		line0;		/* first of its lines */
-	size_t		nlines;
+	uint64_t address; /* as recorded; 0 for a made-up one */
+	uint64_t mapping; /* id, or 0 */
+	size_t line0;	  /* first of its lines */
+	size_t nlines;
 };
 
 /* What the frames of a mapping told about its symbols. */
 struct pmapping {
-	int	functions;
-	int	filenames;
-	int	line_numbers;
+	int functions;
+	int filenames;
+	int line_numbers;
 };
 
 struct pprof {
-	struct ht_view		*v;
-	struct pstring		*strings;
-	size_t			 nstrings;
-	size_t			 strings_cap;
-	struct ht_view_index	 string_index;
-	struct pfunction	*functions;
-	size_t			 nfunctions;
-	size_t			 functions_cap;
-	struct ht_view_index	 function_index;
-	struct plocation	*locations;
-	size_t			 nlocations;
-	size_t			 locations_cap;
-	struct ht_view_index	 location_index;
-	struct pline		*lines;
-	size_t			 nlines;
-	size_t			 lines_cap;
-	struct pmapping		*mappings;	/* one per profile module */
-	size_t			*by_start;	/* module indexes by start */
+	struct ht_view *v;
+	struct pstring *strings;
+	size_t nstrings;
+	size_t strings_cap;
+	struct ht_view_index string_index;
+	struct pfunction *functions;
+	size_t nfunctions;
+	size_t functions_cap;
+	struct ht_view_index function_index;
+	struct plocation *locations;
+	size_t nlocations;
+	size_t locations_cap;
+	struct ht_view_index location_index;
+	struct pline *lines;
+	size_t nlines;
+	size_t lines_cap;
+	struct pmapping *mappings; /* one per profile module */
+	size_t *by_start;	   /* module indexes by start */
 	/* For the index callbacks: the key being looked up. */
-	const char		*key_s;
-	size_t			 key_len;
-	struct pfunction	 key_function;
-	uint64_t		 key_address;
+	const char *key_s;
+	size_t key_len;
+	struct pfunction key_function;
+	uint64_t key_address;
 };
 
 /* p (of *cap elements of size), grown to hold n + 1: the array, moved
@@ -168,8 +168,8 @@ intern(struct pprof *pp, const char *s)
 		goto out_nomem;
 	for (i = 0; i < len; i += n) {
 		n = ht_json_utf8_len(s + i, len - i);
-		if (n == 0 || (n == 1 && ((unsigned char)s[i] < 0x20 ||
-		    s[i] == 0x7f))) {
+		if (n == 0 ||
+		    (n == 1 && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f))) {
 			copy[i] = '?';
 			n = 1;
 		} else if (ht_json_is_c1(s + i, n))
@@ -181,19 +181,19 @@ intern(struct pprof *pp, const char *s)
 	h = ht_view_hash(HT_VIEW_HASH0, copy, len);
 	pp->key_s = copy;
 	pp->key_len = len;
-	if ((id = ht_view_index_find(&pp->string_index, h, string_eq,
-	    pp)) >= 0) {
+	if ((id = ht_view_index_find(&pp->string_index, h, string_eq, pp)) >=
+	    0) {
 		free(copy);
 		return id;
 	}
 	if ((p = grow(pp->strings, &pp->strings_cap, pp->nstrings,
-	    sizeof(*pp->strings))) == NULL) {
+		 sizeof(*pp->strings))) == NULL) {
 		free(copy);
 		goto out_nomem;
 	}
 	pp->strings = p;
-	if (ht_view_index_add(&pp->string_index, h,
-	    (uint32_t)pp->nstrings) != 0) {
+	if (ht_view_index_add(&pp->string_index, h, (uint32_t)pp->nstrings) !=
+	    0) {
 		free(copy);
 		goto out_nomem;
 	}
@@ -232,14 +232,14 @@ function_id(struct pprof *pp, const char *name, const char *file)
 	h = ht_view_hash(h, &f.filename, sizeof(f.filename));
 	pp->key_function = f;
 	if ((id = ht_view_index_find(&pp->function_index, h, function_eq,
-	    pp)) >= 0)
+		 pp)) >= 0)
 		return (uint64_t)id + 1;
 	if ((p = grow(pp->functions, &pp->functions_cap, pp->nfunctions,
-	    sizeof(*pp->functions))) == NULL)
+		 sizeof(*pp->functions))) == NULL)
 		return 0;
 	pp->functions = p;
 	if (ht_view_index_add(&pp->function_index, h,
-	    (uint32_t)pp->nfunctions) != 0)
+		(uint32_t)pp->nfunctions) != 0)
 		return 0;
 	pp->functions[pp->nfunctions++] = f;
 	return pp->nfunctions;
@@ -251,7 +251,7 @@ add_line(struct pprof *pp, uint64_t function, int64_t line)
 	void *p;
 
 	if ((p = grow(pp->lines, &pp->lines_cap, pp->nlines,
-	    sizeof(*pp->lines))) == NULL)
+		 sizeof(*pp->lines))) == NULL)
 		return -1;
 	pp->lines = p;
 	pp->lines[pp->nlines].function = function;
@@ -269,7 +269,7 @@ new_location(struct pprof *pp, uint64_t address, uint64_t mapping)
 	void *p;
 
 	if ((p = grow(pp->locations, &pp->locations_cap, pp->nlocations,
-	    sizeof(*pp->locations))) == NULL)
+		 sizeof(*pp->locations))) == NULL)
 		return 0;
 	pp->locations = p;
 	l = &pp->locations[pp->nlocations++];
@@ -326,7 +326,7 @@ location_id(struct pprof *pp, uint64_t addr)
 	h = ht_view_hash(HT_VIEW_HASH0, &addr, sizeof(addr));
 	pp->key_address = addr;
 	if ((found = ht_view_index_find(&pp->location_index, h, location_eq,
-	    pp)) >= 0)
+		 pp)) >= 0)
 		return (uint64_t)found + 1;
 	if ((n = ht_sym_lookup(pp->v->sym, addr, &fr)) < 0)
 		return 0;
@@ -336,10 +336,10 @@ location_id(struct pprof *pp, uint64_t addr)
 	if ((id = new_location(pp, addr, mapping)) == 0)
 		return 0;
 	for (i = 0; i < n; i++) {
-		fn = function_id(pp, ht_view_frame_name(&fr[i], buf,
-		    sizeof(buf)), fr[i].file);
-		if (fn == 0 || add_line(pp, fn, fr[i].line > 0 ?
-		    fr[i].line : 0) != 0)
+		fn = function_id(pp,
+		    ht_view_frame_name(&fr[i], buf, sizeof(buf)), fr[i].file);
+		if (fn == 0 ||
+		    add_line(pp, fn, fr[i].line > 0 ? fr[i].line : 0) != 0)
 			return 0;
 		if (pm != NULL) {
 			pm->functions |= fr[i].function != NULL;
@@ -348,8 +348,7 @@ location_id(struct pprof *pp, uint64_t addr)
 		}
 	}
 	pp->locations[id - 1].nlines = (size_t)n;
-	if (ht_view_index_add(&pp->location_index, h,
-	    (uint32_t)(id - 1)) != 0)
+	if (ht_view_index_add(&pp->location_index, h, (uint32_t)(id - 1)) != 0)
 		return 0;
 	return id;
 }
@@ -364,7 +363,8 @@ made_up_location(struct pprof *pp, const struct ht_view_row *r)
 	if ((id = new_location(pp, 0, 0)) == 0)
 		return 0;
 	if ((fn = function_id(pp, ht_view_row_name(r, buf, sizeof(buf)),
-	    NULL)) == 0 || add_line(pp, fn, 0) != 0)
+		 NULL)) == 0 ||
+	    add_line(pp, fn, 0) != 0)
 		return 0;
 	pp->locations[id - 1].nlines = 1;
 	return id;
@@ -428,8 +428,8 @@ out:
 }
 
 static void
-value_type(struct ht_pb *out, uint32_t field, struct ht_pb *tmp,
-    int64_t type, int64_t unit)
+value_type(struct ht_pb *out, uint32_t field, struct ht_pb *tmp, int64_t type,
+    int64_t unit)
 {
 	ht_pb_reset(tmp);
 	ht_pb_int(tmp, VALUE_TYPE_TYPE, type);
@@ -533,8 +533,9 @@ sort_by_start(const struct ht_module_rec *mods, size_t *idx, size_t n)
 	for (i = 0; i < n; i++)
 		idx[i] = i;
 	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && by_start_cmp_ctx(mods, idx[j - 1],
-		    idx[j]) > 0; j--) {
+		for (j = i;
+		     j > 0 && by_start_cmp_ctx(mods, idx[j - 1], idx[j]) > 0;
+		     j--) {
 			t = idx[j];
 			idx[j] = idx[j - 1];
 			idx[j - 1] = t;
@@ -542,13 +543,24 @@ sort_by_start(const struct ht_module_rec *mods, size_t *idx, size_t n)
 }
 
 enum {
-	S_ALLOC_OBJECTS, S_ALLOC_SPACE, S_INUSE_OBJECTS, S_INUSE_SPACE,
-	S_COUNT, S_BYTES, S_SPACE, NFIXED
+	S_ALLOC_OBJECTS,
+	S_ALLOC_SPACE,
+	S_INUSE_OBJECTS,
+	S_INUSE_SPACE,
+	S_COUNT,
+	S_BYTES,
+	S_SPACE,
+	NFIXED
 };
 
 static const char *const fixed_strings[NFIXED] = {
-	"alloc_objects", "alloc_space", "inuse_objects", "inuse_space",
-	"count", "bytes", "space",
+	"alloc_objects",
+	"alloc_space",
+	"inuse_objects",
+	"inuse_space",
+	"count",
+	"bytes",
+	"space",
 };
 
 int
@@ -601,27 +613,32 @@ ht_pprof_write(FILE *fp, struct ht_view *v)
 	if (encode_samples(&pp, &samples) != 0)
 		goto out;
 
-	snprintf(text, sizeof(text), "heaptool %s: pid %" PRIu64 " (%.*s), "
-	    "session %" PRIu64 ", rate %" PRIu64 "%s", PACKAGE_VERSION,
-	    m->pid, (int)strnlen(m->command, sizeof(m->command)), m->command,
-	    m->epoch, m->rate, v->exact ? " (exact)" : " (estimates)");
+	snprintf(text, sizeof(text),
+	    "heaptool %s: pid %" PRIu64 " (%.*s), "
+	    "session %" PRIu64 ", rate %" PRIu64 "%s",
+	    PACKAGE_VERSION, m->pid,
+	    (int)strnlen(m->command, sizeof(m->command)), m->command, m->epoch,
+	    m->rate, v->exact ? " (exact)" : " (estimates)");
 	if ((comments[ncomments++] = intern(&pp, text)) < 0)
 		goto out;
 	if (v->opts.at_peak) {
-		snprintf(text, sizeof(text), "in use at the peak; allocated "
+		snprintf(text, sizeof(text),
+		    "in use at the peak; allocated "
 		    "over the whole session");
 		if ((comments[ncomments++] = intern(&pp, text)) < 0)
 			goto out;
 	}
 	if (v->nrows > 0 && v->rows[v->nrows - 1].site == NULL) {
-		snprintf(text, sizeof(text), "%zu smaller sites folded into "
-		    "one sample", v->rows[v->nrows - 1].nfolded);
+		snprintf(text, sizeof(text),
+		    "%zu smaller sites folded into "
+		    "one sample",
+		    v->rows[v->nrows - 1].nfolded);
 		if ((comments[ncomments++] = intern(&pp, text)) < 0)
 			goto out;
 	}
 	deftype = v->opts.sort == HT_VIEW_ALLOC ? fixed[S_ALLOC_SPACE] :
-	    v->opts.sort == HT_VIEW_OBJECTS ? fixed[S_INUSE_OBJECTS] :
-	    fixed[S_INUSE_SPACE];
+	    v->opts.sort == HT_VIEW_OBJECTS	? fixed[S_INUSE_OBJECTS] :
+						  fixed[S_INUSE_SPACE];
 
 	/* Put the profile together, in field order. */
 	value_type(&out, PROFILE_SAMPLE_TYPE, &tmp, fixed[S_ALLOC_OBJECTS],

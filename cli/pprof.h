@@ -24,6 +24,6 @@
 
 /* Write v to fp.  Returns 0, or -1 with errno set (ENOMEM, or a write
  * error). */
-int	ht_pprof_write(FILE *fp, struct ht_view *v);
+int ht_pprof_write(FILE *fp, struct ht_view *v);
 
 #endif

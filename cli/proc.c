@@ -17,9 +17,9 @@
 ssize_t
 ht_proc_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t size)
 {
-	char	path[256];
-	ssize_t	n, got = 0;
-	int	fd, len, err;
+	char path[256];
+	ssize_t n, got = 0;
+	int fd, len, err;
 
 	if (pid == 0)
 		len = snprintf(path, sizeof(path), "/proc/%s", name);
@@ -58,8 +58,8 @@ ht_proc_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t size)
 int
 ht_proc_field(const char *status, const char *key, char *out, size_t outlen)
 {
-	const char	*p = status;
-	size_t		 klen = strlen(key), n;
+	const char *p = status;
+	size_t klen = strlen(key), n;
 
 	while (p != NULL && *p != '\0') {
 		if (strncmp(p, key, klen) == 0 && p[klen] == ':') {
@@ -82,7 +82,7 @@ ht_proc_field(const char *status, const char *key, char *out, size_t outlen)
 char
 ht_proc_task_state(pid_t pid, pid_t tid)
 {
-	char	buf[1024], *p;
+	char buf[1024], *p;
 
 	if (ht_proc_file(pid, tid, "stat", buf, sizeof(buf)) <= 0)
 		return 0;
@@ -96,12 +96,12 @@ ht_proc_task_state(pid_t pid, pid_t tid)
 int
 ht_proc_tasks(pid_t pid, int (*fn)(void *, pid_t, char), void *arg)
 {
-	char		 path[64];
-	struct dirent	*de;
-	DIR		*d;
-	pid_t		 tid;
-	char		 st;
-	int		 r = 0;
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+	pid_t tid;
+	char st;
+	int r = 0;
 
 	snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
 	if ((d = opendir(path)) == NULL)
@@ -122,7 +122,7 @@ ht_proc_tasks(pid_t pid, int (*fn)(void *, pid_t, char), void *arg)
 long
 ht_proc_task_syscall(pid_t pid, pid_t tid)
 {
-	char	buf[256];
+	char buf[256];
 
 	/* "running" while in user code, "-1 ..." outside any call. */
 	if (ht_proc_file(pid, tid, "syscall", buf, sizeof(buf)) <= 0 ||
@@ -143,8 +143,8 @@ live_state_cb(void *arg, pid_t tid, char st)
 static long long
 last_number(const char *s)
 {
-	long long	 v = -1;
-	char		*end;
+	long long v = -1;
+	char *end;
 
 	while (*s != '\0' && *s != '\n') {
 		if (*s >= '0' && *s <= '9') {
@@ -159,9 +159,9 @@ last_number(const char *s)
 int
 ht_proc_read(pid_t pid, struct ht_proc *p)
 {
-	char			 buf[4096], v[256], *s, *end;
-	unsigned long long	 id[4];
-	int			 i, st;
+	char buf[4096], v[256], *s, *end;
+	unsigned long long id[4];
+	int i, st;
 
 	memset(p, 0, sizeof(*p));
 	p->nspid = pid;
@@ -185,7 +185,8 @@ ht_proc_read(pid_t pid, struct ht_proc *p)
 	 * its other threads run on: the process is alive. */
 	if (p->state == 'Z')
 		p->state = (st = ht_proc_tasks(pid, live_state_cb, NULL)) > 0 ?
-		    (char)st : 'Z';
+		    (char)st :
+		    'Z';
 
 	if (ht_proc_file(pid, 0, "status", buf, sizeof(buf)) == -1)
 		return -1;
@@ -195,14 +196,14 @@ ht_proc_read(pid_t pid, struct ht_proc *p)
 	    last_number(v) > 0)
 		p->nspid = (pid_t)last_number(v);
 	if (ht_proc_field(buf, "Uid", v, sizeof(v)) == 0 &&
-	    sscanf(v, "%llu %llu %llu %llu", &id[0], &id[1], &id[2],
-	    &id[3]) == 4) {
+	    sscanf(v, "%llu %llu %llu %llu", &id[0], &id[1], &id[2], &id[3]) ==
+		4) {
 		p->uid = (uid_t)id[0];
 		p->fsuid = (uid_t)id[3];
 	}
 	if (ht_proc_field(buf, "Gid", v, sizeof(v)) == 0 &&
-	    sscanf(v, "%llu %llu %llu %llu", &id[0], &id[1], &id[2],
-	    &id[3]) == 4)
+	    sscanf(v, "%llu %llu %llu %llu", &id[0], &id[1], &id[2], &id[3]) ==
+		4)
 		p->fsgid = (gid_t)id[3];
 	return 0;
 
@@ -215,12 +216,12 @@ int
 ht_proc_maps(pid_t pid, int (*fn)(void *, const struct ht_proc_map *),
     void *arg)
 {
-	static const char	 deleted[] = " (deleted)";
-	struct ht_proc_map	 m;
-	char			 path[64], *line = NULL, *name;
-	size_t			 cap = 0, len;
-	FILE			*f;
-	int			 pos, r = 0, err;
+	static const char deleted[] = " (deleted)";
+	struct ht_proc_map m;
+	char path[64], *line = NULL, *name;
+	size_t cap = 0, len;
+	FILE *f;
+	int pos, r = 0, err;
 
 	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
 	if ((f = fopen(path, "re")) == NULL)
@@ -230,15 +231,16 @@ ht_proc_maps(pid_t pid, int (*fn)(void *, const struct ht_proc_map *),
 		pos = (int)strlen(line);
 		/* The blank after the inode is skipped up to the path, or
 		 * over the newline when there is none. */
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64
-		    " %*x:%*x %" SCNu64 " %n", &m.lo, &m.hi, m.perms, &m.offset,
-		    &m.inode, &pos) < 5)
+		if (sscanf(line,
+			"%" SCNx64 "-%" SCNx64 " %4s %" SCNx64
+			" %*x:%*x %" SCNu64 " %n",
+			&m.lo, &m.hi, m.perms, &m.offset, &m.inode, &pos) < 5)
 			continue;
 		name = line + pos;
 		len = strcspn(name, "\n");
 		name[len] = '\0';
-		if (len >= sizeof(deleted) - 1 && strcmp(name + len -
-		    (sizeof(deleted) - 1), deleted) == 0) {
+		if (len >= sizeof(deleted) - 1 &&
+		    strcmp(name + len - (sizeof(deleted) - 1), deleted) == 0) {
 			name[len - (sizeof(deleted) - 1)] = '\0';
 			m.deleted = 1;
 		}
@@ -258,13 +260,13 @@ ht_proc_maps(pid_t pid, int (*fn)(void *, const struct ht_proc_map *),
 }
 
 struct mapped {
-	int	(*match)(const char *);
+	int (*match)(const char *);
 };
 
 static int
 mapped_cb(void *arg, const struct ht_proc_map *m)
 {
-	const struct mapped	*w = arg;
+	const struct mapped *w = arg;
 
 	if (m->path[0] != '/')
 		return 0;
@@ -274,7 +276,7 @@ mapped_cb(void *arg, const struct ht_proc_map *m)
 int
 ht_proc_mapped(pid_t pid, int (*match)(const char *base))
 {
-	struct mapped	w = { match };
+	struct mapped w = { match };
 
 	return ht_proc_maps(pid, mapped_cb, &w) == 1;
 }
@@ -282,13 +284,13 @@ ht_proc_mapped(pid_t pid, int (*match)(const char *base))
 int
 ht_proc_unix_listener(pid_t pid, const char *name, uint64_t *inode)
 {
-	char		 path[64], *line = NULL, *p;
-	unsigned long	 flags, st;
-	uint64_t	 ino;
-	size_t		 cap = 0, nl = strlen(name);
-	ssize_t		 n;
-	FILE		*fp;
-	int		 found = 0, e;
+	char path[64], *line = NULL, *p;
+	unsigned long flags, st;
+	uint64_t ino;
+	size_t cap = 0, nl = strlen(name);
+	ssize_t n;
+	FILE *fp;
+	int found = 0, e;
 
 	snprintf(path, sizeof(path), "/proc/%ld/net/unix", (long)pid);
 	if ((fp = fopen(path, "re")) == NULL)
@@ -298,8 +300,8 @@ ht_proc_unix_listener(pid_t pid, const char *name, uint64_t *inode)
 	while (!found && (n = getline(&line, &cap, fp)) > 0) {
 		if (line[n - 1] == '\n')
 			line[--n] = '\0';
-		if (sscanf(line, "%*s %*s %*s %lx %*s %lx %" SCNu64,
-		    &flags, &st, &ino) != 3 ||
+		if (sscanf(line, "%*s %*s %*s %lx %*s %lx %" SCNu64, &flags,
+			&st, &ino) != 3 ||
 		    (p = strchr(line, '@')) == NULL)
 			continue;
 		found = (flags & 0x10000) != 0 && st == 1 &&
@@ -318,11 +320,11 @@ ht_proc_unix_listener(pid_t pid, const char *name, uint64_t *inode)
 int
 ht_proc_has_socket(pid_t pid, uint64_t inode)
 {
-	char		 path[64], want[48], link[64];
-	struct dirent	*de;
-	ssize_t		 n;
-	DIR		*d;
-	int		 found = 0;
+	char path[64], want[48], link[64];
+	struct dirent *de;
+	ssize_t n;
+	DIR *d;
+	int found = 0;
 
 	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
 	snprintf(want, sizeof(want), "socket:[%" PRIu64 "]", inode);

@@ -21,37 +21,37 @@
 struct ht_proc {
 	/* Field 3 of stat: R S D T t Z X ...; a zombie leader whose other
 	 * threads live on has the state of one of them. */
-	char		state;
-	uint64_t	start_time;	/* field 22: clock ticks after boot */
-	pid_t		tracer;		/* TracerPid, 0 if none */
-	pid_t		nspid;		/* pid in its own namespace */
-	uid_t		uid;		/* real uid */
-	uid_t		fsuid;		/* filesystem uid: opens files as it */
-	gid_t		fsgid;
+	char state;
+	uint64_t start_time; /* field 22: clock ticks after boot */
+	pid_t tracer;	     /* TracerPid, 0 if none */
+	pid_t nspid;	     /* pid in its own namespace */
+	uid_t uid;	     /* real uid */
+	uid_t fsuid;	     /* filesystem uid: opens files as it */
+	gid_t fsgid;
 };
 
 /* Fill *p for pid.  Returns 0, or -1 with errno (ENOENT: no such
  * process; anything else: /proc unreadable). */
-int		 ht_proc_read(pid_t pid, struct ht_proc *p);
+int ht_proc_read(pid_t pid, struct ht_proc *p);
 
 /*
  * Read the small file /proc/PID/NAME (tid 0) or /proc/PID/task/TID/NAME,
  * or /proc/NAME when pid is 0, into buf, NUL-terminated and cut at size - 1
  * bytes.  Returns its length, or -1 with errno.
  */
-ssize_t		 ht_proc_file(pid_t pid, pid_t tid, const char *name,
-		    char *buf, size_t size);
+ssize_t
+ht_proc_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t size);
 
 /*
  * The value of "key:" in the text of a status file, without its leading
  * blanks, up to the end of its line, into out (cut at outlen - 1 bytes).
  * Returns 0, or -1 if there is no such key.
  */
-int		 ht_proc_field(const char *status, const char *key,
-		    char *out, size_t outlen);
+int
+ht_proc_field(const char *status, const char *key, char *out, size_t outlen);
 
 /* The state letter of thread tid (field 3 of its stat), 0 if it is gone. */
-char		 ht_proc_task_state(pid_t pid, pid_t tid);
+char ht_proc_task_state(pid_t pid, pid_t tid);
 
 /*
  * Call fn(arg, tid, state) for each thread of pid that has not been reaped
@@ -59,23 +59,22 @@ char		 ht_proc_task_state(pid_t pid, pid_t tid);
  * returns non-zero and returns its value; returns 0 after the last thread,
  * or -1 with errno if the task directory cannot be read.
  */
-int		 ht_proc_tasks(pid_t pid, int (*fn)(void *, pid_t, char),
-		    void *arg);
+int ht_proc_tasks(pid_t pid, int (*fn)(void *, pid_t, char), void *arg);
 
 /* The number of the system call thread tid is blocked in (first field of
  * task/TID/syscall), or -1 if it runs or cannot be read. */
-long		 ht_proc_task_syscall(pid_t pid, pid_t tid);
+long ht_proc_task_syscall(pid_t pid, pid_t tid);
 
 /* One line of /proc/PID/maps. */
 struct ht_proc_map {
-	uint64_t	 lo, hi;	/* [lo, hi) */
-	uint64_t	 offset;	/* of lo in the file */
-	uint64_t	 inode;		/* 0: not a file */
-	char		 perms[5];	/* "r-xp" */
-	int		 deleted;	/* the file was deleted or replaced */
+	uint64_t lo, hi; /* [lo, hi) */
+	uint64_t offset; /* of lo in the file */
+	uint64_t inode;	 /* 0: not a file */
+	char perms[5];	 /* "r-xp" */
+	int deleted;	 /* the file was deleted or replaced */
 	/* The file, without " (deleted)"; or [stack], [heap], [vdso]...;
 	 * "" for anonymous memory.  Valid during the call only. */
-	const char	*path;
+	const char *path;
 };
 
 /*
@@ -83,27 +82,26 @@ struct ht_proc_map {
  * the first fn that returns non-zero and returns its value; returns 0
  * after the last mapping, or -1 with errno if the maps cannot be read.
  */
-int		 ht_proc_maps(pid_t pid,
-		    int (*fn)(void *, const struct ht_proc_map *), void *arg);
+int ht_proc_maps(pid_t pid, int (*fn)(void *, const struct ht_proc_map *),
+    void *arg);
 
 /*
  * Is a file whose basename satisfies match (non-zero) mapped in pid?
  * Returns 1 or 0, also 0 when the maps cannot be read.
  */
-int		 ht_proc_mapped(pid_t pid, int (*match)(const char *base));
+int ht_proc_mapped(pid_t pid, int (*match)(const char *base));
 
 /*
  * The inode of the listening Unix socket bound to the abstract name
  * "\0name" in pid's network namespace (/proc/PID/net/unix).  Returns 0,
  * or -1 with errno (ENOENT: no such listener).
  */
-int		 ht_proc_unix_listener(pid_t pid, const char *name,
-		    uint64_t *inode);
+int ht_proc_unix_listener(pid_t pid, const char *name, uint64_t *inode);
 
 /*
  * Is the socket of that inode one of pid's open descriptors?  Returns 1 or
  * 0, or -1 with errno if the descriptors cannot be read.
  */
-int		 ht_proc_has_socket(pid_t pid, uint64_t inode);
+int ht_proc_has_socket(pid_t pid, uint64_t inode);
 
 #endif

@@ -16,9 +16,9 @@
  * says which parts and how.  Return 0, or -1 with errno on a write error
  * or when out of memory.
  */
-int	ht_report_text(FILE *fp, struct ht_view *v,
-	    const struct ht_report_opts *opts);
-int	ht_report_json(FILE *fp, struct ht_view *v,
-	    const struct ht_report_opts *opts);
+int
+ht_report_text(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts);
+int
+ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts);
 
 #endif

@@ -13,8 +13,8 @@
 #include "text.h"
 
 struct text {
-	FILE	*fp;
-	int	 raw;		/* --bytes */
+	FILE *fp;
+	int raw; /* --bytes */
 };
 
 static const char *
@@ -24,8 +24,7 @@ size_str(const struct text *t, uint64_t v, char *buf, size_t len)
 }
 
 static void
-text_interval(const struct text *t, const struct ht_view_figures *f,
-    int exact)
+text_interval(const struct text *t, const struct ht_view_figures *f, int exact)
 {
 	char lo_s[32], hi_s[32];
 	uint64_t lo, hi;
@@ -40,7 +39,7 @@ text_interval(const struct text *t, const struct ht_view_figures *f,
 }
 
 /* Two spaces, then the label column of the summary lines. */
-#define LABEL	"  %-15s"
+#define LABEL "  %-15s"
 
 static const char *
 plural(uint64_t n)
@@ -81,11 +80,11 @@ text_summary(const struct ht_view *v, const struct text *t)
 		fprintf(t->fp, "; %" PRIu64 " live sample%s", f->live_samples,
 		    plural(f->live_samples));
 	fputs(")\n", t->fp);
-	fprintf(t->fp, LABEL "%10s in %" PRIu64 " object%s (%" PRIu64
-	    " sample%s%s)\n", "allocated",
-	    size_str(t, f->alloc_bytes, a, sizeof(a)), f->alloc_objects,
-	    plural(f->alloc_objects), f->samples, plural(f->samples),
-	    v->opts.at_peak ? "; whole session" : "");
+	fprintf(t->fp,
+	    LABEL "%10s in %" PRIu64 " object%s (%" PRIu64 " sample%s%s)\n",
+	    "allocated", size_str(t, f->alloc_bytes, a, sizeof(a)),
+	    f->alloc_objects, plural(f->alloc_objects), f->samples,
+	    plural(f->samples), v->opts.at_peak ? "; whole session" : "");
 	fprintf(t->fp, LABEL "%10s%s\n", "freed",
 	    size_str(t, ht_view_freed_bytes(v), a, sizeof(a)),
 	    v->opts.at_peak ? " (whole session)" : "");
@@ -94,8 +93,7 @@ text_summary(const struct ht_view *v, const struct text *t)
 	if (m->heap_inuse_bytes != 0 || m->heap_free_bytes != 0 ||
 	    m->heap_mmap_bytes != 0) {
 		fprintf(t->fp, LABEL "%10s in use, %s free, %s mmap",
-		    "allocator",
-		    size_str(t, m->heap_inuse_bytes, a, sizeof(a)),
+		    "allocator", size_str(t, m->heap_inuse_bytes, a, sizeof(a)),
 		    size_str(t, m->heap_free_bytes, b, sizeof(b)),
 		    size_str(t, m->heap_mmap_bytes, c, sizeof(c)));
 		if (predates > 0)
@@ -120,10 +118,9 @@ text_summary(const struct ht_view *v, const struct text *t)
 		for (i = 0; i < v->nmods; i++) {
 			ht_text_column(t->fp, v->mods[i].name, w);
 			fprintf(t->fp, " %10s %10s\n",
-			    size_str(t, v->mods[i].f.inuse_bytes, a,
-			    sizeof(a)),
+			    size_str(t, v->mods[i].f.inuse_bytes, a, sizeof(a)),
 			    size_str(t, v->mods[i].f.alloc_bytes, b,
-			    sizeof(b)));
+				sizeof(b)));
 		}
 	}
 	if (v->nthreads > 0) {
@@ -155,21 +152,24 @@ text_row_head(const struct ht_view *v, const struct text *t,
 	size_str(t, f->alloc_bytes, b, sizeof(b));
 	switch (v->opts.sort) {
 	case HT_VIEW_ALLOC:
-		fprintf(t->fp, " allocated %s (%.1f%%) in %" PRIu64
-		    " object%s, in use %s in %" PRIu64 " object%s\n", b, pct,
-		    f->alloc_objects, plural(f->alloc_objects), a,
+		fprintf(t->fp,
+		    " allocated %s (%.1f%%) in %" PRIu64
+		    " object%s, in use %s in %" PRIu64 " object%s\n",
+		    b, pct, f->alloc_objects, plural(f->alloc_objects), a,
 		    f->inuse_objects, plural(f->inuse_objects));
 		break;
 	case HT_VIEW_OBJECTS:
-		fprintf(t->fp, " in use %s in %" PRIu64 " object%s (%.1f%%), "
-		    "allocated %s in %" PRIu64 " object%s\n", a,
-		    f->inuse_objects, plural(f->inuse_objects), pct, b,
+		fprintf(t->fp,
+		    " in use %s in %" PRIu64 " object%s (%.1f%%), "
+		    "allocated %s in %" PRIu64 " object%s\n",
+		    a, f->inuse_objects, plural(f->inuse_objects), pct, b,
 		    f->alloc_objects, plural(f->alloc_objects));
 		break;
 	default:
-		fprintf(t->fp, " in use %s (%.1f%%) in %" PRIu64 " object%s, "
-		    "allocated %s in %" PRIu64 " object%s\n", a, pct,
-		    f->inuse_objects, plural(f->inuse_objects), b,
+		fprintf(t->fp,
+		    " in use %s (%.1f%%) in %" PRIu64 " object%s, "
+		    "allocated %s in %" PRIu64 " object%s\n",
+		    a, pct, f->inuse_objects, plural(f->inuse_objects), b,
 		    f->alloc_objects, plural(f->alloc_objects));
 		break;
 	}
@@ -192,8 +192,10 @@ text_detail(struct ht_view *v, const struct text *t)
 			    plural(r->nfolded));
 		else
 			fprintf(t->fp, "\n#%zu", i + 1);
-		text_row_head(v, t, r, total == 0 ? 0 :
-		    100.0 * (double)ht_view_value(v, &r->f) / (double)total);
+		text_row_head(v, t, r,
+		    total == 0 ? 0 :
+				 100.0 * (double)ht_view_value(v, &r->f) /
+			    (double)total);
 		fprintf(t->fp, "    %" PRIu64 " sample%s", r->f.samples,
 		    plural(r->f.samples));
 		if (v->live_known)

@@ -15,8 +15,8 @@
 #include "text.h"
 
 static const struct {
-	const char		*name;
-	enum ht_report_format	 format;
+	const char *name;
+	enum ht_report_format format;
 } formats[] = {
 	{ "text", HT_REPORT_TEXT },
 	{ "json", HT_REPORT_JSON },

@@ -39,23 +39,23 @@ enum ht_report_format {
 
 /* All zero is the default report: the text summary of the sites now. */
 struct ht_report_opts {
-	enum ht_report_format	format;
-	int			detail;		/* list the sites */
+	enum ht_report_format format;
+	int detail; /* list the sites */
 	/* Keep this many sites and fold the rest; 0 keeps all. */
-	size_t			top;
-	int			raw_bytes;	/* text: no KiB/MiB */
-	enum ht_view_sort	sort;
+	size_t top;
+	int raw_bytes; /* text: no KiB/MiB */
+	enum ht_view_sort sort;
 	/* Fold the sites below this many bytes in use and allocated. */
-	uint64_t		threshold;
-	int			at_peak;	/* the sites at the peak */
+	uint64_t threshold;
+	int at_peak; /* the sites at the peak */
 };
 
 /* Parse a --format name.  Returns 0, or -1 for a name this heaptool does
  * not produce. */
-int	ht_report_format_parse(const char *, enum ht_report_format *);
+int ht_report_format_parse(const char *, enum ht_report_format *);
 
 /* Parse a --sort name (inuse, alloc, objects).  Returns 0 or -1. */
-int	ht_report_sort_parse(const char *, enum ht_view_sort *);
+int ht_report_sort_parse(const char *, enum ht_view_sort *);
 
 /*
  * Write the report of prof to fp.  sym (built from prof's modules) names
@@ -63,7 +63,7 @@ int	ht_report_sort_parse(const char *, enum ht_view_sort *);
  * always hold the sites (detail or not) and pprof is binary.  Returns 0,
  * or -1 on a write error or when out of memory (errno says which).
  */
-int	ht_report_write(FILE *fp, const struct ht_profile *prof,
-	    struct ht_sym *sym, const struct ht_report_opts *opts);
+int ht_report_write(FILE *fp, const struct ht_profile *prof, struct ht_sym *sym,
+    const struct ht_report_opts *opts);
 
 #endif

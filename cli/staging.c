@@ -22,9 +22,9 @@
 #include "proc.h"
 #include "staging.h"
 
-#define AGENT_NAME	"libheaptool-agent.so"
+#define AGENT_NAME     "libheaptool-agent.so"
 /* The agent is a few hundred KiB; anything far larger is not it. */
-#define MAX_AGENT_SIZE	(64u << 20)
+#define MAX_AGENT_SIZE (64u << 20)
 
 static int
 exists(const char *path)
@@ -44,10 +44,12 @@ ht_staging_find(char *buf, size_t len)
 
 	if ((env = getenv("HEAPTOOL_AGENT")) != NULL && env[0] != '\0') {
 		if (realpath(env, self) == NULL || !exists(self)) {
-			ht_warn("HEAPTOOL_AGENT=%s: %s; set it to the path of "
-			    AGENT_NAME " or unset it", env,
-			    realpath(env, self) == NULL ? strerror(errno) :
-			    "not a readable file");
+			ht_warn("HEAPTOOL_AGENT=%s: %s; set it to the path "
+				"of " AGENT_NAME " or unset it",
+			    env,
+			    realpath(env, self) == NULL ?
+				strerror(errno) :
+				"not a readable file");
 			return -1;
 		}
 		if ((size_t)snprintf(buf, len, "%s", self) >= len)
@@ -59,7 +61,7 @@ ht_staging_find(char *buf, size_t len)
 		if ((slash = strrchr(self, '/')) != NULL) {
 			*slash = '\0';
 			if ((size_t)snprintf(buf, len, "%s/" AGENT_NAME,
-			    self) >= len)
+				self) >= len)
 				goto toolong;
 			if (exists(buf))
 				return 0;
@@ -70,13 +72,13 @@ ht_staging_find(char *buf, size_t len)
 	if (buf[0] == '/' && exists(buf))
 		return 0;
 	ht_warn("agent " AGENT_NAME ": not found next to heaptool nor in %s; "
-	    "run make install, or set HEAPTOOL_AGENT to its path",
+		"run make install, or set HEAPTOOL_AGENT to its path",
 	    HT_AGENTDIR);
 	return -1;
 
 toolong:
 	ht_warn("agent " AGENT_NAME ": path too long; set HEAPTOOL_AGENT to "
-	    "a shorter path");
+		"a shorter path");
 	return -1;
 }
 
@@ -130,7 +132,8 @@ target_sees(int rootfd, const char *agent, const struct ht_proc *p)
 			continue;
 		memcpy(prefix, agent, i);
 		prefix[i] = '\0';
-		if ((fd = ht_modfile_open_in_root(rootfd, prefix, O_PATH)) == -1)
+		if ((fd = ht_modfile_open_in_root(rootfd, prefix, O_PATH)) ==
+		    -1)
 			return 0;
 		ok = fstat(fd, &st) == 0 && may(&st, p->fsuid, p->fsgid, 1);
 		close(fd);
@@ -189,8 +192,8 @@ read_agent(const char *agent, unsigned char **data, size_t *size)
  * something else has the name.
  */
 static int
-staged_ok(int dirfd, const char *name, const unsigned char *data,
-    size_t size, const struct ht_proc *p)
+staged_ok(int dirfd, const char *name, const unsigned char *data, size_t size,
+    const struct ht_proc *p)
 {
 	unsigned char buf[65536];
 	struct stat st;
@@ -198,14 +201,15 @@ staged_ok(int dirfd, const char *name, const unsigned char *data,
 	ssize_t n;
 	int fd, same = 1;
 
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC);
+	fd =
+	    openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd == -1)
 		return errno == ENOENT ? 0 : -1;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    (st.st_mode & 022) != 0 || (uint64_t)st.st_size != size ||
 	    (st.st_uid != 0 && st.st_uid != p->fsuid &&
-	    st.st_uid != geteuid()) || !may(&st, p->fsuid, p->fsgid, 4)) {
+		st.st_uid != geteuid()) ||
+	    !may(&st, p->fsuid, p->fsgid, 4)) {
 		close(fd);
 		return -1;
 	}
@@ -226,8 +230,8 @@ staged_ok(int dirfd, const char *name, const unsigned char *data,
 /* Write a new copy under a temporary name and link it to name: no one
  * ever sees a partial copy under the final name. */
 static int
-stage_write(int dirfd, const char *name, const unsigned char *data,
-    size_t size, const struct ht_proc *p)
+stage_write(int dirfd, const char *name, const unsigned char *data, size_t size,
+    const struct ht_proc *p)
 {
 	char tmp[NAME_MAX + 16];
 	uint32_t r;
@@ -242,8 +246,8 @@ stage_write(int dirfd, const char *name, const unsigned char *data,
 			r = (uint32_t)ts.tv_nsec ^ (uint32_t)getpid() << 16;
 		}
 		snprintf(tmp, sizeof(tmp), ".%s.%08" PRIx32, name, r);
-		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
-		    O_NOFOLLOW | O_CLOEXEC, 0644);
+		fd = openat(dirfd, tmp,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd == -1 && errno != EEXIST)
 			return -1;
 	}
@@ -304,8 +308,8 @@ content_hash(const unsigned char *d, size_t n)
  * that path in out, or -1 after printing why.
  */
 static int
-stage_agent(pid_t pid, const struct ht_proc *p, const char *agent,
-    char *out, size_t outlen)
+stage_agent(pid_t pid, const struct ht_proc *p, const char *agent, char *out,
+    size_t outlen)
 {
 	char path[64], name[NAME_MAX + 1];
 	unsigned char *data;
@@ -314,8 +318,8 @@ stage_agent(pid_t pid, const struct ht_proc *p, const char *agent,
 
 	if (read_agent(agent, &data, &size) != 0) {
 		ht_warn("agent %s: %s; reinstall heaptool, or set "
-		    "HEAPTOOL_AGENT to the agent's path", agent,
-		    strerror(errno));
+			"HEAPTOOL_AGENT to the agent's path",
+		    agent, strerror(errno));
 		return -1;
 	}
 	snprintf(name, sizeof(name), "heaptool-agent-%lu-%016" PRIx64 ".so",
@@ -324,18 +328,19 @@ stage_agent(pid_t pid, const struct ht_proc *p, const char *agent,
 	 * own file system, since an absolute link through /proc/PID/root
 	 * resolves against our root. */
 	snprintf(path, sizeof(path), "/proc/%ld/root/tmp", (long)pid);
-	if ((dirfd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1) {
+	if ((dirfd = open(path,
+		 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
 		ht_warn("attach %ld: the agent is not visible to the process "
-		    "(another mount namespace or root) and its /tmp cannot "
-		    "take a copy: %s; give it a writable /tmp, or make the "
-		    "agent's directory visible to it", (long)pid,
-		    strerror(errno));
+			"(another mount namespace or root) and its /tmp cannot "
+			"take a copy: %s; give it a writable /tmp, or make the "
+			"agent's directory visible to it",
+		    (long)pid, strerror(errno));
 		goto out_free;
 	}
 	if ((st = staged_ok(dirfd, name, data, size, p)) == 0) {
 		if (stage_write(dirfd, name, data, size, p) != 0) {
-			ht_warn("attach %ld: staging a copy of the agent in "
+			ht_warn(
+			    "attach %ld: staging a copy of the agent in "
 			    "the process's /tmp: %s; give it a writable /tmp, "
 			    "or make the agent's directory visible to it",
 			    (long)pid, strerror(errno));
@@ -346,8 +351,9 @@ stage_agent(pid_t pid, const struct ht_proc *p, const char *agent,
 	}
 	if (st != 1) {
 		ht_warn("attach %ld: /tmp/%s in the process's file system is "
-		    "not this heaptool's agent (its owner, mode or content "
-		    "differ); remove it, then attach again", (long)pid, name);
+			"not this heaptool's agent (its owner, mode or content "
+			"differ); remove it, then attach again",
+		    (long)pid, name);
 		goto out_close;
 	}
 	if ((size_t)snprintf(out, outlen, "/tmp/%s", name) >= outlen)
@@ -367,7 +373,8 @@ ht_staging_path(pid_t pid, const struct ht_proc *p, char *out, size_t outlen)
 	int rootfd, sees;
 
 	if (ht_proc_mapped(pid, is_agent_file)) {
-		ht_warn("attach %ld: the agent is loaded in the process but "
+		ht_warn(
+		    "attach %ld: the agent is loaded in the process but "
 		    "does not answer (it may have disabled itself, or come "
 		    "from heaptool run or another heaptool); loading it again "
 		    "is not safe: restart the process to profile it",
@@ -380,26 +387,29 @@ ht_staging_path(pid_t pid, const struct ht_proc *p, char *out, size_t outlen)
 	if ((rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT) {
 			ht_warn("attach %ld: no such process (it exited); "
-			    "check the PID", (long)pid);
+				"check the PID",
+			    (long)pid);
 			return -1;
 		}
 		if ((errno == EACCES || errno == EPERM) &&
 		    p->uid != geteuid()) {
 			ht_warn("attach %ld: not permitted: the process runs "
-			    "as uid %lu and you are uid %lu; run as the "
-			    "target's user or as root", (long)pid,
-			    (unsigned long)p->uid, (unsigned long)geteuid());
+				"as uid %lu and you are uid %lu; run as the "
+				"target's user or as root",
+			    (long)pid, (unsigned long)p->uid,
+			    (unsigned long)geteuid());
 			return -1;
 		}
 		if (errno == EACCES || errno == EPERM) {
-			ht_warn("attach %ld: not permitted to inspect it (it "
+			ht_warn(
+			    "attach %ld: not permitted to inspect it (it "
 			    "may have changed its credentials, like a setuid "
 			    "program, or made itself non-dumpable); run as "
-			    "root", (long)pid);
+			    "root",
+			    (long)pid);
 			return -1;
 		}
-		ht_warn("attach %ld: %s: %s", (long)pid, path,
-		    strerror(errno));
+		ht_warn("attach %ld: %s: %s", (long)pid, path, strerror(errno));
 		return -1;
 	}
 	sees = target_sees(rootfd, agent, p);

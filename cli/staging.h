@@ -29,7 +29,7 @@
  * (the build tree builds both at its top), else the installed copy.
  * Returns 0 and the absolute path in buf, or -1 after printing why.
  */
-int	ht_staging_find(char *buf, size_t len);
+int ht_staging_find(char *buf, size_t len);
 
 /*
  * The path, in the target's view of the file system, at which process pid
@@ -38,7 +38,7 @@ int	ht_staging_find(char *buf, size_t len);
  * (one that does not answer: loading another would not be safe).  Returns
  * 0 and the path in out, or -1 after printing why.
  */
-int	ht_staging_path(pid_t pid, const struct ht_proc *p, char *out,
-	    size_t outlen);
+int
+ht_staging_path(pid_t pid, const struct ht_proc *p, char *out, size_t outlen);
 
 #endif

@@ -33,59 +33,59 @@ enum mod_state {
 /* An ELF symbol without a size, and libdwfl's answer for the addresses
  * after it in its section. */
 struct label {
-	uint64_t	 addr;
-	uint64_t	 secend;	/* end of its section, or 0: unknown */
-	const char	*name;		/* libdwfl's answer, if known */
-	int		 known;
+	uint64_t addr;
+	uint64_t secend;  /* end of its section, or 0: unknown */
+	const char *name; /* libdwfl's answer, if known */
+	int known;
 };
 
 /* An ELF symbol with a size, for symbol lookups without DWARF. */
 struct elfsym {
-	uint64_t	 lo, hi;	/* [lo, hi): its addresses (Dwfl's) */
-	uint64_t	 maxhi;		/* greatest hi up to this one */
-	const char	*name;		/* owned by libelf */
-	int		 bind;		/* the larger, the better */
+	uint64_t lo, hi;  /* [lo, hi): its addresses (Dwfl's) */
+	uint64_t maxhi;	  /* greatest hi up to this one */
+	const char *name; /* owned by libelf */
+	int bind;	  /* the larger, the better */
 };
 
 struct mod {
-	struct ht_module_rec	 rec;
-	const char		*name;	/* basename, inside rec.path */
-	enum mod_state		 state;
-	int			 flags;	/* HT_SYM_* when failed */
-	char			*problem; /* why it failed, or NULL */
-	Dwfl			*dwfl;
-	Dwfl_Module		*dm;
-	struct ht_debuginfo_ctx	 dbg;	/* the module's userdata */
+	struct ht_module_rec rec;
+	const char *name; /* basename, inside rec.path */
+	enum mod_state state;
+	int flags;     /* HT_SYM_* when failed */
+	char *problem; /* why it failed, or NULL */
+	Dwfl *dwfl;
+	Dwfl_Module *dm;
+	struct ht_debuginfo_ctx dbg; /* the module's userdata */
 	/* Add to a recorded address to get the address Dwfl uses: zero
 	 * unless libdwfl placed the file at another bias (ET_EXEC). */
-	uint64_t		 adj;
+	uint64_t adj;
 	/* The sized symbols sorted by address, built on the first lookup
 	 * that needs one: dwfl_module_addrinfo reads the whole table on
 	 * every call, far too slow for tens of thousands of addresses. */
-	struct elfsym		*syms;
-	size_t			 nsyms;
-	int			 syms_built;	/* 2: no memory for it */
+	struct elfsym *syms;
+	size_t nsyms;
+	int syms_built; /* 2: no memory for it */
 	/* Symbols without a size (assembly labels), sorted: where one may
 	 * be the answer, libdwfl's own rules for them decide (the slow way),
 	 * once per label and section (see sym_name). */
-	struct label		*labels;
-	size_t			 nlabels;
+	struct label *labels;
+	size_t nlabels;
 };
 
 struct cache_ent {
-	uint64_t		 addr;
-	struct ht_sym_frame	*frames;	/* NULL: empty slot */
-	int			 n;
+	uint64_t addr;
+	struct ht_sym_frame *frames; /* NULL: empty slot */
+	int n;
 };
 
 struct ht_sym {
-	struct mod		*mods;	/* sorted by rec.start */
-	size_t			 nmods;
-	char			*root;
-	long			 pid;	/* live process, or 0 */
-	struct cache_ent	*cache;
-	size_t			 cache_cap;	/* a power of two */
-	size_t			 cache_used;
+	struct mod *mods; /* sorted by rec.start */
+	size_t nmods;
+	char *root;
+	long pid; /* live process, or 0 */
+	struct cache_ent *cache;
+	size_t cache_cap; /* a power of two */
+	size_t cache_used;
 };
 
 /*
@@ -152,7 +152,7 @@ ht_sym_new(const struct ht_module_rec *recs, size_t n,
 	for (i = 0; i < n; i++) {
 		slash = strrchr(sym->mods[i].rec.path, '/');
 		sym->mods[i].name = slash != NULL ? slash + 1 :
-		    sym->mods[i].rec.path;
+						    sym->mods[i].rec.path;
 		if (sym->mods[i].name[0] == '\0')
 			sym->mods[i].name = "[unknown]";
 	}
@@ -251,10 +251,11 @@ same_build_id(Elf *elf, void *arg, char *why, size_t whylen)
 
 	if (m->rec.build_id_len == 0 ||
 	    (ht_modfile_build_id(elf, &id, &len, &vaddr) == 0 &&
-	    len == m->rec.build_id_len &&
-	    memcmp(id, m->rec.build_id, len) == 0))
+		len == m->rec.build_id_len &&
+		memcmp(id, m->rec.build_id, len) == 0))
 		return 0;
-	snprintf(why, whylen, "build-id differs from the profile's (the file "
+	snprintf(why, whylen,
+	    "build-id differs from the profile's (the file "
 	    "changed since the profile was taken)");
 	return -1;
 }
@@ -288,8 +289,9 @@ mod_open(struct ht_sym *sym, struct mod *m)
 	req.check = same_build_id;
 	req.arg = m;
 	if (ht_modfile_open(&req, &mf) != 0) {
-		mod_fail(m, mf.mismatch ? HT_SYM_BUILD_ID_MISMATCH :
-		    HT_SYM_NO_FILE, "%s", mf.why);
+		mod_fail(m,
+		    mf.mismatch ? HT_SYM_BUILD_ID_MISMATCH : HT_SYM_NO_FILE,
+		    "%s", mf.why);
 		return;
 	}
 	elf_end(mf.elf);
@@ -302,18 +304,18 @@ mod_open(struct ht_sym *sym, struct mod *m)
 	dwfl_report_begin(m->dwfl);
 	/* ET_DYN: placed at base + p_vaddr, i.e. at the recorded bias;
 	 * ET_EXEC: placed where its headers say (bias 0), base ignored. */
-	m->dm = dwfl_report_elf(m->dwfl, m->name, mf.name, fd, m->rec.bias,
-	    true);
+	m->dm =
+	    dwfl_report_elf(m->dwfl, m->name, mf.name, fd, m->rec.bias, true);
 	if (m->dm == NULL) {
 		mod_fail(m, HT_SYM_NO_FILE, "libdwfl: %s", dwfl_errmsg(-1));
 		dwfl_report_end(m->dwfl, NULL, NULL);
 		goto out_close;
 	}
-	fd = -1;	/* consumed by libdwfl */
+	fd = -1; /* consumed by libdwfl */
 	m->dbg.path = m->rec.path;
 	m->dbg.root = sym->root;
-	if (dwfl_module_info(m->dm, &ud, NULL, NULL, NULL, NULL, NULL,
-	    NULL) != NULL)
+	if (dwfl_module_info(m->dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL) !=
+	    NULL)
 		*ud = &m->dbg;
 	if (dwfl_report_end(m->dwfl, NULL, NULL) != 0) {
 		mod_fail(m, HT_SYM_NO_FILE, "libdwfl: %s", dwfl_errmsg(-1));
@@ -354,7 +356,7 @@ name_dup(const char *name)
 			/* Loading libstdc++ only here keeps the C tool free
 			 * of a C++ link dependency. */
 			if ((h = dlopen("libstdc++.so.6",
-			    RTLD_LAZY | RTLD_LOCAL)) != NULL)
+				 RTLD_LAZY | RTLD_LOCAL)) != NULL)
 				*(void **)&cxa_demangle =
 				    dlsym(h, "__cxa_demangle");
 		}
@@ -377,14 +379,14 @@ die_function_name(Dwarf_Die *die)
 	Dwarf_Attribute attr;
 	const char *name;
 
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
-	    &attr));
+	name = dwarf_formstring(
+	    dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 	if (name == NULL)
-		name = dwarf_formstring(dwarf_attr_integrate(die,
-		    DW_AT_MIPS_linkage_name, &attr));
+		name = dwarf_formstring(
+		    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
 	if (name == NULL)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name,
-		    &attr));
+		name = dwarf_formstring(
+		    dwarf_attr_integrate(die, DW_AT_name, &attr));
 	return name;
 }
 
@@ -415,8 +417,7 @@ call_site(Dwarf_Die *die, const char **file, int *line)
 	*line = 0;
 	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &ln) == 0)
 		*line = ln > (Dwarf_Word)0x7fffffff ? 0 : (int)ln;
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr),
-	    &idx) != 0)
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) != 0)
 		return;
 	if (dwarf_diecu(die, &cu, NULL, NULL) == NULL ||
 	    dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || idx >= nfiles)
@@ -426,10 +427,10 @@ call_site(Dwarf_Die *die, const char **file, int *line)
 
 /* A growing frame list for one address. */
 struct frames {
-	struct ht_sym_frame	*v;
-	int			 n;
-	int			 cap;
-	int			 nomem;
+	struct ht_sym_frame *v;
+	int n;
+	int cap;
+	int nomem;
 };
 
 static struct ht_sym_frame *
@@ -512,7 +513,7 @@ elfsym_cmp(const void *a, const void *b)
 
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
-	return y->bind - x->bind;	/* preferred first */
+	return y->bind - x->bind; /* preferred first */
 }
 
 /*
@@ -553,7 +554,7 @@ syms_build(struct mod *m)
 			    (shdr.sh_flags & SHF_ALLOC))
 				l.secend = shdr.sh_addr + bias + shdr.sh_size;
 			if (grow_push((void **)&m->labels, &m->nlabels, &lcap,
-			    sizeof(l), &l) != 0)
+				sizeof(l), &l) != 0)
 				goto nomem;
 			continue;
 		}
@@ -562,14 +563,16 @@ syms_build(struct mod *m)
 		e.name = name;
 		e.bind = bind_rank(&s);
 		if (grow_push((void **)&m->syms, &m->nsyms, &cap, sizeof(e),
-		    &e) != 0)
+			&e) != 0)
 			goto nomem;
 	}
 	qsort(m->syms, m->nsyms, sizeof(*m->syms), elfsym_cmp);
 	qsort(m->labels, m->nlabels, sizeof(*m->labels), label_cmp);
 	for (i = 0; i < m->nsyms; i++)
-		m->syms[i].maxhi = i > 0 && m->syms[i - 1].maxhi >
-		    m->syms[i].hi ? m->syms[i - 1].maxhi : m->syms[i].hi;
+		m->syms[i].maxhi = i > 0 &&
+			m->syms[i - 1].maxhi > m->syms[i].hi ?
+		    m->syms[i - 1].maxhi :
+		    m->syms[i].hi;
 	return;
 nomem:
 	free(m->syms);
@@ -643,8 +646,8 @@ sym_name(struct mod *m, uint64_t pc)
 		return dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
 		    NULL);
 	if (!l->known) {
-		l->name = dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL,
-		    NULL, NULL);
+		l->name = dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
+		    NULL);
 		l->known = 1;
 	}
 	return l->name;
@@ -722,7 +725,7 @@ cache_slot(struct ht_sym *sym, uint64_t addr)
 {
 	size_t i, mask = sym->cache_cap - 1;
 
-	for (i = hash_addr(addr) & mask; ; i = (i + 1) & mask)
+	for (i = hash_addr(addr) & mask;; i = (i + 1) & mask)
 		if (sym->cache[i].frames == NULL || sym->cache[i].addr == addr)
 			return &sym->cache[i];
 }

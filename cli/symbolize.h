@@ -37,9 +37,9 @@ struct ht_sym;
 
 /* Frame flags. */
 /* The file differs from the profile's (build-id). */
-#define HT_SYM_BUILD_ID_MISMATCH	0x1
+#define HT_SYM_BUILD_ID_MISMATCH 0x1
 /* The module's file is unreadable, missing, or there is none ([vdso]). */
-#define HT_SYM_NO_FILE			0x2
+#define HT_SYM_NO_FILE		 0x2
 
 /*
  * One frame of a symbolized address.  An address inside inlined code yields
@@ -49,14 +49,14 @@ struct ht_sym;
  * unknown (line is then 0).
  */
 struct ht_sym_frame {
-	uint64_t	 address;	/* the address as recorded */
-	const char	*module;	/* basename of the module's path */
-	uint64_t	 offset;	/* address - bias: the ELF address */
-	const char	*function;
-	const char	*file;
-	int		 line;
-	int		 inlined;
-	int		 flags;		/* HT_SYM_* */
+	uint64_t address;   /* the address as recorded */
+	const char *module; /* basename of the module's path */
+	uint64_t offset;    /* address - bias: the ELF address */
+	const char *function;
+	const char *file;
+	int line;
+	int inlined;
+	int flags; /* HT_SYM_* */
 };
 
 /* root: the directory module paths are resolved in, as if it were "/"
@@ -66,39 +66,39 @@ struct ht_sym_frame {
  * or replaced since it was loaded is then read from the process's own
  * mapping of it (/proc/PID/map_files, for privileged readers). */
 struct ht_sym_opts {
-	const char	*root;
-	int		 debuginfod;
-	pid_t		 pid;
+	const char *root;
+	int debuginfod;
+	pid_t pid;
 };
 
 /*
  * Create a symbolizer for n module records (copied).  opts may be NULL.
  * Returns NULL only when out of memory (errno ENOMEM).
  */
-struct ht_sym	*ht_sym_new(const struct ht_module_rec *, size_t n,
-		    const struct ht_sym_opts *);
-void		 ht_sym_free(struct ht_sym *);
+struct ht_sym *
+ht_sym_new(const struct ht_module_rec *, size_t n, const struct ht_sym_opts *);
+void ht_sym_free(struct ht_sym *);
 
 /*
  * Symbolize the return address addr.  Stores a pointer to an array of
  * frames (owned by the symbolizer, cached per address) in *frames and
  * returns their number, at least 1.  Returns -1 only when out of memory.
  */
-int		 ht_sym_lookup(struct ht_sym *, uint64_t addr,
-		    const struct ht_sym_frame **frames);
+int ht_sym_lookup(struct ht_sym *, uint64_t addr,
+    const struct ht_sym_frame **frames);
 
 /*
  * The basename of the module that maps addr, or NULL.  Needs no debug
  * information and opens no file.
  */
-const char	*ht_sym_module_name(struct ht_sym *, uint64_t addr);
+const char *ht_sym_module_name(struct ht_sym *, uint64_t addr);
 
 /*
  * Problems met while opening module files (build-id mismatch, file
  * missing), one per module that some lookup needed, for the report to
  * mention once.  Calls fn(arg, module_path, why) for each; returns how many.
  */
-size_t		 ht_sym_problems(struct ht_sym *,
-		    void (*fn)(void *, const char *, const char *), void *arg);
+size_t ht_sym_problems(struct ht_sym *,
+    void (*fn)(void *, const char *, const char *), void *arg);
 
 #endif

@@ -20,7 +20,7 @@
 #include "files.h"
 #include "target.h"
 
-#define BASELINE_FMT	"baseline.%ld.%" PRIu64 ".heap"
+#define BASELINE_FMT "baseline.%ld.%" PRIu64 ".heap"
 
 int
 ht_target_parse_pid(const char *s, pid_t *pid)
@@ -105,15 +105,16 @@ int
 ht_target_check(pid_t pid, const char *what, const struct ht_proc *p)
 {
 	if (p->state == 'T') {
-		ht_warn("%s %ld: the process is stopped (SIGSTOP or job "
+		ht_warn(
+		    "%s %ld: the process is stopped (SIGSTOP or job "
 		    "control); resume it with kill -CONT %ld, then try again",
 		    what, (long)pid, (long)pid);
 		return HT_EXIT_FAIL;
 	}
 	if (p->state == 't') {
 		ht_warn("%s %ld: the process is stopped by its tracer "
-		    "(process %ld); detach the debugger first", what,
-		    (long)pid, (long)p->tracer);
+			"(process %ld); detach the debugger first",
+		    what, (long)pid, (long)p->tracer);
 		return HT_EXIT_FAIL;
 	}
 	return HT_EXIT_OK;
@@ -129,7 +130,8 @@ ht_target_resolve(const char *popt, pid_t *pidp)
 	if (popt != NULL) {
 		if (ht_target_parse_pid(popt, &pid) != 0)
 			return ht_usage("-p %s: not a process ID; give the PID "
-			    "of a running process", popt);
+					"of a running process",
+			    popt);
 		if (ht_proc_read(pid, &p) != 0 && errno != ENOENT) {
 			ht_warn("target %ld: /proc/%ld: %s; is /proc mounted?",
 			    (long)pid, (long)pid, strerror(errno));
@@ -144,13 +146,15 @@ ht_target_resolve(const char *popt, pid_t *pidp)
 		}
 	} else {
 		if (!target_load(&pid, &start))
-			return ht_usage("no target: no -p and no current "
+			return ht_usage(
+			    "no target: no -p and no current "
 			    "target; run heaptool attach PID first");
 		if (ht_proc_read(pid, &p) != 0 || p.state == 'Z' ||
 		    p.state == 'X' || p.start_time != start) {
 			ht_target_forget(pid);
 			ht_warn("target %ld: no such process (it exited); "
-			    "attach to a running process", (long)pid);
+				"attach to a running process",
+			    (long)pid);
 			return HT_EXIT_FAIL;
 		}
 	}
@@ -210,7 +214,7 @@ ht_target_profile(pid_t pid, uint8_t **raw, size_t *rawlen)
 	}
 	if ((prof = ht_profile_decode(buf, len, err, sizeof(err))) == NULL) {
 		ht_warn("target %ld: the agent sent a profile that does not "
-		    "decode (%s); use the heaptool that matches the agent",
+			"decode (%s); use the heaptool that matches the agent",
 		    (long)pid, err);
 		goto out;
 	}
@@ -249,7 +253,8 @@ ht_target_start_time(pid_t pid, uint64_t *start)
 
 	if (ht_proc_read(pid, &p) != 0 || p.state == 'Z' || p.state == 'X') {
 		ht_warn("target %ld: no such process (it exited); check the "
-		    "PID", (long)pid);
+			"PID",
+		    (long)pid);
 		return -1;
 	}
 	*start = p.start_time;
@@ -290,11 +295,11 @@ prune_baselines(void)
 		return;
 	while ((de = readdir(dp)) != NULL) {
 		if (sscanf(de->d_name, "baseline.%ld.%llu%7s", &pid, &start,
-		    end) != 3 || strcmp(end, ".heap") != 0 || pid <= 0 ||
-		    pid > INT_MAX)
+			end) != 3 ||
+		    strcmp(end, ".heap") != 0 || pid <= 0 || pid > INT_MAX)
 			continue;
 		if (ht_proc_read((pid_t)pid, &p) == 0 ? p.start_time == start :
-		    errno != ENOENT)
+							errno != ENOENT)
 			continue;
 		unlinkat(dirfd(dp), de->d_name, 0);
 	}
@@ -302,8 +307,8 @@ prune_baselines(void)
 }
 
 int
-ht_target_baseline_save(char *buf, size_t buflen, pid_t pid,
-    uint64_t start, const uint8_t *raw, size_t len)
+ht_target_baseline_save(char *buf, size_t buflen, pid_t pid, uint64_t start,
+    const uint8_t *raw, size_t len)
 {
 	if (ht_target_baseline_path(buf, buflen, pid, start, 1) != 0 ||
 	    ht_write_atomic(buf, raw, len) != 0)

@@ -33,7 +33,7 @@
 
 /* Parse a process ID (a decimal number from 1 to INT_MAX).  Returns 0, or
  * -1 if s is not one. */
-int	ht_target_parse_pid(const char *s, pid_t *pid);
+int ht_target_parse_pid(const char *s, pid_t *pid);
 
 /*
  * The process a command talks to: popt, the argument of -p, or when NULL
@@ -41,29 +41,29 @@ int	ht_target_parse_pid(const char *s, pid_t *pid);
  * after printing why: no target (usage), a target that exited (forgotten)
  * or is stopped (runtime).
  */
-int	ht_target_resolve(const char *popt, pid_t *pid);
+int ht_target_resolve(const char *popt, pid_t *pid);
 
 /* Can process pid, as /proc described it in *p, be talked to now?  Not
  * when it is stopped, or held by a tracer in a stop.  Returns HT_EXIT_OK,
  * or HT_EXIT_FAIL after printing why, the message starting with what. */
-int	ht_target_check(pid_t pid, const char *what, const struct ht_proc *p);
+int ht_target_check(pid_t pid, const char *what, const struct ht_proc *p);
 
 /* Remember pid, started at start, as the current target (atomically).
  * Returns 0, or -1 with errno. */
-int	ht_target_save(pid_t pid, uint64_t start);
+int ht_target_save(pid_t pid, uint64_t start);
 /* Forget pid if it is the current target. */
-void	ht_target_forget(pid_t pid);
+void ht_target_forget(pid_t pid);
 
 /* A control client for pid, or NULL after printing why. */
-struct ht_ctl	*ht_target_ctl(pid_t pid);
+struct ht_ctl *ht_target_ctl(pid_t pid);
 /* Print the client's last failure, and forget pid if the failure says it
  * is gone.  Returns HT_EXIT_FAIL. */
-int	ht_target_failed(struct ht_ctl *c, pid_t pid);
+int ht_target_failed(struct ht_ctl *c, pid_t pid);
 
 /* Send pid's agent a request of type (HT_MSG_STOP, HT_MSG_DETACH ...)
  * answered by OK.  Returns HT_EXIT_OK, or HT_EXIT_FAIL after printing
  * why. */
-int	ht_target_command(pid_t pid, uint16_t type);
+int ht_target_command(pid_t pid, uint16_t type);
 
 /*
  * The current profile of pid from its agent, decoded (so that nothing is
@@ -72,29 +72,28 @@ int	ht_target_command(pid_t pid, uint16_t type);
  * and their length into *rawlen.  Returns the profile, or NULL after
  * printing why.
  */
-struct ht_profile	*ht_target_profile(pid_t pid, uint8_t **raw,
-			    size_t *rawlen);
+struct ht_profile *ht_target_profile(pid_t pid, uint8_t **raw, size_t *rawlen);
 
 /* A symbolizer for prof, a profile of the live process pid: the modules'
  * files are read as the process sees them (its mount namespace and root),
  * which also finds them inside a container.  NULL with errno on failure. */
-struct ht_sym	*ht_target_sym(pid_t pid, const struct ht_profile *prof);
+struct ht_sym *ht_target_sym(pid_t pid, const struct ht_profile *prof);
 
 /* The start time of pid into *start.  Returns 0, or -1 after printing why
  * (the process is gone). */
-int	ht_target_start_time(pid_t pid, uint64_t *start);
+int ht_target_start_time(pid_t pid, uint64_t *start);
 
 /* The path of the baseline of pid started at start into buf; with create,
  * its directory is made.  Returns 0, or -1 with errno. */
-int	ht_target_baseline_path(char *buf, size_t len, pid_t pid,
-	    uint64_t start, int create);
+int ht_target_baseline_path(char *buf, size_t len, pid_t pid, uint64_t start,
+    int create);
 
 /*
  * Save len bytes of raw profile as the baseline of pid started at start,
  * replacing the one before, and remove the baselines of processes that
  * are gone.  The path is stored in buf.  Returns 0, or -1 with errno.
  */
-int	ht_target_baseline_save(char *buf, size_t buflen, pid_t pid,
-	    uint64_t start, const uint8_t *raw, size_t len);
+int ht_target_baseline_save(char *buf, size_t buflen, pid_t pid, uint64_t start,
+    const uint8_t *raw, size_t len);
 
 #endif

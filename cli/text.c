@@ -59,8 +59,7 @@ ht_text_safe(FILE *fp, const char *s, size_t max)
 }
 
 size_t
-ht_text_escape(FILE *fp, const char *s, size_t max,
-    void (*put)(FILE *, int c))
+ht_text_escape(FILE *fp, const char *s, size_t max, void (*put)(FILE *, int c))
 {
 	size_t i, n, len = strlen(s), chars = 0;
 
@@ -196,7 +195,8 @@ ht_text_notes(FILE *fp, struct ht_sym *a, struct ht_sym *b)
 	if (b == a)
 		b = NULL;
 	if ((a != NULL ? ht_sym_problems(a, NULL, NULL) : 0) +
-	    (b != NULL ? ht_sym_problems(b, NULL, NULL) : 0) == 0)
+		(b != NULL ? ht_sym_problems(b, NULL, NULL) : 0) ==
+	    0)
 		return;
 	putc('\n', fp);
 	if (a != NULL)

@@ -15,7 +15,11 @@
 /* Modules that allocate on their callers' behalf: a site is charged to the
  * first module of its stack that is none of these. */
 static const char *const runtime_modules[] = {
-	"libc.so", "libc-", "libstdc++.so", "ld-linux", "libheaptool-agent.so",
+	"libc.so",
+	"libc-",
+	"libstdc++.so",
+	"ld-linux",
+	"libheaptool-agent.so",
 };
 
 static void
@@ -122,7 +126,7 @@ row_cmp(const void *a, const void *b)
 		return c;
 	/* The same profile always prints in the same order. */
 	n = x->site->nframes < y->site->nframes ? x->site->nframes :
-	    y->site->nframes;
+						  y->site->nframes;
 	if (n > HT_PROFILE_MAX_FRAMES)
 		n = HT_PROFILE_MAX_FRAMES;
 	for (i = 0; i < n; i++)
@@ -163,7 +167,7 @@ is_runtime(const char *name)
 	size_t i, n;
 
 	for (i = 0; i < sizeof(runtime_modules) / sizeof(runtime_modules[0]);
-	    i++) {
+	     i++) {
 		n = strlen(runtime_modules[i]);
 		if (strncmp(name, runtime_modules[i], n) == 0)
 			return 1;
@@ -175,7 +179,7 @@ static uint32_t
 site_nframes(const struct ht_site_rec *s)
 {
 	return s->nframes < HT_PROFILE_MAX_FRAMES ? s->nframes :
-	    HT_PROFILE_MAX_FRAMES;
+						    HT_PROFILE_MAX_FRAMES;
 }
 
 /*
@@ -317,8 +321,8 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 			v->rows[nkept++] = *r;
 		else {
 			figures_add(&fold.f, &r->f);
-			fold.nfolded += r->site->folded > 0 ?
-			    r->site->folded : 1;
+			fold.nfolded += r->site->folded > 0 ? r->site->folded :
+							      1;
 		}
 	}
 	v->nrows = nkept;
@@ -366,8 +370,8 @@ ht_view_frames(struct ht_view *v, const struct ht_view_row *r,
 			cap = v->frames_cap == 0 ? 128 : v->frames_cap;
 			while (cap < n + (size_t)nfr)
 				cap *= 2;
-			if ((p = reallocarray(v->frames, cap,
-			    sizeof(*p))) == NULL)
+			if ((p = reallocarray(v->frames, cap, sizeof(*p))) ==
+			    NULL)
 				goto out_nomem;
 			v->frames = p;
 			v->frames_cap = cap;
@@ -424,7 +428,8 @@ uint64_t
 ht_view_freed_bytes(const struct ht_view *v)
 {
 	return v->total.alloc_bytes > v->now_inuse_bytes ?
-	    v->total.alloc_bytes - v->now_inuse_bytes : 0;
+	    v->total.alloc_bytes - v->now_inuse_bytes :
+	    0;
 }
 
 uint64_t

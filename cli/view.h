@@ -38,73 +38,73 @@
 /* The columns a view sorts by; also the value of a flame graph or of
  * collapsed stacks. */
 enum ht_view_sort {
-	HT_VIEW_INUSE,		/* bytes in use (the default) */
-	HT_VIEW_ALLOC,		/* bytes allocated */
-	HT_VIEW_OBJECTS,	/* objects in use */
+	HT_VIEW_INUSE,	 /* bytes in use (the default) */
+	HT_VIEW_ALLOC,	 /* bytes allocated */
+	HT_VIEW_OBJECTS, /* objects in use */
 };
 
 struct ht_view_opts {
-	enum ht_view_sort	sort;
+	enum ht_view_sort sort;
 	/* Keep this many rows and fold the rest; 0 keeps all. */
-	size_t			top;
+	size_t top;
 	/* Fold the sites below this many bytes both in use and allocated. */
-	uint64_t		threshold;
-	int			at_peak;
+	uint64_t threshold;
+	int at_peak;
 };
 
 struct ht_view_figures {
-	uint64_t	inuse_bytes;
-	uint64_t	inuse_objects;
-	uint64_t	alloc_bytes;
-	uint64_t	alloc_objects;
-	uint64_t	samples;
-	uint64_t	live_samples;	/* meaningful when live_known */
-	double		inuse_var;	/* variance of inuse_bytes */
+	uint64_t inuse_bytes;
+	uint64_t inuse_objects;
+	uint64_t alloc_bytes;
+	uint64_t alloc_objects;
+	uint64_t samples;
+	uint64_t live_samples; /* meaningful when live_known */
+	double inuse_var;      /* variance of inuse_bytes */
 };
 
 /* A site, or (site NULL) the fold of nfolded smaller sites. */
 struct ht_view_row {
-	struct ht_view_figures		 f;
-	const struct ht_site_rec	*site;
-	size_t				 nfolded;
+	struct ht_view_figures f;
+	const struct ht_site_rec *site;
+	size_t nfolded;
 };
 
 struct ht_view_module {
-	const char		*name;
-	struct ht_view_figures	 f;
+	const char *name;
+	struct ht_view_figures f;
 };
 
 struct ht_view {
-	const struct ht_profile		*prof;
-	struct ht_sym			*sym;
-	struct ht_view_opts		 opts;
-	int				 exact;		/* rate 1 */
-	int				 live_known;	/* live_samples are */
-	struct ht_view_row		*rows;	/* shown sites, then the fold */
-	size_t				 nrows;
+	const struct ht_profile *prof;
+	struct ht_sym *sym;
+	struct ht_view_opts opts;
+	int exact;		  /* rate 1 */
+	int live_known;		  /* live_samples are */
+	struct ht_view_row *rows; /* shown sites, then the fold */
+	size_t nrows;
 	/* Sites in the profile, those the agent folded included. */
-	size_t				 nsites;
-	struct ht_view_figures		 total;
+	size_t nsites;
+	struct ht_view_figures total;
 	/* Bytes in use now, whatever at_peak says: what the allocator's
 	 * view and the freed bytes are compared with. */
-	uint64_t			 now_inuse_bytes;
-	struct ht_view_module		*mods;
-	size_t				 nmods;
+	uint64_t now_inuse_bytes;
+	struct ht_view_module *mods;
+	size_t nmods;
 	/* Threads by bytes in use; none at the peak (not recorded). */
-	const struct ht_thread_rec	**threads;
-	size_t				 nthreads;
+	const struct ht_thread_rec **threads;
+	size_t nthreads;
 	/* Scratch of ht_view_frames. */
-	struct ht_sym_frame		*frames;
-	size_t				 frames_cap;
+	struct ht_sym_frame *frames;
+	size_t frames_cap;
 };
 
 /*
  * Build the view of prof.  sym (built from prof's modules) names the
  * modules sites are charged to.  Returns 0, or -1 with errno ENOMEM.
  */
-int	ht_view_build(struct ht_view *, const struct ht_profile *prof,
-	    struct ht_sym *sym, const struct ht_view_opts *);
-void	ht_view_free(struct ht_view *);
+int ht_view_build(struct ht_view *, const struct ht_profile *prof,
+    struct ht_sym *sym, const struct ht_view_opts *);
+void ht_view_free(struct ht_view *);
 
 /*
  * The symbolized stack of row r, innermost first, each address expanded
@@ -113,43 +113,40 @@ void	ht_view_free(struct ht_view *);
  * returns their number (0 for the fold and for a site without frames), or
  * -1 with errno ENOMEM.
  */
-int	ht_view_frames(struct ht_view *, const struct ht_view_row *r,
-	    const struct ht_sym_frame **frames);
+int ht_view_frames(struct ht_view *, const struct ht_view_row *r,
+    const struct ht_sym_frame **frames);
 
 /*
  * The name of a frame for stack formats: its function, else its module and
  * offset ("libfoo.so.1+0x1a2b"), else its address ("0x401000").  Returns
  * the function's string or buf (len bytes, truncated).
  */
-const char	*ht_view_frame_name(const struct ht_sym_frame *, char *buf,
-		    size_t len);
+const char *
+ht_view_frame_name(const struct ht_sym_frame *, char *buf, size_t len);
 
 /* The name of a row without frames: "(N smaller sites)" for the fold,
  * "[no stack]" for a site whose stack was not recorded.  Returns buf. */
-const char	*ht_view_row_name(const struct ht_view_row *, char *buf,
-		    size_t len);
+const char *ht_view_row_name(const struct ht_view_row *, char *buf, size_t len);
 
 /* The figure of f that the view sorts by (bytes in use, bytes allocated or
  * objects in use). */
-uint64_t	ht_view_value(const struct ht_view *,
-		    const struct ht_view_figures *f);
+uint64_t ht_view_value(const struct ht_view *, const struct ht_view_figures *f);
 
 /* What the value counts: "bytes in use", "bytes allocated" or "objects in
  * use". */
-const char	*ht_view_value_name(const struct ht_view *);
+const char *ht_view_value_name(const struct ht_view *);
 
 /* The 95% interval of f's bytes in use. */
-void	ht_view_interval(const struct ht_view_figures *, uint64_t *lo,
-	    uint64_t *hi);
+void
+ht_view_interval(const struct ht_view_figures *, uint64_t *lo, uint64_t *hi);
 
 /* The session's peak of bytes in use, never below the total in use. */
-uint64_t	ht_view_peak_bytes(const struct ht_view *);
+uint64_t ht_view_peak_bytes(const struct ht_view *);
 /* Bytes freed in the session: allocated minus in use now. */
-uint64_t	ht_view_freed_bytes(const struct ht_view *);
+uint64_t ht_view_freed_bytes(const struct ht_view *);
 /* What the allocator holds in use that the session did not see allocated
  * (its view minus the bytes in use now), or 0. */
-uint64_t	ht_view_predates_bytes(const struct ht_view *);
-
+uint64_t ht_view_predates_bytes(const struct ht_view *);
 
 /*
  * An index from keys to ids 0..n-1 for the writers' tables (strings,
@@ -157,21 +154,21 @@ uint64_t	ht_view_predates_bytes(const struct ht_view *);
  * hash; the caller keeps the keys and says whether id holds the key.
  */
 struct ht_view_index {
-	uint32_t	*slots;		/* id + 1, 0 for empty */
-	uint64_t	*hashes;
-	size_t		 cap;		/* a power of two, or 0 */
-	size_t		 n;
+	uint32_t *slots; /* id + 1, 0 for empty */
+	uint64_t *hashes;
+	size_t cap; /* a power of two, or 0 */
+	size_t n;
 };
 
 /* FNV-1a of n bytes, continuing from h (start with HT_VIEW_HASH0). */
-#define HT_VIEW_HASH0	0xcbf29ce484222325ULL
-uint64_t	ht_view_hash(uint64_t h, const void *, size_t n);
+#define HT_VIEW_HASH0 0xcbf29ce484222325ULL
+uint64_t ht_view_hash(uint64_t h, const void *, size_t n);
 
 /* The id under hash for which eq(ctx, id) is true, or -1. */
-int64_t	ht_view_index_find(const struct ht_view_index *, uint64_t hash,
-	    int (*eq)(void *ctx, uint32_t id), void *ctx);
+int64_t ht_view_index_find(const struct ht_view_index *, uint64_t hash,
+    int (*eq)(void *ctx, uint32_t id), void *ctx);
 /* Add id under hash (not already there).  Returns 0, or -1 (ENOMEM). */
-int	ht_view_index_add(struct ht_view_index *, uint64_t hash, uint32_t id);
-void	ht_view_index_free(struct ht_view_index *);
+int ht_view_index_add(struct ht_view_index *, uint64_t hash, uint32_t id);
+void ht_view_index_free(struct ht_view_index *);
 
 #endif

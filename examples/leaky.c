@@ -17,18 +17,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NBUCKET		65536
-#define NREQUEST	200000
-#define NUSER		30000
+#define NBUCKET	 65536
+#define NREQUEST 200000
+#define NUSER	 30000
 
 struct entry {
-	struct entry	*next;
-	char		*key;
-	char		*reply;
+	struct entry *next;
+	char *key;
+	char *reply;
 };
 
-static struct entry	*cache[NBUCKET];
-static size_t		 ncached;
+static struct entry *cache[NBUCKET];
+static size_t ncached;
 
 static uint32_t
 hash(const char *s)
@@ -109,6 +109,7 @@ main(void)
 	for (i = 0; i < NREQUEST; i++)
 		bytes += handle_request(i);
 	printf("leaky: served %u requests (%zu bytes of replies), "
-	    "%zu users cached\n", NREQUEST, bytes, ncached);
+	       "%zu users cached\n",
+	    NREQUEST, bytes, ncached);
 	return 0;
 }

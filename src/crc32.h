@@ -11,6 +11,6 @@
 
 /* The CRC of buf[0..len) continued from crc, the CRC of what came before
  * (0 to start).  ht_crc32(ht_crc32(0, a, n), b, m) is the CRC of a then b. */
-uint32_t	ht_crc32(uint32_t crc, const void *buf, size_t len);
+uint32_t ht_crc32(uint32_t crc, const void *buf, size_t len);
 
 #endif

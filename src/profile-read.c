@@ -19,9 +19,9 @@
 /* A cursor over one payload; reading past its end sets short and yields
  * zeros, so a record is decoded first and judged once. */
 struct cursor {
-	const uint8_t	*p;
-	size_t		 n;
-	int		 short_;
+	const uint8_t *p;
+	size_t n;
+	int short_;
 };
 
 static int
@@ -40,8 +40,8 @@ take(struct cursor *c, size_t n, const uint8_t **out)
 static uint64_t
 le(const uint8_t *b, int n)
 {
-	uint64_t	v = 0;
-	int		i;
+	uint64_t v = 0;
+	int i;
 
 	for (i = n - 1; i >= 0; i--)
 		v = v << 8 | b[i];
@@ -51,7 +51,7 @@ le(const uint8_t *b, int n)
 static uint16_t
 get_u16(struct cursor *c)
 {
-	const uint8_t	*b;
+	const uint8_t *b;
 
 	return take(c, 2, &b) == 0 ? (uint16_t)le(b, 2) : 0;
 }
@@ -59,7 +59,7 @@ get_u16(struct cursor *c)
 static uint32_t
 get_u32(struct cursor *c)
 {
-	const uint8_t	*b;
+	const uint8_t *b;
 
 	return take(c, 4, &b) == 0 ? (uint32_t)le(b, 4) : 0;
 }
@@ -67,7 +67,7 @@ get_u32(struct cursor *c)
 static uint64_t
 get_u64(struct cursor *c)
 {
-	const uint8_t	*b;
+	const uint8_t *b;
 
 	return take(c, 8, &b) == 0 ? le(b, 8) : 0;
 }
@@ -75,8 +75,8 @@ get_u64(struct cursor *c)
 static double
 get_f64(struct cursor *c)
 {
-	uint64_t	v = get_u64(c);
-	double		d;
+	uint64_t v = get_u64(c);
+	double d;
 
 	memcpy(&d, &v, sizeof(d));
 	return d;
@@ -90,8 +90,8 @@ get_f64(struct cursor *c)
 static void
 get_str(struct cursor *c, char *dst, size_t size)
 {
-	const uint8_t	*b;
-	size_t		 n = get_u16(c), k;
+	const uint8_t *b;
+	size_t n = get_u16(c), k;
 
 	dst[0] = '\0';
 	if (take(c, n, &b) == -1)
@@ -101,14 +101,13 @@ get_str(struct cursor *c, char *dst, size_t size)
 	dst[k] = '\0';
 }
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void
 seterr(char *err, size_t errlen, const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	if (err == NULL || errlen == 0)
 		return;
@@ -141,8 +140,8 @@ type_name(uint32_t type, char *buf, size_t len)
 static void *
 grow(void *arr, size_t *cap, size_t n, size_t size)
 {
-	size_t	ncap;
-	void	*p;
+	size_t ncap;
+	void *p;
 
 	if (n < *cap)
 		return arr;
@@ -183,7 +182,7 @@ decode_meta(struct cursor *c, struct ht_meta *m)
 static int
 decode_module(struct cursor *c, struct ht_module_rec *mod)
 {
-	const uint8_t	*b;
+	const uint8_t *b;
 
 	mod->bias = get_u64(c);
 	mod->start = get_u64(c);
@@ -213,7 +212,7 @@ decode_thread(struct cursor *c, struct ht_thread_rec *t)
 static int
 decode_site(struct cursor *c, struct ht_site_rec *s, uint32_t version)
 {
-	uint32_t	i;
+	uint32_t i;
 
 	s->inuse_bytes = get_u64(c);
 	s->inuse_objects = get_u64(c);
@@ -239,19 +238,22 @@ decode_site(struct cursor *c, struct ht_site_rec *s, uint32_t version)
 static int
 check_crc(const uint8_t *b, size_t off, size_t rlen, char *err, size_t errlen)
 {
-	uint32_t	stored, computed;
+	uint32_t stored, computed;
 
 	if (rlen < END_FIXED) {
-		seterr(err, errlen, "END record at offset %zu has no checksum "
-		    "(truncated or corrupt profile)", off);
+		seterr(err, errlen,
+		    "END record at offset %zu has no checksum "
+		    "(truncated or corrupt profile)",
+		    off);
 		return -1;
 	}
 	stored = (uint32_t)le(b + off + 8, 4);
 	computed = ht_crc32(0, b, off + 8);
 	if (stored != computed) {
-		seterr(err, errlen, "checksum mismatch (stored %08x, computed "
-		    "%08x): the profile is corrupt", (unsigned)stored,
-		    (unsigned)computed);
+		seterr(err, errlen,
+		    "checksum mismatch (stored %08x, computed "
+		    "%08x): the profile is corrupt",
+		    (unsigned)stored, (unsigned)computed);
 		return -1;
 	}
 	return 0;
@@ -260,16 +262,16 @@ check_crc(const uint8_t *b, size_t off, size_t rlen, char *err, size_t errlen)
 struct ht_profile *
 ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 {
-	const uint8_t		*b = buf;
-	struct ht_profile	*pr;
-	struct ht_module_rec	*mod;
-	struct ht_site_rec	*site;
-	struct cursor		 c;
-	void			*p;
-	size_t			 off, mcap = 0, tcap = 0, scap = 0, rlen;
-	uint32_t		 version, type;
-	char			 tn[32];
-	int			 have_meta = 0;
+	const uint8_t *b = buf;
+	struct ht_profile *pr;
+	struct ht_module_rec *mod;
+	struct ht_site_rec *site;
+	struct cursor c;
+	void *p;
+	size_t off, mcap = 0, tcap = 0, scap = 0, rlen;
+	uint32_t version, type;
+	char tn[32];
+	int have_meta = 0;
 
 	if (len < 8 || memcmp(b, HT_PROFILE_MAGIC, 8) != 0) {
 		if (len < 8 && len > 0 && memcmp(b, HT_PROFILE_MAGIC, len) == 0)
@@ -286,9 +288,10 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 	}
 	version = (uint32_t)le(b + 8, 4);
 	if (version < PROFILE_VERSION_MIN || version > HT_PROFILE_VERSION) {
-		seterr(err, errlen, "format version %u, this heaptool reads "
-		    "%u to %u", (unsigned)version,
-		    (unsigned)PROFILE_VERSION_MIN,
+		seterr(err, errlen,
+		    "format version %u, this heaptool reads "
+		    "%u to %u",
+		    (unsigned)version, (unsigned)PROFILE_VERSION_MIN,
 		    (unsigned)HT_PROFILE_VERSION);
 		errno = EINVAL;
 		return NULL;
@@ -302,25 +305,32 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 	for (off = HEADER_SIZE;; off += 8 + rlen) {
 		if (len - off < 8) {
 			if (len == off)
-				seterr(err, errlen, "missing END record "
-				    "(truncated profile) at offset %zu", off);
+				seterr(err, errlen,
+				    "missing END record "
+				    "(truncated profile) at offset %zu",
+				    off);
 			else
-				seterr(err, errlen, "truncated record header "
-				    "at offset %zu", off);
+				seterr(err, errlen,
+				    "truncated record header "
+				    "at offset %zu",
+				    off);
 			goto out_inval;
 		}
 		type = (uint32_t)le(b + off, 4);
 		rlen = (size_t)le(b + off + 4, 4);
 		if (rlen > len - off - 8) {
-			seterr(err, errlen, "truncated %s record at offset %zu "
+			seterr(err, errlen,
+			    "truncated %s record at offset %zu "
 			    "(length %zu, %zu bytes left)",
 			    type_name(type, tn, sizeof(tn)), off, rlen,
 			    len - off - 8);
 			goto out_inval;
 		}
 		if (!have_meta && type != HT_REC_META) {
-			seterr(err, errlen, "META record missing: first "
-			    "record is %s", type_name(type, tn, sizeof(tn)));
+			seterr(err, errlen,
+			    "META record missing: first "
+			    "record is %s",
+			    type_name(type, tn, sizeof(tn)));
 			goto out_inval;
 		}
 		c.p = b + off + 8;
@@ -334,8 +344,10 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			return pr;
 		case HT_REC_META:
 			if (have_meta) {
-				seterr(err, errlen, "second META record at "
-				    "offset %zu", off);
+				seterr(err, errlen,
+				    "second META record at "
+				    "offset %zu",
+				    off);
 				goto out_inval;
 			}
 			decode_meta(&c, &pr->meta);
@@ -343,18 +355,21 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			break;
 		case HT_REC_MODULE:
 			if (pr->nmodules >= MAX_MODULES) {
-				seterr(err, errlen, "more than %d MODULE "
-				    "records", MAX_MODULES);
+				seterr(err, errlen,
+				    "more than %d MODULE "
+				    "records",
+				    MAX_MODULES);
 				goto out_inval;
 			}
 			if ((p = grow(pr->modules, &mcap, pr->nmodules,
-			    sizeof(*pr->modules))) == NULL)
+				 sizeof(*pr->modules))) == NULL)
 				goto out_nomem;
 			pr->modules = p;
 			mod = &pr->modules[pr->nmodules];
 			memset(mod, 0, sizeof(*mod));
 			if (decode_module(&c, mod) == -1) {
-				seterr(err, errlen, "MODULE record at offset "
+				seterr(err, errlen,
+				    "MODULE record at offset "
 				    "%zu has a %u-byte build-id, at most %d",
 				    off, (unsigned)mod->build_id_len,
 				    HT_PROFILE_MAX_BUILD_ID);
@@ -364,7 +379,7 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			break;
 		case HT_REC_THREAD:
 			if ((p = grow(pr->threads, &tcap, pr->nthreads,
-			    sizeof(*pr->threads))) == NULL)
+				 sizeof(*pr->threads))) == NULL)
 				goto out_nomem;
 			pr->threads = p;
 			memset(&pr->threads[pr->nthreads], 0,
@@ -373,15 +388,16 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			break;
 		case HT_REC_SITE:
 			if ((p = grow(pr->sites, &scap, pr->nsites,
-			    sizeof(*pr->sites))) == NULL)
+				 sizeof(*pr->sites))) == NULL)
 				goto out_nomem;
 			pr->sites = p;
 			site = &pr->sites[pr->nsites];
 			memset(site, 0, sizeof(*site));
 			if (decode_site(&c, site, version) == -1) {
-				seterr(err, errlen, "SITE record at offset %zu "
-				    "has %u frames, at most %d", off,
-				    (unsigned)site->nframes,
+				seterr(err, errlen,
+				    "SITE record at offset %zu "
+				    "has %u frames, at most %d",
+				    off, (unsigned)site->nframes,
 				    HT_PROFILE_MAX_FRAMES);
 				goto out_inval;
 			}
@@ -392,9 +408,10 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			break;
 		}
 		if (c.short_) {
-			seterr(err, errlen, "short %s record at offset %zu "
-			    "(length %zu)", type_name(type, tn, sizeof(tn)),
-			    off, rlen);
+			seterr(err, errlen,
+			    "short %s record at offset %zu "
+			    "(length %zu)",
+			    type_name(type, tn, sizeof(tn)), off, rlen);
 			goto out_inval;
 		}
 	}
@@ -413,17 +430,17 @@ out_inval:
 struct ht_profile *
 ht_profile_read_file(const char *path, char *err, size_t errlen)
 {
-	struct ht_profile	*pr = NULL;
-	struct stat		 st;
-	uint8_t			*buf = NULL, *p;
-	size_t			 cap = 65536, len = 0, ncap;
-	ssize_t			 n;
-	int			 fd, saved;
+	struct ht_profile *pr = NULL;
+	struct stat st;
+	uint8_t *buf = NULL, *p;
+	size_t cap = 65536, len = 0, ncap;
+	ssize_t n;
+	int fd, saved;
 
 	if (strcmp(path, "-") == 0)
 		fd = STDIN_FILENO;
-	else if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK |
-	    O_NOCTTY)) == -1) {
+	else if ((fd = open(path,
+		      O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) == -1) {
 		seterr(err, errlen, "%s", strerror(errno));
 		return NULL;
 	}

@@ -34,8 +34,8 @@ ht_pw_init(struct ht_pwriter *w, uint8_t *buf, size_t cap,
 static void
 put(struct ht_pwriter *w, const void *src, size_t n)
 {
-	const uint8_t	*p = src;
-	size_t		 k;
+	const uint8_t *p = src;
+	size_t k;
 
 	while (n > 0 && !w->failed) {
 		if (w->len == w->cap) {
@@ -60,7 +60,7 @@ put(struct ht_pwriter *w, const void *src, size_t n)
 static void
 put_u16(struct ht_pwriter *w, uint16_t v)
 {
-	uint8_t	b[2];
+	uint8_t b[2];
 
 	b[0] = (uint8_t)v;
 	b[1] = (uint8_t)(v >> 8);
@@ -70,8 +70,8 @@ put_u16(struct ht_pwriter *w, uint16_t v)
 static void
 put_u32(struct ht_pwriter *w, uint32_t v)
 {
-	uint8_t	b[4];
-	int	i;
+	uint8_t b[4];
+	int i;
 
 	for (i = 0; i < 4; i++)
 		b[i] = (uint8_t)(v >> (8 * i));
@@ -81,8 +81,8 @@ put_u32(struct ht_pwriter *w, uint32_t v)
 static void
 put_u64(struct ht_pwriter *w, uint64_t v)
 {
-	uint8_t	b[8];
-	int	i;
+	uint8_t b[8];
+	int i;
 
 	for (i = 0; i < 8; i++)
 		b[i] = (uint8_t)(v >> (8 * i));
@@ -92,7 +92,7 @@ put_u64(struct ht_pwriter *w, uint64_t v)
 static void
 put_f64(struct ht_pwriter *w, double d)
 {
-	uint64_t	v;
+	uint64_t v;
 
 	memcpy(&v, &d, sizeof(v));
 	put_u64(w, v);
@@ -123,7 +123,7 @@ put_rec(struct ht_pwriter *w, uint32_t type, size_t len)
 void
 ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
 {
-	size_t	cl = field_len(m->command, sizeof(m->command));
+	size_t cl = field_len(m->command, sizeof(m->command));
 
 	put(w, HT_PROFILE_MAGIC, 8);
 	put_u32(w, HT_PROFILE_VERSION);
@@ -153,7 +153,7 @@ ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
 void
 ht_pw_module(struct ht_pwriter *w, const struct ht_module_rec *mod)
 {
-	size_t	bl = mod->build_id_len, pl;
+	size_t bl = mod->build_id_len, pl;
 
 	if (bl > HT_PROFILE_MAX_BUILD_ID)
 		bl = HT_PROFILE_MAX_BUILD_ID;
@@ -170,7 +170,7 @@ ht_pw_module(struct ht_pwriter *w, const struct ht_module_rec *mod)
 void
 ht_pw_thread(struct ht_pwriter *w, const struct ht_thread_rec *t)
 {
-	size_t	nl = field_len(t->name, sizeof(t->name));
+	size_t nl = field_len(t->name, sizeof(t->name));
 
 	put_rec(w, HT_REC_THREAD, THREAD_FIXED + 2 + nl);
 	put_u32(w, t->tid);
@@ -185,7 +185,7 @@ ht_pw_thread(struct ht_pwriter *w, const struct ht_thread_rec *t)
 void
 ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
 {
-	uint32_t	n = s->nframes, i;
+	uint32_t n = s->nframes, i;
 
 	if (n > HT_PROFILE_MAX_FRAMES)
 		n = HT_PROFILE_MAX_FRAMES;
@@ -210,7 +210,7 @@ ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
 int
 ht_pw_finish(struct ht_pwriter *w)
 {
-	uint32_t	crc;
+	uint32_t crc;
 
 	put_rec(w, HT_REC_END, END_FIXED);
 	crc = w->crc;

@@ -37,9 +37,9 @@
 #include <stdint.h>
 
 #define HT_PROFILE_MAGIC	"HEAPPROF"
-#define HT_PROFILE_VERSION	3	/* written; the reader takes 1 to 3 */
+#define HT_PROFILE_VERSION	3 /* written; the reader takes 1 to 3 */
 #define HT_PROFILE_MAX_FRAMES	64
-#define HT_PROFILE_MAX_BUILD_ID	64
+#define HT_PROFILE_MAX_BUILD_ID 64
 
 enum ht_record_type {
 	HT_REC_END = 0,
@@ -50,80 +50,80 @@ enum ht_record_type {
 };
 
 enum ht_session_state {
-	HT_STATE_NONE = 0,	/* no session was ever started */
+	HT_STATE_NONE = 0, /* no session was ever started */
 	HT_STATE_RUNNING = 1,
 	HT_STATE_STOPPED = 2,
 };
 
 /* "running", "stopped" or "none": the state's name in reports and JSON. */
-const char	*ht_profile_state_name(uint32_t state);
+const char *ht_profile_state_name(uint32_t state);
 
 struct ht_meta {
-	uint64_t	pid;
-	uint64_t	epoch;		/* session number, 1 for the first */
-	uint64_t	rate;		/* bytes; 1 = every allocation */
-	uint32_t	state;		/* enum ht_session_state */
-	uint32_t	flags;		/* HT_META_* */
-	uint64_t	start_ns;	/* CLOCK_REALTIME at session start */
-	uint64_t	end_ns;		/* at stop, or at the snapshot if running */
-	uint64_t	peak_inuse_bytes;	/* high-water mark of the estimate */
-	uint64_t	peak_ns;	/* CLOCK_REALTIME when it was reached */
-	uint64_t	overhead_bytes;	/* memory the agent has mapped */
-	uint64_t	dropped_samples;	/* table overflow, lost stacks */
-	uint64_t	samples;	/* samples taken in the session */
-	uint64_t	live_samples;	/* samples not yet freed */
+	uint64_t pid;
+	uint64_t epoch;		   /* session number, 1 for the first */
+	uint64_t rate;		   /* bytes; 1 = every allocation */
+	uint32_t state;		   /* enum ht_session_state */
+	uint32_t flags;		   /* HT_META_* */
+	uint64_t start_ns;	   /* CLOCK_REALTIME at session start */
+	uint64_t end_ns;	   /* at stop, or at the snapshot if running */
+	uint64_t peak_inuse_bytes; /* high-water mark of the estimate */
+	uint64_t peak_ns;	   /* CLOCK_REALTIME when it was reached */
+	uint64_t overhead_bytes;   /* memory the agent has mapped */
+	uint64_t dropped_samples;  /* table overflow, lost stacks */
+	uint64_t samples;	   /* samples taken in the session */
+	uint64_t live_samples;	   /* samples not yet freed */
 	/* The allocator's own view at the snapshot (glibc mallinfo2); all
 	 * zero where unknown. */
-	uint64_t	heap_inuse_bytes;
-	uint64_t	heap_free_bytes;
-	uint64_t	heap_mmap_bytes;
-	uint64_t	rss_bytes;	/* process RSS at the snapshot */
-	char		command[256];	/* the target's comm or argv[0], NUL-terminated */
+	uint64_t heap_inuse_bytes;
+	uint64_t heap_free_bytes;
+	uint64_t heap_mmap_bytes;
+	uint64_t rss_bytes; /* process RSS at the snapshot */
+	char command[256];  /* the target's comm or argv[0], NUL-terminated */
 };
-#define HT_META_AT_EXIT	0x1	/* written by the agent as the process exited */
+#define HT_META_AT_EXIT	    0x1 /* written by the agent as the process exited */
 /* Dump files written by the agent itself say what made it write them. */
-#define HT_META_ON_FAILURE	0x2	/* an allocation failed */
-#define HT_META_ON_INTERVAL	0x4	/* --dump-interval */
-#define HT_META_ON_EVERY	0x8	/* --dump-every */
-#define HT_META_ON_RSS		0x10	/* --dump-at-rss */
-#define HT_META_ON_REQUEST	0x20	/* heaptool_dump() */
+#define HT_META_ON_FAILURE  0x2	 /* an allocation failed */
+#define HT_META_ON_INTERVAL 0x4	 /* --dump-interval */
+#define HT_META_ON_EVERY    0x8	 /* --dump-every */
+#define HT_META_ON_RSS	    0x10 /* --dump-at-rss */
+#define HT_META_ON_REQUEST  0x20 /* heaptool_dump() */
 
 struct ht_module_rec {
-	uint64_t	bias;		/* load bias: runtime address - ELF vaddr */
-	uint64_t	start;		/* lowest mapped address */
-	uint64_t	end;		/* one past the highest mapped address */
-	uint32_t	build_id_len;
-	uint8_t		build_id[HT_PROFILE_MAX_BUILD_ID];
-	char		path[4096];	/* absolute path as the target saw it */
+	uint64_t bias;	/* load bias: runtime address - ELF vaddr */
+	uint64_t start; /* lowest mapped address */
+	uint64_t end;	/* one past the highest mapped address */
+	uint32_t build_id_len;
+	uint8_t build_id[HT_PROFILE_MAX_BUILD_ID];
+	char path[4096]; /* absolute path as the target saw it */
 };
 
 struct ht_thread_rec {
-	uint32_t	tid;
-	char		name[16];	/* as prctl(PR_GET_NAME) */
-	uint64_t	inuse_bytes;
-	uint64_t	inuse_objects;
-	uint64_t	alloc_bytes;
-	uint64_t	alloc_objects;
-	uint64_t	samples;
+	uint32_t tid;
+	char name[16]; /* as prctl(PR_GET_NAME) */
+	uint64_t inuse_bytes;
+	uint64_t inuse_objects;
+	uint64_t alloc_bytes;
+	uint64_t alloc_objects;
+	uint64_t samples;
 };
 
 struct ht_site_rec {
-	uint64_t	inuse_bytes;
-	uint64_t	inuse_objects;
-	uint64_t	alloc_bytes;
-	uint64_t	alloc_objects;
-	uint64_t	samples;	/* samples ever taken at this site */
-	uint64_t	live_samples;	/* of which not yet freed */
-	double		inuse_var;	/* variance of inuse_bytes */
-	double		alloc_var;	/* variance of alloc_bytes */
-	uint64_t	peak_inuse_bytes;	/* this site's in-use at the global peak */
-	uint64_t	peak_inuse_objects;
-	uint32_t	nframes;
-	uint64_t	frames[HT_PROFILE_MAX_FRAMES];
+	uint64_t inuse_bytes;
+	uint64_t inuse_objects;
+	uint64_t alloc_bytes;
+	uint64_t alloc_objects;
+	uint64_t samples;	   /* samples ever taken at this site */
+	uint64_t live_samples;	   /* of which not yet freed */
+	double inuse_var;	   /* variance of inuse_bytes */
+	double alloc_var;	   /* variance of alloc_bytes */
+	uint64_t peak_inuse_bytes; /* this site's in-use at the global peak */
+	uint64_t peak_inuse_objects;
+	uint32_t nframes;
+	uint64_t frames[HT_PROFILE_MAX_FRAMES];
 	/* Version 2: the number of sites folded into this record (a record
 	 * with no frames that stands for the sites below a dump's threshold);
 	 * 0 for a site of its own, and in version 1 profiles. */
-	uint32_t	folded;
+	uint32_t folded;
 };
 
 /*
@@ -133,47 +133,47 @@ struct ht_site_rec {
  * buf only (then overflowing buf is the failure).
  */
 struct ht_pwriter {
-	uint8_t	*buf;
-	size_t	cap;
-	size_t	len;
-	int	(*flush)(void *ctx, const void *buf, size_t len);
-	void	*ctx;
-	int	failed;
-	uint32_t crc;	/* of every byte put so far */
+	uint8_t *buf;
+	size_t cap;
+	size_t len;
+	int (*flush)(void *ctx, const void *buf, size_t len);
+	void *ctx;
+	int failed;
+	uint32_t crc; /* of every byte put so far */
 };
 
-void	ht_pw_init(struct ht_pwriter *, uint8_t *buf, size_t cap,
-	    int (*flush)(void *, const void *, size_t), void *ctx);
+void ht_pw_init(struct ht_pwriter *, uint8_t *buf, size_t cap,
+    int (*flush)(void *, const void *, size_t), void *ctx);
 /* ht_pw_meta writes the file header first, then META. */
-void	ht_pw_meta(struct ht_pwriter *, const struct ht_meta *);
-void	ht_pw_module(struct ht_pwriter *, const struct ht_module_rec *);
-void	ht_pw_thread(struct ht_pwriter *, const struct ht_thread_rec *);
-void	ht_pw_site(struct ht_pwriter *, const struct ht_site_rec *);
+void ht_pw_meta(struct ht_pwriter *, const struct ht_meta *);
+void ht_pw_module(struct ht_pwriter *, const struct ht_module_rec *);
+void ht_pw_thread(struct ht_pwriter *, const struct ht_thread_rec *);
+void ht_pw_site(struct ht_pwriter *, const struct ht_site_rec *);
 /* Writes END and flushes.  Returns 0, or -1 if anything failed. */
-int	ht_pw_finish(struct ht_pwriter *);
+int ht_pw_finish(struct ht_pwriter *);
 
 /* A decoded profile; arrays allocated with malloc, owned by the struct. */
 struct ht_profile {
-	uint32_t		version;
-	struct ht_meta		meta;
-	struct ht_module_rec	*modules;
-	size_t			nmodules;
-	struct ht_thread_rec	*threads;
-	size_t			nthreads;
-	struct ht_site_rec	*sites;
-	size_t			nsites;
+	uint32_t version;
+	struct ht_meta meta;
+	struct ht_module_rec *modules;
+	size_t nmodules;
+	struct ht_thread_rec *threads;
+	size_t nthreads;
+	struct ht_site_rec *sites;
+	size_t nsites;
 };
 
 /* Decode len bytes at buf.  Returns a profile, or NULL with a one-line
  * reason in err (e.g. "not a heaptool profile", "truncated SITE record at
  * offset 1234", "format version 7, this heaptool reads 1 to 3",
  * "checksum mismatch: ..."). */
-struct ht_profile	*ht_profile_decode(const void *buf, size_t len,
-			    char *err, size_t errlen);
+struct ht_profile *
+ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen);
 /* Read and decode a whole file (path "-" is stdin).  NULL with err as above,
  * or with strerror for I/O failures. */
-struct ht_profile	*ht_profile_read_file(const char *path, char *err,
-			    size_t errlen);
-void			 ht_profile_free(struct ht_profile *);
+struct ht_profile *
+ht_profile_read_file(const char *path, char *err, size_t errlen);
+void ht_profile_free(struct ht_profile *);
 
 #endif

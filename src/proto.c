@@ -10,9 +10,9 @@
 #include "proto.h"
 
 /* STATUS payload: six u32, seven u64, then the u16-prefixed version. */
-#define STATUS_FIXED	(6 * 4 + 7 * 8)
+#define STATUS_FIXED (6 * 4 + 7 * 8)
 /* START: rate, flags, four u64 dump settings, the prefix's u16 length. */
-#define START_FIXED	(8 + 4 + 4 * 8 + 2)
+#define START_FIXED  (8 + 4 + 4 * 8 + 2)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -56,8 +56,8 @@ get64(const uint8_t *p)
 size_t
 ht_proto_socket_name(char *out, uint32_t pid)
 {
-	char	digits[10];
-	size_t	n = 0, len;
+	char digits[10];
+	size_t n = 0, len;
 
 	do
 		digits[n++] = (char)('0' + pid % 10);
@@ -94,9 +94,9 @@ ht_proto_get_header(const uint8_t *in, struct ht_msg_header *h)
 int
 ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r)
 {
-	struct ht_msg_header	h;
-	const uint8_t		*p = buf + HT_PROTO_HEADER;
-	size_t			 n;
+	struct ht_msg_header h;
+	const uint8_t *p = buf + HT_PROTO_HEADER;
+	size_t n;
 
 	memset(r, 0, sizeof(*r));
 	if (len < HT_PROTO_HEADER || ht_proto_get_header(buf, &h) != 0)
@@ -134,8 +134,9 @@ ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r)
 			goto bad;
 		/* Dump settings without a place to dump mean nothing: one
 		 * encoding per request, so they are refused. */
-		if (n == 0 && (r->dump_interval_ms | r->dump_every_bytes |
-		    r->dump_at_rss_bytes | r->threshold_bytes) != 0)
+		if (n == 0 &&
+		    (r->dump_interval_ms | r->dump_every_bytes |
+			r->dump_at_rss_bytes | r->threshold_bytes) != 0)
 			goto bad;
 		memcpy(r->dump_prefix, p + START_FIXED, n);
 		r->dump_prefix[n] = '\0';
@@ -153,8 +154,8 @@ bad:
 size_t
 ht_proto_encode_request(uint8_t *out, const struct ht_request *r)
 {
-	uint8_t	*p = out + HT_PROTO_HEADER;
-	size_t	 n;
+	uint8_t *p = out + HT_PROTO_HEADER;
+	size_t n;
 
 	if (r->type == HT_MSG_START) {
 		n = strnlen(r->dump_prefix, HT_PROTO_MAX_PREFIX);
@@ -174,10 +175,9 @@ ht_proto_encode_request(uint8_t *out, const struct ht_request *r)
 }
 
 size_t
-ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code,
-    const char *msg)
+ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code, const char *msg)
 {
-	size_t	n = msg != NULL ? strlen(msg) : 0;
+	size_t n = msg != NULL ? strlen(msg) : 0;
 
 	if (cap < HT_PROTO_HEADER + 4)
 		return 0;
@@ -198,8 +198,8 @@ ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code,
 size_t
 ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s)
 {
-	size_t	 vlen, plen;
-	uint8_t	*p = out + HT_PROTO_HEADER;
+	size_t vlen, plen;
+	uint8_t *p = out + HT_PROTO_HEADER;
 
 	vlen = strnlen(s->agent_version, sizeof(s->agent_version) - 1);
 	plen = STATUS_FIXED + 2 + vlen;
@@ -229,7 +229,7 @@ int
 ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
     char *msg, size_t msglen)
 {
-	size_t	i, n;
+	size_t i, n;
 
 	if (len < 4 || memchr(payload + 4, '\0', len - 4) != NULL)
 		return -1;
@@ -240,7 +240,7 @@ ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
 	/* The CLI prints the message: no control character of the peer's
 	 * reaches the user's terminal. */
 	for (i = 0; i < n; i++) {
-		uint8_t	c = payload[4 + i];
+		uint8_t c = payload[4 + i];
 
 		msg[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
 	}
@@ -249,16 +249,14 @@ ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
 }
 
 int
-ht_proto_decode_status(const uint8_t *payload, size_t len,
-    struct ht_status *s)
+ht_proto_decode_status(const uint8_t *payload, size_t len, struct ht_status *s)
 {
-	size_t	i, vlen;
+	size_t i, vlen;
 
 	if (len < STATUS_FIXED + 2)
 		return -1;
 	vlen = get16(payload + STATUS_FIXED);
-	if (vlen >= sizeof(s->agent_version) ||
-	    len != STATUS_FIXED + 2 + vlen)
+	if (vlen >= sizeof(s->agent_version) || len != STATUS_FIXED + 2 + vlen)
 		return -1;
 	for (i = 0; i < vlen; i++)
 		if (payload[STATUS_FIXED + 2 + i] < 0x20 ||

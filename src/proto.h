@@ -41,22 +41,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HT_PROTO_MAGIC		0x50435448u	/* "HTCP" little-endian */
-#define HT_PROTO_VERSION	2
-#define HT_PROTO_HEADER		16
-#define HT_PROTO_MAX_REQUEST	4096
-#define HT_PROTO_MAX_REPLY	(1u << 30)
-#define HT_PROTO_MAX_PREFIX	1024	/* bytes of a START's dump prefix */
+#define HT_PROTO_MAGIC	     0x50435448u /* "HTCP" little-endian */
+#define HT_PROTO_VERSION     2
+#define HT_PROTO_HEADER	     16
+#define HT_PROTO_MAX_REQUEST 4096
+#define HT_PROTO_MAX_REPLY   (1u << 30)
+#define HT_PROTO_MAX_PREFIX  1024 /* bytes of a START's dump prefix */
 
 enum ht_msg {
 	/* requests */
-	HT_MSG_HELLO = 1,	/* -> STATUS */
-	HT_MSG_STATUS = 2,	/* -> STATUS */
-	HT_MSG_START = 3,	/* -> OK | ERR */
-	HT_MSG_STOP = 4,	/* -> OK | ERR */
-	HT_MSG_REPORT = 5,	/* -> PROFILE */
-	HT_MSG_DETACH = 6,	/* -> OK: stop, restore every GOT slot */
-	HT_MSG_HOOK = 7,	/* -> OK | ERR: (re)install hooks after detach */
+	HT_MSG_HELLO = 1,  /* -> STATUS */
+	HT_MSG_STATUS = 2, /* -> STATUS */
+	HT_MSG_START = 3,  /* -> OK | ERR */
+	HT_MSG_STOP = 4,   /* -> OK | ERR */
+	HT_MSG_REPORT = 5, /* -> PROFILE */
+	HT_MSG_DETACH = 6, /* -> OK: stop, restore every GOT slot */
+	HT_MSG_HOOK = 7,   /* -> OK | ERR: (re)install hooks after detach */
 	/* replies */
 	HT_MSG_OK = 64,
 	HT_MSG_ERR = 65,
@@ -64,56 +64,56 @@ enum ht_msg {
 	HT_MSG_PROFILE = 67,
 };
 
-#define HT_START_RESTART	0x1	/* start even if a session is running */
+#define HT_START_RESTART 0x1 /* start even if a session is running */
 
 enum ht_err {
 	HT_ERR_VERSION = 1,	/* other protocol version */
-	HT_ERR_BAD_REQUEST = 2,	/* malformed: bad magic, length, payload */
+	HT_ERR_BAD_REQUEST = 2, /* malformed: bad magic, length, payload */
 	HT_ERR_RUNNING = 3,	/* start while running, without restart */
-	HT_ERR_NOT_RUNNING = 4,	/* stop with no session running */
+	HT_ERR_NOT_RUNNING = 4, /* stop with no session running */
 	HT_ERR_DETACHED = 5,	/* start while the hooks are removed */
 	HT_ERR_NOMEM = 6,	/* the agent could not map its tables */
 	HT_ERR_INTERNAL = 7,
-	HT_ERR_DUMP_PREFIX = 8,	/* the dump prefix is relative, or its
+	HT_ERR_DUMP_PREFIX = 8, /* the dump prefix is relative, or its
 				   directory is not writable by the target */
 };
 
 struct ht_msg_header {
-	uint32_t	magic;
-	uint16_t	version;
-	uint16_t	type;
-	uint32_t	length;
-	uint32_t	flags;
+	uint32_t magic;
+	uint16_t version;
+	uint16_t type;
+	uint32_t length;
+	uint32_t flags;
 };
 
 struct ht_status {
-	uint32_t	proto_version;
-	uint32_t	pid;
-	uint32_t	hooked;		/* 1 if the GOT slots are patched */
-	uint32_t	slots_patched;
-	uint32_t	modules;	/* modules in the agent's current set */
-	uint32_t	state;		/* enum ht_session_state (profile.h) */
-	uint64_t	epoch;
-	uint64_t	rate;
-	uint64_t	start_ns;
-	uint64_t	samples;
-	uint64_t	live_samples;
-	uint64_t	dropped_samples;
-	uint64_t	overhead_bytes;
-	char		agent_version[32];	/* e.g. "0.1.0" */
+	uint32_t proto_version;
+	uint32_t pid;
+	uint32_t hooked; /* 1 if the GOT slots are patched */
+	uint32_t slots_patched;
+	uint32_t modules; /* modules in the agent's current set */
+	uint32_t state;	  /* enum ht_session_state (profile.h) */
+	uint64_t epoch;
+	uint64_t rate;
+	uint64_t start_ns;
+	uint64_t samples;
+	uint64_t live_samples;
+	uint64_t dropped_samples;
+	uint64_t overhead_bytes;
+	char agent_version[32]; /* e.g. "0.1.0" */
 };
 
 /* A parsed request (agent side).  Everything but type is START's. */
 struct ht_request {
-	uint16_t	type;
-	uint64_t	rate;
-	uint32_t	flags;
-	uint64_t	dump_interval_ms;	/* 0: no periodic dumps */
-	uint64_t	dump_every_bytes;	/* 0: no dumps by volume */
-	uint64_t	dump_at_rss_bytes;	/* 0: no dumps by RSS */
-	uint64_t	threshold_bytes;	/* 0: dumps keep every site */
+	uint16_t type;
+	uint64_t rate;
+	uint32_t flags;
+	uint64_t dump_interval_ms;  /* 0: no periodic dumps */
+	uint64_t dump_every_bytes;  /* 0: no dumps by volume */
+	uint64_t dump_at_rss_bytes; /* 0: no dumps by RSS */
+	uint64_t threshold_bytes;   /* 0: dumps keep every site */
 	/* The dump files' prefix, NUL-terminated; "" means no dumps. */
-	char		dump_prefix[HT_PROTO_MAX_PREFIX + 1];
+	char dump_prefix[HT_PROTO_MAX_PREFIX + 1];
 };
 
 /* The control socket's abstract address for pid: a NUL byte, then
@@ -121,39 +121,39 @@ struct ht_request {
  * every byte up to the address length, so both sides must use this length).
  * Writes at most HT_PROTO_SOCKET_NAME_MAX bytes to out; returns how many, to
  * add to offsetof(struct sockaddr_un, sun_path). */
-#define HT_PROTO_SOCKET_NAME_MAX	24
-size_t	ht_proto_socket_name(char *out, uint32_t pid);
+#define HT_PROTO_SOCKET_NAME_MAX 24
+size_t ht_proto_socket_name(char *out, uint32_t pid);
 
 /* Encode a header into out[HT_PROTO_HEADER]. */
-void	ht_proto_put_header(uint8_t *out, uint16_t type, uint32_t length);
+void ht_proto_put_header(uint8_t *out, uint16_t type, uint32_t length);
 /* Decode a header.  Returns 0, or -1 if the magic is wrong.  The version is
  * returned as found: the caller compares it. */
-int	ht_proto_get_header(const uint8_t *in, struct ht_msg_header *h);
+int ht_proto_get_header(const uint8_t *in, struct ht_msg_header *h);
 
 /* Agent side: parse one complete request message (header + payload) of len
  * bytes.  Returns 0 with *r filled, or an enum ht_err code (HT_ERR_VERSION,
  * HT_ERR_BAD_REQUEST).  Never reads outside buf[0..len). */
-int	ht_proto_parse_request(const uint8_t *buf, size_t len,
-	    struct ht_request *r);
+int
+ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r);
 
 /* Encode a request (CLI side) into out (at least HT_PROTO_MAX_REQUEST
  * bytes).  A dump prefix longer than HT_PROTO_MAX_PREFIX is cut there: the
  * caller checks it first.  Returns the message length. */
-size_t	ht_proto_encode_request(uint8_t *out, const struct ht_request *r);
+size_t ht_proto_encode_request(uint8_t *out, const struct ht_request *r);
 
 /* Encode an ERR reply (header + payload) into out of cap bytes; the message
  * is truncated to fit.  Returns the length. */
-size_t	ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code,
-	    const char *msg);
+size_t
+ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code, const char *msg);
 /* Encode a STATUS reply into out of cap bytes.  Returns the length, 0 if
  * cap is too small. */
-size_t	ht_proto_encode_status(uint8_t *out, size_t cap,
-	    const struct ht_status *s);
+size_t
+ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s);
 /* Decode the payload of an ERR or STATUS reply (CLI side).  Return 0 or -1
  * (malformed).  msg gets a NUL-terminated copy, truncated to msglen. */
-int	ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
-	    char *msg, size_t msglen);
-int	ht_proto_decode_status(const uint8_t *payload, size_t len,
-	    struct ht_status *s);
+int ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
+    char *msg, size_t msglen);
+int
+ht_proto_decode_status(const uint8_t *payload, size_t len, struct ht_status *s);
 
 #endif

@@ -13,16 +13,16 @@
  * are zero) and LN2_LO carries the rest. */
 #define LN2_HI	6.93147180369123816490e-01
 #define LN2_LO	1.90821492927058770002e-10
-#define INV_LN2	1.44269504088896338700e+00
+#define INV_LN2 1.44269504088896338700e+00
 #define SQRT2	1.41421356237309504880
 /* Beyond these exp overflows to inf or underflows to 0. */
-#define EXP_MAX	709.782712893383973096
-#define EXP_MIN	-745.133219101941108420
+#define EXP_MAX 709.782712893383973096
+#define EXP_MIN -745.133219101941108420
 
 static uint64_t
 bits_of(double x)
 {
-	uint64_t	b;
+	uint64_t b;
 
 	memcpy(&b, &x, sizeof(b));
 	return b;
@@ -31,7 +31,7 @@ bits_of(double x)
 static double
 double_of(uint64_t b)
 {
-	double	x;
+	double x;
 
 	memcpy(&x, &b, sizeof(x));
 	return x;
@@ -64,7 +64,7 @@ scale2(double x, int k)
 void
 ht_rng_seed(struct ht_rng *r, uint64_t seed)
 {
-	uint64_t	z = seed + 0x9e3779b97f4a7c15ULL;
+	uint64_t z = seed + 0x9e3779b97f4a7c15ULL;
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -77,7 +77,7 @@ ht_rng_seed(struct ht_rng *r, uint64_t seed)
 uint64_t
 ht_rng_next(struct ht_rng *r)
 {
-	uint64_t	x = r->s;
+	uint64_t x = r->s;
 
 	if (x == 0)
 		x = 0x9e3779b97f4a7c15ULL;
@@ -96,7 +96,7 @@ ht_rng_next(struct ht_rng *r)
 double
 ht_rng_uniform(struct ht_rng *r)
 {
-	uint64_t	k;
+	uint64_t k;
 
 	while ((k = ht_rng_next(r) >> 11) == 0)
 		;
@@ -108,19 +108,41 @@ ht_rng_uniform(struct ht_rng *r)
  * a correctly rounded constant 4, and the agent evaluates these inside
  * malloc on every sample.
  */
-static const double	inv[26] = {
-	0, 1, 1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 5, 1.0 / 6, 1.0 / 7, 1.0 / 8,
-	1.0 / 9, 1.0 / 10, 1.0 / 11, 1.0 / 12, 1.0 / 13, 1.0 / 14, 1.0 / 15,
-	1.0 / 16, 1.0 / 17, 1.0 / 18, 1.0 / 19, 1.0 / 20, 1.0 / 21, 1.0 / 22,
-	1.0 / 23, 1.0 / 24, 1.0 / 25,
+static const double inv[26] = {
+	0,
+	1,
+	1.0 / 2,
+	1.0 / 3,
+	1.0 / 4,
+	1.0 / 5,
+	1.0 / 6,
+	1.0 / 7,
+	1.0 / 8,
+	1.0 / 9,
+	1.0 / 10,
+	1.0 / 11,
+	1.0 / 12,
+	1.0 / 13,
+	1.0 / 14,
+	1.0 / 15,
+	1.0 / 16,
+	1.0 / 17,
+	1.0 / 18,
+	1.0 / 19,
+	1.0 / 20,
+	1.0 / 21,
+	1.0 / 22,
+	1.0 / 23,
+	1.0 / 24,
+	1.0 / 25,
 };
 
 double
 ht_log(double x)
 {
-	uint64_t	b;
-	double		m, f, s, t;
-	int		e = 0, k;
+	uint64_t b;
+	double m, f, s, t;
+	int e = 0, k;
 
 	if (x != x)
 		return x;
@@ -160,8 +182,8 @@ ht_log(double x)
 double
 ht_exp(double x)
 {
-	double	r, t;
-	int	k, n;
+	double r, t;
+	int k, n;
 
 	if (x != x)
 		return x;
@@ -182,8 +204,8 @@ ht_exp(double x)
 double
 ht_one_minus_exp_neg(double x)
 {
-	double	r, t;
-	int	n;
+	double r, t;
+	int n;
 
 	if (x != x)
 		return x;
@@ -205,8 +227,8 @@ ht_one_minus_exp_neg(double x)
 double
 ht_sqrt(double x)
 {
-	double	y;
-	int	i, k = 0;
+	double y;
+	int i, k = 0;
 
 	if (x != x || x < 0)
 		return __builtin_nan("");
@@ -238,7 +260,7 @@ ht_sqrt(double x)
 int64_t
 ht_sample_countdown(struct ht_rng *r, uint64_t rate)
 {
-	double	v;
+	double v;
 
 	if (rate <= 1)
 		return 0;
@@ -251,7 +273,7 @@ ht_sample_countdown(struct ht_rng *r, uint64_t rate)
 void
 ht_sample_weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 {
-	double	s = (double)size, x, p, q;
+	double s = (double)size, x, p, q;
 
 	if (rate <= 1) {
 		w->bytes = s;
@@ -275,7 +297,7 @@ ht_sample_weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 void
 ht_sample_interval(double est, double var, double *lo, double *hi)
 {
-	double	half;
+	double half;
 
 	half = var > 0 ? 1.96 * ht_sqrt(var) : 0;
 	*lo = est - half;

@@ -18,42 +18,42 @@
 
 /* A small, fast PRNG (xorshift64* or similar); never returns a zero state. */
 struct ht_rng {
-	uint64_t	s;
+	uint64_t s;
 };
 
-void		ht_rng_seed(struct ht_rng *, uint64_t seed);
-uint64_t	ht_rng_next(struct ht_rng *);
+void ht_rng_seed(struct ht_rng *, uint64_t seed);
+uint64_t ht_rng_next(struct ht_rng *);
 /* Uniform in the open interval (0, 1). */
-double		ht_rng_uniform(struct ht_rng *);
+double ht_rng_uniform(struct ht_rng *);
 
 /* Natural log of x > 0 and exp(x), accurate to a few ulp over the ranges we
  * use (|x| < 700); no libm. */
-double	ht_log(double x);
-double	ht_exp(double x);
+double ht_log(double x);
+double ht_exp(double x);
 /* 1 - exp(-x) for x >= 0, accurate also for tiny x. */
-double	ht_one_minus_exp_neg(double x);
+double ht_one_minus_exp_neg(double x);
 /* Square root of x >= 0. */
-double	ht_sqrt(double x);
+double ht_sqrt(double x);
 
 /* Draw the next countdown in bytes for the given rate: floor(Exp(mean rate)),
  * a geometric variable, so that the countdown is memoryless and an allocation
  * of s bytes is sampled with exactly p = 1 - exp(-(s + 1) / rate); its mean
  * is about rate - 1/2.  Rate 1 (or 0) returns 0, so that every allocation is
  * sampled. */
-int64_t	ht_sample_countdown(struct ht_rng *, uint64_t rate);
+int64_t ht_sample_countdown(struct ht_rng *, uint64_t rate);
 
 /* The weight of a sampled allocation of size bytes at rate. */
 struct ht_sample_weight {
-	double	bytes;		/* s / p */
-	double	objects;	/* 1 / p */
-	double	var_bytes;	/* (1 - p) / p^2 * s^2 */
-	double	var_objects;	/* (1 - p) / p^2 */
+	double bytes;	    /* s / p */
+	double objects;	    /* 1 / p */
+	double var_bytes;   /* (1 - p) / p^2 * s^2 */
+	double var_objects; /* (1 - p) / p^2 */
 };
-void	ht_sample_weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *);
+void ht_sample_weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *);
 
 /* A 95% interval for an estimate est whose variance estimate is var:
  * est -/+ 1.96 sqrt(var), the low end clamped at 0.  With var 0 (rate 1)
  * the interval is [est, est]. */
-void	ht_sample_interval(double est, double var, double *lo, double *hi);
+void ht_sample_interval(double est, double var, double *lo, double *hi);
 
 #endif

@@ -16,9 +16,9 @@
 static int
 parse_digits(const char **sp, uint64_t *out)
 {
-	const char	*s = *sp;
-	uint64_t	 v = 0;
-	unsigned	 d;
+	const char *s = *sp;
+	uint64_t v = 0;
+	unsigned d;
 
 	if (*s < '0' || *s > '9') {
 		errno = EINVAL;
@@ -69,8 +69,8 @@ unit_shift(int c)
 int
 ht_size_parse(const char *s, uint64_t *out)
 {
-	uint64_t	v;
-	int		shift = 0, range = 0;
+	uint64_t v;
+	int shift = 0, range = 0;
 
 	if (s == NULL) {
 		errno = EINVAL;
@@ -111,8 +111,8 @@ ht_size_parse(const char *s, uint64_t *out)
 int
 ht_duration_parse(const char *s, uint64_t *ms)
 {
-	uint64_t	v, mul;
-	int		range = 0;
+	uint64_t v, mul;
+	int range = 0;
 
 	if (s == NULL) {
 		errno = EINVAL;
@@ -151,8 +151,8 @@ ht_duration_parse(const char *s, uint64_t *ms)
 static uint64_t
 scaled(uint64_t bytes, int shift, int dec)
 {
-	unsigned __int128	v = bytes;
-	int			i;
+	unsigned __int128 v = bytes;
+	int i;
 
 	for (i = 0; i < dec; i++)
 		v *= 10;
@@ -163,11 +163,10 @@ scaled(uint64_t bytes, int shift, int dec)
 char *
 ht_size_format(uint64_t bytes, char *buf, size_t len)
 {
-	static const char *const units[] = {
-		"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"
-	};
-	uint64_t	q, ip;
-	int		u, dec;
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB",
+		"PiB", "EiB" };
+	uint64_t q, ip;
+	int u, dec;
 
 	if (len == 0)
 		return buf;

@@ -14,11 +14,11 @@
 
 /* Parse s as a size.  Returns 0 and stores the byte count, or -1 (errno EINVAL
  * or ERANGE) leaving *out untouched. */
-int	ht_size_parse(const char *s, uint64_t *out);
+int ht_size_parse(const char *s, uint64_t *out);
 
 /* Parse s as a duration ("500ms", "10s", "5m", "1h"; a bare number is
  * seconds).  Returns 0 and stores milliseconds, or -1 (errno EINVAL/ERANGE). */
-int	ht_duration_parse(const char *s, uint64_t *ms);
+int ht_duration_parse(const char *s, uint64_t *ms);
 
 /* Format a byte count for people: below 1024 the exact count ("512 B"),
  * otherwise in the largest binary unit (KiB ... EiB) that keeps the value at
@@ -26,6 +26,6 @@ int	ht_duration_parse(const char *s, uint64_t *ms);
  * "12.0 MiB", "512 KiB", "3.25 GiB" (1000 to 1023 keep four digits; a value
  * that rounds to 1024 moves up: "1.00 MiB").  Writes at most len bytes (NUL
  * included) into buf and returns buf. */
-char	*ht_size_format(uint64_t bytes, char *buf, size_t len);
+char *ht_size_format(uint64_t bytes, char *buf, size_t len);
 
 #endif

@@ -44,18 +44,18 @@
 #include "proto.h"
 #include "target.h"
 
-#define KEEP_SIZE	4321
-#define LATE_SIZE	5555
+#define KEEP_SIZE 4321
+#define LATE_SIZE 5555
 
 /* ctl-target, and what the test knows of it. */
 struct fixture {
-	struct target	*proc;
-	pid_t		 pid;
-	uintptr_t	 keep_fn;	/* ctl_keep */
-	char		 transcript[8192];	/* commands and answers */
+	struct target *proc;
+	pid_t pid;
+	uintptr_t keep_fn;     /* ctl_keep */
+	char transcript[8192]; /* commands and answers */
 };
 
-static char	*agent, *fixture;
+static char *agent, *fixture;
 
 /* mode: 0 plain, 1 attach (preload, no HEAPTOOL_PID), 2 launch
  * (HEAPTOOL_PID = itself, output to out), 3 dormant (HEAPTOOL_PID = 1),
@@ -63,11 +63,11 @@ static char	*agent, *fixture;
 static void
 fixture_start(struct fixture *t, int mode, const char *out)
 {
-	char		 preload[PATH_MAX + 16], ctl_agent[PATH_MAX + 16];
-	char		 output[PATH_MAX + 32];
-	const char	*env[12];
-	void		*fn;
-	int		 n = 0;
+	char preload[PATH_MAX + 16], ctl_agent[PATH_MAX + 16];
+	char output[PATH_MAX + 32];
+	const char *env[12];
+	void *fn;
+	int n = 0;
 
 	memset(t, 0, sizeof(*t));
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", agent);
@@ -103,8 +103,8 @@ fixture_start(struct fixture *t, int mode, const char *out)
 static const char *
 fixture_cmd(struct fixture *t, const char *cmd)
 {
-	static char	line[256];
-	size_t		n;
+	static char line[256];
+	size_t n;
 
 	if (target_send(t->proc, "%s\n", cmd) != 0 ||
 	    target_line(t->proc, line, sizeof(line)) == NULL)
@@ -129,11 +129,11 @@ fixture_finish(struct fixture *t, int *err_empty)
 static long
 site_of_size(const struct ht_profile *p, uint64_t size)
 {
-	long	found = -1;
-	size_t	i;
+	long found = -1;
+	size_t i;
 
 	for (i = 0; i < p->nsites; i++) {
-		const struct ht_site_rec	*s = &p->sites[i];
+		const struct ht_site_rec *s = &p->sites[i];
 
 		if (s->alloc_objects > 0 &&
 		    s->alloc_bytes == s->alloc_objects * size) {
@@ -147,11 +147,10 @@ site_of_size(const struct ht_profile *p, uint64_t size)
 
 /* The site of ctl_keep has exactly n blocks live and allocated. */
 static int
-keep_site_is(const struct ht_profile *p, const struct fixture *t,
-    uint64_t n)
+keep_site_is(const struct ht_profile *p, const struct fixture *t, uint64_t n)
 {
-	long				 i = site_of_size(p, KEEP_SIZE);
-	const struct ht_site_rec	*s;
+	long i = site_of_size(p, KEEP_SIZE);
+	const struct ht_site_rec *s;
 
 	if (n == 0)
 		return i == -1;
@@ -185,13 +184,12 @@ keep_site_is(const struct ht_profile *p, const struct fixture *t,
 static int
 same_sites(const struct ht_profile *a, const struct ht_profile *b)
 {
-	size_t	i;
+	size_t i;
 
 	if (a->nsites != b->nsites)
 		return 0;
 	for (i = 0; i < a->nsites; i++) {
-		const struct ht_site_rec	*x = &a->sites[i],
-						*y = &b->sites[i];
+		const struct ht_site_rec *x = &a->sites[i], *y = &b->sites[i];
 
 		if (x->inuse_bytes != y->inuse_bytes ||
 		    x->inuse_objects != y->inuse_objects ||
@@ -202,7 +200,7 @@ same_sites(const struct ht_profile *a, const struct ht_profile *b)
 		    x->peak_inuse_bytes != y->peak_inuse_bytes ||
 		    x->nframes != y->nframes ||
 		    memcmp(x->frames, y->frames,
-		    x->nframes * sizeof(x->frames[0])) != 0)
+			x->nframes * sizeof(x->frames[0])) != 0)
 			return 0;
 	}
 	return 1;
@@ -214,31 +212,32 @@ same_sites(const struct ht_profile *a, const struct ht_profile *b)
 static int
 raw(pid_t pid, const void *buf, size_t len, int shut, uint32_t want)
 {
-	struct agent_reply	r;
-	uint32_t		code;
-	char			msg[256];
-	uint8_t			b;
-	int			fd, rc = -1;
+	struct agent_reply r;
+	uint32_t code;
+	char msg[256];
+	uint8_t b;
+	int fd, rc = -1;
 
 	if ((fd = agent_connect(pid, 1)) < 0)
 		return -1;
-	if (len > 0 && send(fd, buf, len, MSG_NOSIGNAL) < 0 &&
-	    errno != EPIPE && errno != ECONNRESET) {
+	if (len > 0 && send(fd, buf, len, MSG_NOSIGNAL) < 0 && errno != EPIPE &&
+	    errno != ECONNRESET) {
 		close(fd);
 		return -1;
 	}
 	if (shut)
 		shutdown(fd, SHUT_WR);
 	if (agent_read_reply(fd, &r) == 0) {
-		if (r.h.type == HT_MSG_ERR && ht_proto_decode_err(r.payload,
-		    r.h.length, &code, msg, sizeof(msg)) == 0 &&
+		if (r.h.type == HT_MSG_ERR &&
+		    ht_proto_decode_err(r.payload, r.h.length, &code, msg,
+			sizeof(msg)) == 0 &&
 		    code == want)
 			rc = 1;
 		else
 			diag("unexpected reply type %u", r.h.type);
 		agent_reply_free(&r);
 	} else {
-		ssize_t	n = recv(fd, &b, 1, MSG_DONTWAIT);
+		ssize_t n = recv(fd, &b, 1, MSG_DONTWAIT);
 
 		if (n == 0 || (n < 0 && errno != EAGAIN))
 			rc = 0;
@@ -250,11 +249,11 @@ raw(pid_t pid, const void *buf, size_t len, int shut, uint32_t want)
 static void
 test_thread(pid_t pid)
 {
-	char		 path[PATH_MAX], buf[4096];
-	DIR		*d;
-	struct dirent	*e;
-	FILE		*f;
-	int		 found = 0, blocked = 0, mine;
+	char path[PATH_MAX], buf[4096];
+	DIR *d;
+	struct dirent *e;
+	FILE *f;
+	int found = 0, blocked = 0, mine;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	if ((d = opendir(path)) == NULL)
@@ -268,7 +267,7 @@ test_thread(pid_t pid)
 			continue;
 		mine = 0;
 		while (fgets(buf, sizeof(buf), f) != NULL) {
-			unsigned long long	m;
+			unsigned long long m;
 
 			if (strcmp(buf, "Name:\theaptool\n") == 0) {
 				found++;
@@ -277,8 +276,8 @@ test_thread(pid_t pid)
 			/* Every signal but SIGKILL, SIGSTOP and glibc's
 			 * two internal ones (32, 33). */
 			if (mine && sscanf(buf, "SigBlk:\t%llx", &m) == 1 &&
-			    (m | 1ull << (SIGKILL - 1) | 1ull << (SIGSTOP -
-			    1) | 1ull << 31 | 1ull << 32) == ~0ull)
+			    (m | 1ull << (SIGKILL - 1) | 1ull << (SIGSTOP - 1) |
+				1ull << 31 | 1ull << 32) == ~0ull)
 				blocked = 1;
 		}
 		fclose(f);
@@ -291,12 +290,12 @@ test_thread(pid_t pid)
 static void
 test_clients(pid_t pid)
 {
-	static uint8_t		junk[1 << 20];
-	uint8_t			b[64];
-	struct agent_reply	r;
-	struct ht_status	st;
-	int			a, c, rc, i, all;
-	pid_t			kids[4];
+	static uint8_t junk[1 << 20];
+	uint8_t b[64];
+	struct agent_reply r;
+	struct ht_status st;
+	int a, c, rc, i, all;
+	pid_t kids[4];
 
 	memset(b, 0xa7, sizeof(b));
 	is_int(1, raw(pid, b, 16, 0, HT_ERR_BAD_REQUEST),
@@ -369,8 +368,8 @@ test_clients(pid_t pid)
 		if ((kids[i] = fork()) < 0)
 			bail("fork: %s", strerror(errno));
 		if (kids[i] == 0) {
-			struct ht_profile	*p;
-			int			 k, bad = 0;
+			struct ht_profile *p;
+			int k, bad = 0;
 
 			for (k = 0; k < 25; k++) {
 				if (agent_status(pid, &st) != 0 ||
@@ -386,8 +385,8 @@ test_clients(pid_t pid)
 		}
 	}
 	for (i = 0, all = 1; i < 4; i++)
-		all &= waitpid(kids[i], &rc, 0) == kids[i] &&
-		    WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
+		all &= waitpid(kids[i], &rc, 0) == kids[i] && WIFEXITED(rc) &&
+		    WEXITSTATUS(rc) == 0;
 	ok(all, "4 clients x 25 STATUS and REPORT at once: all served");
 
 	if (geteuid() != 0) {
@@ -396,9 +395,9 @@ test_clients(pid_t pid)
 	}
 	fflush(NULL);
 	if ((kids[0] = fork()) == 0) {
-		uint8_t	h[HT_PROTO_HEADER], x;
-		ssize_t	n;
-		int	fd;
+		uint8_t h[HT_PROTO_HEADER], x;
+		ssize_t n;
+		int fd;
 
 		if (setgid(65534) != 0 || setuid(65534) != 0)
 			_exit(3);
@@ -420,15 +419,15 @@ test_clients(pid_t pid)
 static unsigned long
 listener_inode(pid_t pid)
 {
-	char		 line[512], want[64];
-	unsigned long	 ino = 0, i;
-	FILE		*f = fopen("/proc/net/unix", "r");
-	size_t		 n;
+	char line[512], want[64];
+	unsigned long ino = 0, i;
+	FILE *f = fopen("/proc/net/unix", "r");
+	size_t n;
 
 	snprintf(want, sizeof(want), " @heaptool.%d\n", (int)pid);
 	n = strlen(want);
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-		size_t	l = strlen(line);
+		size_t l = strlen(line);
 
 		/* Num RefCount Protocol Flags Type St Inode Path */
 		if (l > n && strcmp(line + l - n, want) == 0 &&
@@ -444,11 +443,11 @@ listener_inode(pid_t pid)
 static int
 holds_socket(pid_t pid, unsigned long ino)
 {
-	char		 dir[64], path[PATH_MAX], link[128], want[64];
-	DIR		*d;
-	struct dirent	*e;
-	ssize_t		 n;
-	int		 found = 0;
+	char dir[64], path[PATH_MAX], link[128], want[64];
+	DIR *d;
+	struct dirent *e;
+	ssize_t n;
+	int found = 0;
 
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
 	snprintf(want, sizeof(want), "socket:[%lu]", ino);
@@ -471,11 +470,11 @@ holds_socket(pid_t pid, unsigned long ino)
 static void
 test_fork(struct fixture *t)
 {
-	char		 path[64], buf[64];
-	unsigned long	 ino = listener_inode(t->pid);
+	char path[64], buf[64];
+	unsigned long ino = listener_inode(t->pid);
 	struct ht_status st;
-	FILE		*f;
-	long		 child = -1;
+	FILE *f;
+	long child = -1;
 
 	fixture_cmd(t, "fork");
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)t->pid,
@@ -488,12 +487,13 @@ test_fork(struct fixture *t)
 	if (ino == 0 || child <= 0)
 		skip("no /proc/net/unix inode or no %s", path);
 	else {
-		int	p = holds_socket(t->pid, ino);
-		int	c = holds_socket((pid_t)child, ino);
+		int p = holds_socket(t->pid, ino);
+		int c = holds_socket((pid_t)child, ino);
 
 		ok(p == 1 && c == 0,
 		    "a forked child does not hold the agent's socket "
-		    "(target %d, child %d)", p, c);
+		    "(target %d, child %d)",
+		    p, c);
 	}
 	ok(agent_status(t->pid, &st) == 0 && st.hooked == 1,
 	    "the agent serves after the fork");
@@ -503,15 +503,15 @@ test_fork(struct fixture *t)
 static void
 test_attach(char *transcript, size_t cap)
 {
-	struct fixture		 t;
-	struct ht_status	 st, st2;
-	struct ht_profile	*p, *q;
-	struct ucred		 cr;
-	socklen_t		 crlen = sizeof(cr);
-	uint32_t		 slots, modules;
-	long			 li;
-	size_t			 i;
-	int			 fd, status, err_empty, found, n;
+	struct fixture t;
+	struct ht_status st, st2;
+	struct ht_profile *p, *q;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	uint32_t slots, modules;
+	long li;
+	size_t i;
+	int fd, status, err_empty, found, n;
 
 	fixture_start(&t, 1, NULL);
 	fd = agent_connect(t.pid, 1);
@@ -519,12 +519,13 @@ test_attach(char *transcript, size_t cap)
 	if (fd < 0)
 		bail("no agent socket");
 	ok(getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == 0 &&
-	    cr.pid == t.pid, "the socket's server is the target (SO_PEERCRED)");
+		cr.pid == t.pid,
+	    "the socket's server is the target (SO_PEERCRED)");
 	close(fd);
 
 	ok(agent_status(t.pid, &st) == 0, "HELLO: STATUS reply");
 	ok(st.proto_version == HT_PROTO_VERSION && st.pid == (uint32_t)t.pid &&
-	    strcmp(st.agent_version, PACKAGE_VERSION) == 0,
+		strcmp(st.agent_version, PACKAGE_VERSION) == 0,
 	    "STATUS: protocol, pid, agent version %s", st.agent_version);
 	ok(st.hooked == 1 && st.slots_patched > 0 && st.modules > 0,
 	    "attach mode: hooked, %u slots, %u modules", st.slots_patched,
@@ -535,13 +536,16 @@ test_attach(char *transcript, size_t cap)
 	    (unsigned long long)st.overhead_bytes);
 	slots = st.slots_patched;
 	{
-		struct agent_reply	r;
+		struct agent_reply r;
 
-		ok(agent_request(t.pid, &(struct ht_request){ .type =
-		    HT_MSG_STATUS }, &r) == 0 &&
-		    r.h.type == HT_MSG_STATUS_REPLY && r.eof &&
-		    ht_proto_decode_status(r.payload, r.h.length, &st2) == 0 &&
-		    st2.hooked == 1, "STATUS request: STATUS reply, closed");
+		ok(agent_request(t.pid,
+		       &(struct ht_request){ .type = HT_MSG_STATUS },
+		       &r) == 0 &&
+			r.h.type == HT_MSG_STATUS_REPLY && r.eof &&
+			ht_proto_decode_status(r.payload, r.h.length, &st2) ==
+			    0 &&
+			st2.hooked == 1,
+		    "STATUS request: STATUS reply, closed");
 		agent_reply_free(&r);
 	}
 	test_thread(t.pid);
@@ -549,7 +553,7 @@ test_attach(char *transcript, size_t cap)
 	fixture_cmd(&t, "alloc 11");
 	p = agent_report(t.pid);
 	ok(p != NULL && p->meta.state == HT_STATE_NONE && p->nsites == 0 &&
-	    p->meta.pid == (uint64_t)t.pid,
+		p->meta.pid == (uint64_t)t.pid,
 	    "REPORT before START: a profile with no session and no site");
 	if (p != NULL)
 		ht_profile_free(p);
@@ -558,13 +562,14 @@ test_attach(char *transcript, size_t cap)
 
 	is_int(0, agent_simple(t.pid, HT_MSG_START, 1, 0), "START rate 1: OK");
 	ok(agent_status(t.pid, &st) == 0 && st.state == HT_STATE_RUNNING &&
-	    st.epoch == 1 && st.rate == 1 && st.start_ns > 0,
+		st.epoch == 1 && st.rate == 1 && st.start_ns > 0,
 	    "STATUS: running, epoch 1, rate 1");
 	fixture_cmd(&t, "alloc 37");
 	p = agent_report(t.pid);
 	ok(p != NULL && p->meta.epoch == 1 && p->meta.rate == 1 &&
-	    p->meta.state == HT_STATE_RUNNING && p->nsites > 0 &&
-	    p->nmodules > 0, "REPORT: running profile of epoch 1 with sites");
+		p->meta.state == HT_STATE_RUNNING && p->nsites > 0 &&
+		p->nmodules > 0,
+	    "REPORT: running profile of epoch 1 with sites");
 	ok(p != NULL && keep_site_is(p, &t, 37),
 	    "rate 1: ctl_keep's site has exactly 37 x %d bytes", KEEP_SIZE);
 	for (i = 0, found = 0; p != NULL && i < p->nmodules; i++)
@@ -576,11 +581,13 @@ test_attach(char *transcript, size_t cap)
 	is_int(HT_ERR_RUNNING, agent_simple(t.pid, HT_MSG_START, 1, 0),
 	    "START while running: ERR RUNNING");
 	ok(agent_status(t.pid, &st) == 0 && st.epoch == 1 &&
-	    st.state == HT_STATE_RUNNING, "the session goes on (epoch 1)");
+		st.state == HT_STATE_RUNNING,
+	    "the session goes on (epoch 1)");
 	is_int(0, agent_simple(t.pid, HT_MSG_START, 1, HT_START_RESTART),
 	    "START restart: OK");
 	ok(agent_status(t.pid, &st) == 0 && st.epoch == 2 &&
-	    st.state == HT_STATE_RUNNING, "restart: epoch 2");
+		st.state == HT_STATE_RUNNING,
+	    "restart: epoch 2");
 	p = agent_report(t.pid);
 	ok(p != NULL && p->meta.epoch == 2 && keep_site_is(p, &t, 0),
 	    "restart: the old session's site is gone");
@@ -592,15 +599,16 @@ test_attach(char *transcript, size_t cap)
 
 	is_int(0, agent_simple(t.pid, HT_MSG_STOP, 0, 0), "STOP: OK");
 	ok(agent_status(t.pid, &st) == 0 && st.state == HT_STATE_STOPPED &&
-	    st.epoch == 2, "STATUS: stopped");
+		st.epoch == 2,
+	    "STATUS: stopped");
 	fixture_cmd(&t, "alloc 5");
 	p = agent_report(t.pid);
 	q = agent_report(t.pid);
 	ok(p != NULL && keep_site_is(p, &t, 3),
 	    "after STOP: the site holds the 3 blocks of the session");
 	ok(p != NULL && q != NULL && p->meta.state == HT_STATE_STOPPED &&
-	    same_sites(p, q) && p->meta.end_ns == q->meta.end_ns &&
-	    p->meta.samples == q->meta.samples,
+		same_sites(p, q) && p->meta.end_ns == q->meta.end_ns &&
+		p->meta.samples == q->meta.samples,
 	    "two reports after STOP are the same, site by site");
 	if (p != NULL)
 		ht_profile_free(p);
@@ -616,8 +624,9 @@ test_attach(char *transcript, size_t cap)
 	slots = st.slots_patched;
 	is_int(0, agent_simple(t.pid, HT_MSG_DETACH, 0, 0), "DETACH: OK");
 	ok(agent_status(t.pid, &st) == 0 && st.hooked == 0 &&
-	    st.slots_patched == 0 && st.state == HT_STATE_STOPPED &&
-	    st.epoch == 3, "after DETACH: not hooked, no slot, stopped");
+		st.slots_patched == 0 && st.state == HT_STATE_STOPPED &&
+		st.epoch == 3,
+	    "after DETACH: not hooked, no slot, stopped");
 	is_int(HT_ERR_DETACHED, agent_simple(t.pid, HT_MSG_START, 1, 0),
 	    "START after DETACH: ERR DETACHED");
 	fixture_cmd(&t, "alloc 2");
@@ -632,7 +641,7 @@ test_attach(char *transcript, size_t cap)
 	/* A slot that lazy binding resolved meanwhile is patched at the
 	 * agent's next tick. */
 	for (n = 0; n < 300; n++) {
-		struct timespec	ts = { 0, 100 * 1000 * 1000 };
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
 
 		if (agent_status(t.pid, &st) != 0 || st.slots_patched >= slots)
 			break;
@@ -657,7 +666,7 @@ test_attach(char *transcript, size_t cap)
 	fixture_cmd(&t, "late");
 	/* STATUS counts a module only once its slots are patched. */
 	for (n = 0; n < 300; n++) {
-		struct timespec	ts = { 0, 100 * 1000 * 1000 };
+		struct timespec ts = { 0, 100 * 1000 * 1000 };
 
 		if (agent_status(t.pid, &st) == 0 && st.modules > modules)
 			break;
@@ -665,12 +674,13 @@ test_attach(char *transcript, size_t cap)
 	}
 	ok(st.modules == modules + 1 && st.slots_patched > slots,
 	    "a library loaded behind the hook gets patched (%u modules, "
-	    "%u slots)", st.modules, st.slots_patched);
+	    "%u slots)",
+	    st.modules, st.slots_patched);
 	fixture_cmd(&t, "latecall 6");
 	p = agent_report(t.pid);
 	li = p != NULL ? site_of_size(p, LATE_SIZE) : -1;
 	ok(li >= 0 && p->sites[li].alloc_objects == 6 &&
-	    p->sites[li].inuse_bytes == 6 * LATE_SIZE,
+		p->sites[li].inuse_bytes == 6 * LATE_SIZE,
 	    "its site is sampled: 6 x %d bytes", LATE_SIZE);
 	for (i = 0, found = 0; p != NULL && i < p->nmodules; i++)
 		found |= strstr(p->modules[i].path, "libctl-late.so") != NULL;
@@ -689,14 +699,14 @@ test_attach(char *transcript, size_t cap)
 static void
 test_plain(const char *transcript)
 {
-	struct fixture	 t;
-	char		 cmd[256];
-	const char	*p, *e;
-	int		 status, err_empty;
+	struct fixture t;
+	char cmd[256];
+	const char *p, *e;
+	int status, err_empty;
 
 	fixture_start(&t, 0, NULL);
 	for (p = transcript; (e = strstr(p, " -> ")) != NULL;
-	    p = strchr(e, '\n') + 1) {
+	     p = strchr(e, '\n') + 1) {
 		snprintf(cmd, sizeof(cmd), "%.*s", (int)(e - p), p);
 		if (strcmp(cmd, "quit") != 0)
 			fixture_cmd(&t, cmd);
@@ -711,21 +721,21 @@ test_plain(const char *transcript)
 static void
 test_launch(void)
 {
-	struct fixture		 t;
-	struct ht_status	 st;
-	struct ht_profile	*p;
-	char			 out[PATH_MAX], err[256], path[128];
-	int			 status, err_empty, fd;
-	DIR			*d;
-	struct dirent		*e;
-	int			 tasks = 0;
+	struct fixture t;
+	struct ht_status st;
+	struct ht_profile *p;
+	char out[PATH_MAX], err[256], path[128];
+	int status, err_empty, fd;
+	DIR *d;
+	struct dirent *e;
+	int tasks = 0;
 
 	snprintf(out, sizeof(out), "%s/ctl-launch.%d.hprof",
 	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp",
 	    (int)getpid());
 	fixture_start(&t, 2, out);
 	ok(agent_status(t.pid, &st) == 0 && st.hooked == 1 &&
-	    st.state == HT_STATE_RUNNING && st.epoch == 1 && st.rate == 1,
+		st.state == HT_STATE_RUNNING && st.epoch == 1 && st.rate == 1,
 	    "launch mode: the control thread serves the running session");
 	fixture_cmd(&t, "alloc 9");
 	p = agent_report(t.pid);
@@ -738,7 +748,7 @@ test_launch(void)
 	    "launch mode: the fixture exits 0");
 	p = ht_profile_read_file(out, err, sizeof(err));
 	ok(p != NULL && keep_site_is(p, &t, 9) &&
-	    (p->meta.flags & HT_META_AT_EXIT),
+		(p->meta.flags & HT_META_AT_EXIT),
 	    "launch mode: the profile written at exit has the 9 blocks");
 	if (p != NULL)
 		ht_profile_free(p);
@@ -769,10 +779,10 @@ test_launch(void)
 static void
 test_dlopen(void)
 {
-	struct fixture		 t;
-	struct ht_status	 st;
-	struct ht_profile	*p;
-	int			 fd, status, err_empty;
+	struct fixture t;
+	struct ht_status st;
+	struct ht_profile *p;
+	int fd, status, err_empty;
 
 	fixture_start(&t, 4, NULL);
 	fd = agent_connect(t.pid, 0);
@@ -782,7 +792,7 @@ test_dlopen(void)
 	fixture_cmd(&t, "alloc 1");
 	fixture_cmd(&t, "agent");
 	ok(agent_status(t.pid, &st) == 0 && st.hooked == 1 &&
-	    st.slots_patched > 0 && st.state == HT_STATE_NONE,
+		st.slots_patched > 0 && st.state == HT_STATE_NONE,
 	    "dlopen: the agent's thread patched and serves, no session");
 	is_int(0, agent_simple(t.pid, HT_MSG_START, 1, 0), "dlopen: START");
 	fixture_cmd(&t, "alloc 5");
@@ -793,7 +803,8 @@ test_dlopen(void)
 		ht_profile_free(p);
 	is_int(0, agent_simple(t.pid, HT_MSG_DETACH, 0, 0), "dlopen: DETACH");
 	ok(agent_status(t.pid, &st) == 0 && st.hooked == 0 &&
-	    st.slots_patched == 0, "dlopen: nothing patched after DETACH");
+		st.slots_patched == 0,
+	    "dlopen: nothing patched after DETACH");
 	fixture_cmd(&t, "alloc 2");
 	status = fixture_finish(&t, &err_empty);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0 && err_empty,
@@ -803,7 +814,7 @@ test_dlopen(void)
 int
 main(void)
 {
-	static char	transcript[8192];
+	static char transcript[8192];
 
 	agent = test_build_need("libheaptool-agent.so");
 	fixture = test_build_need("t/target/ctl-target");

@@ -6,9 +6,9 @@
  */
 #include <stddef.h>
 
-extern void	*__libc_malloc(size_t);
+extern void *__libc_malloc(size_t);
 
-unsigned long	 got_fake_calls;
+unsigned long got_fake_calls;
 
 void *
 malloc(size_t n)

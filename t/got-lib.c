@@ -16,9 +16,9 @@
 long
 gotlib_churn(void)
 {
-	char	*a, *b, *c;
-	long	 sum = 0;
-	int	 i;
+	char *a, *b, *c;
+	long sum = 0;
+	int i;
 
 	if ((a = malloc(100)) == NULL)
 		return -1;
@@ -43,7 +43,7 @@ gotlib_churn(void)
 }
 
 #ifdef GOTLIB_ADDR
-void	*(*const gotlib_malloc_ptr)(size_t) = malloc;
+void *(*const gotlib_malloc_ptr)(size_t) = malloc;
 
 /* malloc as this library sees it: loaded from its GLOB_DAT slot. */
 void *
@@ -64,8 +64,8 @@ gotlib_aligned_addr(void)
 long
 gotlib_aligned(void)
 {
-	char	*p;
-	long	 r;
+	char *p;
+	long r;
 
 	if ((p = aligned_alloc(64, 128)) == NULL)
 		return -1;

@@ -36,15 +36,15 @@
 
 enum { H_MALLOC, H_FREE, H_CALLOC, H_REALLOC, H_ALIGNED, NHOOK };
 
-#define CALLER	((uintptr_t)__builtin_return_address(0))
+#define CALLER	 ((uintptr_t)__builtin_return_address(0))
 #define MAXSLOTS 4096
-#define MAXMAPS	8192
+#define MAXMAPS	 8192
 
-static void	*hook_malloc(size_t);
-static void	 hook_free(void *);
-static void	*hook_calloc(size_t, size_t);
-static void	*hook_realloc(void *, size_t);
-static void	*hook_aligned(size_t, size_t);
+static void *hook_malloc(size_t);
+static void hook_free(void *);
+static void *hook_calloc(size_t, size_t);
+static void *hook_realloc(void *, size_t);
+static void *hook_aligned(size_t, size_t);
 
 static struct ht_hook_def hooks[NHOOK] = {
 	[H_MALLOC] = { "malloc", (void *)hook_malloc, NULL, 0 },
@@ -53,31 +53,31 @@ static struct ht_hook_def hooks[NHOOK] = {
 	[H_REALLOC] = { "realloc", (void *)hook_realloc, NULL, 0 },
 	[H_ALIGNED] = { "aligned_alloc", (void *)hook_aligned, NULL, 0 },
 };
-static const char	*hname[NHOOK] = { "malloc", "free", "calloc",
-			    "realloc", "aligned_alloc" };
-static unsigned long	 ncalls[NHOOK];
-static __thread void	*last_orig[NHOOK];
+static const char *hname[NHOOK] = { "malloc", "free", "calloc", "realloc",
+	"aligned_alloc" };
+static unsigned long ncalls[NHOOK];
+static __thread void *last_orig[NHOOK];
 
 /* Set in code (not in a static initializer) so that the link makes
  * canonical PLT entries for them. */
-void			*(*volatile addr_malloc)(size_t);
-void			 (*volatile addr_free)(void *);
-void			*(*volatile addr_aligned)(size_t, size_t);
+void *(*volatile addr_malloc)(size_t);
+void (*volatile addr_free)(void *);
+void *(*volatile addr_aligned)(size_t, size_t);
 
-static void		*real[NHOOK];	/* libc's own functions */
+static void *real[NHOOK]; /* libc's own functions */
 static struct ht_got_slot slots[MAXSLOTS];
 static struct ht_got_slot saved[MAXSLOTS];
 
 struct mapent {
-	uintptr_t	lo, hi;
-	int		prot;
+	uintptr_t lo, hi;
+	int prot;
 };
-static struct mapent	 maps_before[MAXMAPS], maps_now[MAXMAPS];
+static struct mapent maps_before[MAXMAPS], maps_now[MAXMAPS];
 
 static void *
 orig_of(int h, uintptr_t caller)
 {
-	void	*f;
+	void *f;
 
 	if (__atomic_load_n(&hooks[h].flags, __ATOMIC_ACQUIRE) & HT_HOOK_MULTI)
 		f = ht_got_orig_for_caller(hooks, (size_t)h, caller);
@@ -121,7 +121,7 @@ hook_aligned(size_t a, size_t n)
 static void
 snap(unsigned long *c)
 {
-	int	h;
+	int h;
 
 	for (h = 0; h < NHOOK; h++)
 		c[h] = __atomic_load_n(&ncalls[h], __ATOMIC_RELAXED);
@@ -130,10 +130,10 @@ snap(unsigned long *c)
 static size_t
 read_maps(struct mapent *out)
 {
-	char		 line[PATH_MAX + 128], perm[8];
-	unsigned long	 lo, hi;
-	size_t		 n = 0;
-	FILE		*f;
+	char line[PATH_MAX + 128], perm[8];
+	unsigned long lo, hi;
+	size_t n = 0;
+	FILE *f;
 
 	if ((f = fopen("/proc/self/maps", "r")) == NULL)
 		bail("/proc/self/maps: cannot open");
@@ -154,7 +154,7 @@ read_maps(struct mapent *out)
 static int
 prot_at(const struct mapent *m, size_t n, uintptr_t a)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (a >= m[i].lo && a < m[i].hi)
@@ -165,9 +165,9 @@ prot_at(const struct mapent *m, size_t n, uintptr_t a)
 static const char *
 libpath(const char *name)
 {
-	static char	buf[PATH_MAX];
-	ssize_t		n;
-	char		*slash;
+	static char buf[PATH_MAX];
+	ssize_t n;
+	char *slash;
 
 	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
 	if (n <= 0)
@@ -185,7 +185,7 @@ libpath(const char *name)
 static void
 scan(struct ht_modset *set, int as_agent)
 {
-	size_t	i;
+	size_t i;
 
 	if (ht_modules_scan(set) != 0)
 		bail("ht_modules_scan failed");
@@ -197,7 +197,7 @@ scan(struct ht_modset *set, int as_agent)
 static const struct ht_module *
 module_of(const struct ht_modset *set, uintptr_t a)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < set->n; i++)
 		if (a >= set->mods[i].start && a < set->mods[i].end)
@@ -209,7 +209,7 @@ static size_t
 slots_in(const struct ht_got_slot *s, size_t n, const struct ht_module *m,
     int index)
 {
-	size_t	i, k = 0;
+	size_t i, k = 0;
 
 	for (i = 0; m != NULL && i < n; i++)
 		if (s[i].addr >= m->start && s[i].addr < m->end &&
@@ -224,11 +224,11 @@ static void
 check_patched(const char *what, size_t n, const struct mapent *before,
     size_t nbefore)
 {
-	size_t	i, bad = 0, badprot = 0, ro = 0, nnow;
+	size_t i, bad = 0, badprot = 0, ro = 0, nnow;
 
 	nnow = read_maps(maps_now);
 	for (i = 0; i < n; i++) {
-		int	p0 = prot_at(before, nbefore, slots[i].addr);
+		int p0 = prot_at(before, nbefore, slots[i].addr);
 
 		if (*(void **)slots[i].addr != slots[i].hook ||
 		    slots[i].hook != hooks[slots[i].index].hook)
@@ -250,7 +250,7 @@ static void
 check_restored(const char *what, const struct ht_got_slot *s, size_t n,
     const struct mapent *before, size_t nbefore)
 {
-	size_t	i, bad = 0, badprot = 0, nnow;
+	size_t i, bad = 0, badprot = 0, nnow;
 
 	nnow = read_maps(maps_now);
 	for (i = 0; i < n; i++) {
@@ -268,7 +268,7 @@ static void
 is_delta(const unsigned long *c0, const unsigned long *c1, const int *want,
     const char *what)
 {
-	int	h;
+	int h;
 
 	for (h = 0; h < NHOOK; h++)
 		is_int(want[h], (long long)(c1[h] - c0[h]), "%s: %s hook calls",
@@ -276,17 +276,17 @@ is_delta(const unsigned long *c0, const unsigned long *c1, const int *want,
 }
 
 struct churn {
-	long	(*now_churn)(void);
-	int	 stop;
-	long	 rounds;
-	long	 errors;
+	long (*now_churn)(void);
+	int stop;
+	long rounds;
+	long errors;
 };
 
 static void *
 churner(void *arg)
 {
-	struct churn	*ch = arg;
-	char		*s, *p;
+	struct churn *ch = arg;
+	char *s, *p;
 
 	while (!__atomic_load_n(&ch->stop, __ATOMIC_ACQUIRE)) {
 		s = strdup("concurrent");
@@ -304,11 +304,12 @@ churner(void *arg)
 static void *
 patcher(void *arg)
 {
-	const struct ht_modset	*set = arg;
-	int			 i;
+	const struct ht_modset *set = arg;
+	int i;
 
 	for (i = 0; i < 50; i++) {
-		if ((ht_got_resolve(hooks, NHOOK), ht_got_patch(set, hooks, NHOOK)) < 0)
+		if ((ht_got_resolve(hooks, NHOOK),
+			ht_got_patch(set, hooks, NHOOK)) < 0)
 			return (void *)1;
 		if (ht_got_restore_all() < 0)
 			return (void *)1;
@@ -319,24 +320,24 @@ patcher(void *arg)
 int
 main(void)
 {
-	struct ht_modset	 set;
-	const struct ht_module	*self, *libc_mod, *user_mod, *lazy_mod;
-	const struct ht_module	*now_mod, *m;
-	unsigned long		 c0[NHOOK], c1[NHOOK], fake0;
-	unsigned long		*fake_calls;
-	long			 (*now_churn)(void), (*lazy_churn)(void);
-	long			 (*user_alloc)(void);
-	void			*(*now_addr)(void), *(*now_via_ptr)(size_t);
-	void			*(*now_aligned_addr)(void);
-	long			 (*now_aligned)(void);
-	void			*now, *user, *lazy, *libc, *fake_malloc, *p;
-	size_t			 i, n1, n2, n3, nb, k;
-	int			 r, r1, env_now, fake_counts, h;
-	char			*s;
-	struct churn		 ch;
-	pthread_t		 t[3];
-	void			*tr[3];
-	const char		*e;
+	struct ht_modset set;
+	const struct ht_module *self, *libc_mod, *user_mod, *lazy_mod;
+	const struct ht_module *now_mod, *m;
+	unsigned long c0[NHOOK], c1[NHOOK], fake0;
+	unsigned long *fake_calls;
+	long (*now_churn)(void), (*lazy_churn)(void);
+	long (*user_alloc)(void);
+	void *(*now_addr)(void), *(*now_via_ptr)(size_t);
+	void *(*now_aligned_addr)(void);
+	long (*now_aligned)(void);
+	void *now, *user, *lazy, *libc, *fake_malloc, *p;
+	size_t i, n1, n2, n3, nb, k;
+	int r, r1, env_now, fake_counts, h;
+	char *s;
+	struct churn ch;
+	pthread_t t[3];
+	void *tr[3];
+	const char *e;
 
 	/* A hook that calls itself through a stub loops without a crash. */
 	alarm(120);
@@ -352,8 +353,8 @@ main(void)
 		if ((real[h] = dlsym(libc, hname[h])) == NULL)
 			bail("libc has no %s", hname[h]);
 	now = dlopen(libpath("got-now.so"), RTLD_NOW | RTLD_LOCAL);
-	user = dlopen(libpath("got-user.so"), RTLD_NOW | RTLD_LOCAL |
-	    RTLD_DEEPBIND);
+	user = dlopen(libpath("got-user.so"),
+	    RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
 	if (now == NULL || user == NULL)
 		bail("dlopen: %s", dlerror());
 	now_churn = (long (*)(void))dlsym(now, "gotlib_churn");
@@ -384,7 +385,7 @@ main(void)
 	if (self == NULL || libc_mod == NULL)
 		bail("no module for this binary or libc");
 	ok((self->flags & (HT_MOD_AGENT | HT_MOD_MAIN)) ==
-	    (HT_MOD_AGENT | HT_MOD_MAIN),
+		(HT_MOD_AGENT | HT_MOD_MAIN),
 	    "modules.c flags this binary as the agent");
 	nb = read_maps(maps_before);
 	r1 = (ht_got_resolve(hooks, NHOOK), ht_got_patch(&set, hooks, NHOOK));
@@ -398,7 +399,7 @@ main(void)
 			k += slots_in(slots, n1, &set.mods[i], -1);
 	is_uint(0, k, "no slot of the agent, the loader or the vdso patched");
 	ok(slots_in(slots, n1, libc_mod, H_MALLOC) > 0 &&
-	    slots_in(slots, n1, libc_mod, H_FREE) > 0,
+		slots_in(slots, n1, libc_mod, H_FREE) > 0,
 	    "libc's own malloc and free slots patched");
 	check_patched("round 1", n1, maps_before, nb);
 	for (i = k = 0; i < n1; i++)
@@ -406,18 +407,20 @@ main(void)
 		    slots[i].addr < libc_mod->end &&
 		    slots[i].saved == (void *)addr_malloc)
 			k += slots[i].orig == real[H_MALLOC];
-	ok(k > 0, "libc's malloc slot, bound to this binary's PLT stub, "
+	ok(k > 0,
+	    "libc's malloc slot, bound to this binary's PLT stub, "
 	    "calls libc's malloc");
 	now_mod = module_of(&set, (uintptr_t)now_churn);
 	for (i = k = 0; i < n1; i++)
 		if (slots[i].addr >= now_mod->start &&
 		    slots[i].addr < now_mod->end &&
 		    slots[i].saved == (void *)addr_aligned)
-			k += slots[i].orig == (env_now ? real[H_ALIGNED] :
-			    (void *)addr_aligned);
+			k += slots[i].orig ==
+			    (env_now ? real[H_ALIGNED] : (void *)addr_aligned);
 	/* Nothing has called aligned_alloc through the stub: unless bound
 	 * now, this binary's slot for it is unbound, and the stub stays. */
-	is_uint(1, k, "got-now.so's aligned_alloc slot keeps the stub as "
+	is_uint(1, k,
+	    "got-now.so's aligned_alloc slot keeps the stub as "
 	    "original");
 
 	snap(c0);
@@ -425,8 +428,10 @@ main(void)
 	p = realloc(p, 20);
 	((void (*)(void *))real[H_FREE])(p);
 	snap(c1);
-	is_int(0, (long long)(c1[H_MALLOC] + c1[H_REALLOC] - c0[H_MALLOC] -
-	    c0[H_REALLOC]), "round 1: calls from the agent's own module "
+	is_int(0,
+	    (long long)(c1[H_MALLOC] + c1[H_REALLOC] - c0[H_MALLOC] -
+		c0[H_REALLOC]),
+	    "round 1: calls from the agent's own module "
 	    "not hooked");
 	snap(c0);
 	s = strdup("strdup");
@@ -456,9 +461,9 @@ main(void)
 	is_uint((size_t)r, n2, "round 2: ht_got_slots lists them all");
 	check_patched("round 2", n2, maps_before, nb);
 	ok(slots_in(slots, n2, self, H_MALLOC) == 1 &&
-	    slots_in(slots, n2, self, H_FREE) == 1 &&
-	    slots_in(slots, n2, self, H_CALLOC) == 1 &&
-	    slots_in(slots, n2, self, H_REALLOC) == 1,
+		slots_in(slots, n2, self, H_FREE) == 1 &&
+		slots_in(slots, n2, self, H_CALLOC) == 1 &&
+		slots_in(slots, n2, self, H_REALLOC) == 1,
 	    "this binary's malloc, free, calloc, realloc slots patched");
 	is_uint(env_now ? 1 : 0, slots_in(slots, n2, self, H_ALIGNED),
 	    "its unbound aligned_alloc slot (target unknown) is left");
@@ -470,7 +475,7 @@ main(void)
 	is_uint(env_now ? 0 : 1, k,
 	    "only got-now.so's aligned_alloc slot has a PLT stub as original");
 	ok(hooks[H_MALLOC].orig == real[H_MALLOC] &&
-	    hooks[H_FREE].orig == real[H_FREE],
+		hooks[H_FREE].orig == real[H_FREE],
 	    "hooks[].orig of malloc and free are libc's");
 
 	/* (a) calls from this program's own code. */
@@ -483,14 +488,14 @@ main(void)
 	free(p);
 	snap(c1);
 	{
-		int	want[NHOOK] = { 1, 2, 1, 1, 0 };
+		int want[NHOOK] = { 1, 2, 1, 1, 0 };
 
 		is_delta(c0, c1, want, "round 2, this binary");
 	}
 	ok(last_orig[H_MALLOC] == real[H_MALLOC] &&
-	    last_orig[H_FREE] == real[H_FREE] &&
-	    last_orig[H_CALLOC] == real[H_CALLOC] &&
-	    last_orig[H_REALLOC] == real[H_REALLOC],
+		last_orig[H_FREE] == real[H_FREE] &&
+		last_orig[H_CALLOC] == real[H_CALLOC] &&
+		last_orig[H_REALLOC] == real[H_REALLOC],
 	    "the hooks called libc's functions");
 
 	/* (c) a library bound at load time: JUMP_SLOT, GLOB_DAT and an
@@ -501,7 +506,7 @@ main(void)
 	is_int(128, now_aligned(), "got-now.so's aligned_alloc works");
 	snap(c1);
 	{
-		int	want[NHOOK] = { 1, 3, 1, 1, 1 };
+		int want[NHOOK] = { 1, 3, 1, 1, 1 };
 
 		is_delta(c0, c1, want, "got-now.so");
 	}
@@ -524,7 +529,7 @@ main(void)
 	is_int(128, now_aligned(), "got-now.so's aligned_alloc still works");
 	snap(c1);
 	{
-		int	want[NHOOK] = { 0, 2, 0, 0, 2 };
+		int want[NHOOK] = { 0, 2, 0, 0, 2 };
 
 		is_delta(c0, c1, want, "aligned_alloc here and in got-now.so");
 	}
@@ -536,7 +541,7 @@ main(void)
 	free(s);
 	snap(c1);
 	{
-		int	want[NHOOK] = { 1, 1, 0, 0, 0 };
+		int want[NHOOK] = { 1, 1, 0, 0, 0 };
 
 		is_delta(c0, c1, want, "round 2, strdup and free");
 	}
@@ -557,11 +562,14 @@ main(void)
 	    "malloc has more than one original");
 	ok(!(hooks[H_CALLOC].flags & HT_HOOK_MULTI), "calloc has one");
 	ok(ht_got_orig_for_caller(hooks, H_MALLOC, (uintptr_t)user_alloc) ==
-	    fake_malloc, "orig for a caller in got-user.so: its fake malloc");
+		fake_malloc,
+	    "orig for a caller in got-user.so: its fake malloc");
 	ok(ht_got_orig_for_caller(hooks, H_MALLOC, (uintptr_t)now_churn) ==
-	    real[H_MALLOC], "orig for a caller in got-now.so: libc's");
+		real[H_MALLOC],
+	    "orig for a caller in got-now.so: libc's");
 	ok(ht_got_orig_for_caller(hooks, H_MALLOC, (uintptr_t)main) ==
-	    real[H_MALLOC], "orig for a caller in this binary: libc's");
+		real[H_MALLOC],
+	    "orig for a caller in this binary: libc's");
 	fake0 = *fake_calls;
 	snap(c0);
 	is_int(64, user_alloc(), "got-user.so works");
@@ -575,8 +583,7 @@ main(void)
 		skip("the fake malloc does not run here (valgrind?)");
 	for (i = k = 0; i < n2; i++)
 		if (slots[i].addr >= user_mod->start &&
-		    slots[i].addr < user_mod->end &&
-		    slots[i].index == H_MALLOC)
+		    slots[i].addr < user_mod->end && slots[i].index == H_MALLOC)
 			k += slots[i].saved == fake_malloc &&
 			    slots[i].orig == fake_malloc;
 	is_uint(1, k, "got-user.so's slot saved the fake malloc");
@@ -590,8 +597,8 @@ main(void)
 	/* (c) a lazily bound library opened after patching, as the dlopen
 	 * hook would: its slots still point at its PLT stubs. */
 	lazy = dlopen(libpath("got-lazy.so"), RTLD_LAZY | RTLD_LOCAL);
-	lazy_churn = lazy != NULL ? (long (*)(void))dlsym(lazy,
-	    "gotlib_churn") : NULL;
+	lazy_churn =
+	    lazy != NULL ? (long (*)(void))dlsym(lazy, "gotlib_churn") : NULL;
 	if (lazy_churn == NULL)
 		bail("got-lazy.so: %s", dlerror());
 	scan(&set, 0);
@@ -605,19 +612,21 @@ main(void)
 		if (slots[i].addr < lazy_mod->start ||
 		    slots[i].addr >= lazy_mod->end)
 			continue;
-		if ((env_now || (slots[i].saved >= (void *)lazy_mod->start &&
-		    slots[i].saved < (void *)lazy_mod->end)) &&
+		if ((env_now ||
+			(slots[i].saved >= (void *)lazy_mod->start &&
+			    slots[i].saved < (void *)lazy_mod->end)) &&
 		    slots[i].orig == real[slots[i].index])
 			k++;
 	}
-	is_uint(4, k, "got-lazy.so: PLT stubs saved, libc's functions as "
+	is_uint(4, k,
+	    "got-lazy.so: PLT stubs saved, libc's functions as "
 	    "originals");
 	check_patched("got-lazy.so", n3, maps_before, nb);
 	snap(c0);
 	is_int(300, lazy_churn(), "got-lazy.so works");
 	snap(c1);
 	{
-		int	want[NHOOK] = { 1, 2, 1, 1, 0 };
+		int want[NHOOK] = { 1, 2, 1, 1, 0 };
 
 		is_delta(c0, c1, want, "got-lazy.so");
 	}
@@ -637,7 +646,7 @@ main(void)
 	snap(c1);
 	is_int(664, r, "after restore, everything works (lazy binding too)");
 	{
-		int	want[NHOOK] = { 0, 0, 0, 0, 0 };
+		int want[NHOOK] = { 0, 0, 0, 0, 0 };
 
 		is_delta(c0, c1, want, "after restore");
 	}

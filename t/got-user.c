@@ -9,9 +9,9 @@
 long
 gotuser_alloc(void)
 {
-	char	*p;
-	long	 sum = 0;
-	int	 i;
+	char *p;
+	long sum = 0;
+	int i;
 
 	if ((p = malloc(64)) == NULL)
 		return -1;

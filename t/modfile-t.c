@@ -25,14 +25,14 @@
 #include "basic.h"
 #include "modfile.h"
 
-static char	root[PATH_MAX];
-static int	have_openat2;
+static char root[PATH_MAX];
+static int have_openat2;
 
 static void
 put(const char *rel, const char *text)
 {
-	char	path[PATH_MAX + 64];
-	FILE	*f;
+	char path[PATH_MAX + 64];
+	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
 	if ((f = fopen(path, "w")) == NULL || fputs(text, f) == EOF ||
@@ -43,7 +43,7 @@ put(const char *rel, const char *text)
 static void
 link_in(const char *target, const char *rel)
 {
-	char	path[PATH_MAX + 64];
+	char path[PATH_MAX + 64];
 
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
 	if (symlink(target, path) != 0)
@@ -55,9 +55,9 @@ link_in(const char *target, const char *rel)
 static const char *
 read_in(int rootfd, const char *path)
 {
-	static char	buf[256];
-	ssize_t		n;
-	int		fd;
+	static char buf[256];
+	ssize_t n;
+	int fd;
 
 	if ((fd = ht_modfile_open_regular(rootfd, path, NULL)) == -1) {
 		snprintf(buf, sizeof(buf), "errno %d", errno);
@@ -73,9 +73,9 @@ read_in(int rootfd, const char *path)
 static void
 test_types(void)
 {
-	char	path[PATH_MAX + 64];
-	mode_t	mode;
-	int	fd, err;
+	char path[PATH_MAX + 64];
+	mode_t mode;
+	int fd, err;
 
 	snprintf(path, sizeof(path), "%s/fifo", root);
 	if (mkfifo(path, 0600) != 0)
@@ -111,8 +111,8 @@ test_types(void)
 static void
 test_root(void)
 {
-	char	path[PATH_MAX + 64];
-	int	rootfd, procfd;
+	char path[PATH_MAX + 64];
+	int rootfd, procfd;
 
 	snprintf(path, sizeof(path), "%s/etc", root);
 	if (mkdir(path, 0700) != 0)
@@ -145,7 +145,8 @@ test_root(void)
 		return;
 	}
 	ok(ht_modfile_open_in_root(procfd, "root/etc/passwd", O_PATH) == -1 &&
-	    errno == ELOOP, "a magic link is not followed (ELOOP)");
+		errno == ELOOP,
+	    "a magic link is not followed (ELOOP)");
 	close(procfd);
 }
 
@@ -162,13 +163,13 @@ accept_cb(Elf *elf, void *arg, char *why, size_t whylen)
 static void
 test_open(const char *self)
 {
-	struct ht_modfile	mf;
-	struct ht_modfile_req	req;
-	char			path[PATH_MAX + 64];
-	int			yes = 1, no = 0, fd, out;
-	unsigned char		buf[65536];
-	ssize_t			n;
-	void			*map;
+	struct ht_modfile mf;
+	struct ht_modfile_req req;
+	char path[PATH_MAX + 64];
+	int yes = 1, no = 0, fd, out;
+	unsigned char buf[65536];
+	ssize_t n;
+	void *map;
 
 	/* A copy of this test's executable, as an ELF file in the root. */
 	snprintf(path, sizeof(path), "%s/elf", root);
@@ -187,29 +188,32 @@ test_open(const char *self)
 	req.check = accept_cb;
 	req.arg = &yes;
 	ok(ht_modfile_open(&req, &mf) == 0 && mf.elf != NULL &&
-	    elf_kind(mf.elf) == ELF_K_ELF, "an ELF file the check accepts");
+		elf_kind(mf.elf) == ELF_K_ELF,
+	    "an ELF file the check accepts");
 	snprintf(path, sizeof(path), "%s/elf", root);
 	is_string(path, mf.name, "its name is the root's path");
 	ht_modfile_close(&mf);
 	ok(mf.fd == -1 && mf.elf == NULL, "closed");
 	req.arg = &no;
 	ok(ht_modfile_open(&req, &mf) == -1 && mf.mismatch &&
-	    strcmp(mf.why, "refused by the check") == 0,
+		strcmp(mf.why, "refused by the check") == 0,
 	    "the check's refusal is a mismatch, with its reason");
 	req.path = "/plain";
 	ok(ht_modfile_open(&req, &mf) == -1 && !mf.mismatch &&
-	    strcmp(mf.why, "not an ELF file") == 0, "a text file: not ELF");
+		strcmp(mf.why, "not an ELF file") == 0,
+	    "a text file: not ELF");
 	req.path = "/fifo";
 	alarm(10);
 	ok(ht_modfile_open(&req, &mf) == -1 && !mf.mismatch &&
-	    strstr(mf.why, "FIFO") != NULL, "a FIFO: no file (%s)", mf.why);
+		strstr(mf.why, "FIFO") != NULL,
+	    "a FIFO: no file (%s)", mf.why);
 	alarm(0);
 
 	/* The mapping of a deleted file, through map_files. */
 	snprintf(path, sizeof(path), "%s/elf", root);
 	if ((fd = open(path, O_RDONLY)) == -1 ||
 	    (map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0)) ==
-	    MAP_FAILED)
+		MAP_FAILED)
 		bail("mapping %s: %s", path, strerror(errno));
 	close(fd);
 	unlink(path);
@@ -223,7 +227,7 @@ test_open(const char *self)
 		skip("not root: map_files is closed to us");
 	else {
 		ok(ht_modfile_open(&req, &mf) == 0 &&
-		    strstr(mf.name, "/map_files/") != NULL,
+			strstr(mf.name, "/map_files/") != NULL,
 		    "a deleted file is read through map_files (%s)", mf.name);
 		ht_modfile_close(&mf);
 	}
@@ -233,8 +237,8 @@ test_open(const char *self)
 int
 main(int argc, char **argv)
 {
-	char	self[PATH_MAX], tmp[PATH_MAX];
-	ssize_t	n;
+	char self[PATH_MAX], tmp[PATH_MAX];
+	ssize_t n;
 
 	(void)argc;
 	(void)argv;
@@ -247,8 +251,8 @@ main(int argc, char **argv)
 	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
 		bail("readlink /proc/self/exe: %s", strerror(errno));
 	self[n] = '\0';
-	have_openat2 = !(syscall(SYS_openat2, -1, "", NULL, 0) == -1 &&
-	    errno == ENOSYS);
+	have_openat2 =
+	    !(syscall(SYS_openat2, -1, "", NULL, 0) == -1 && errno == ENOSYS);
 
 	plan(0);
 	test_types();

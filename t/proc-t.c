@@ -34,32 +34,36 @@
 static void
 test_field(void)
 {
-	static const char	status[] = "Name:\tsh x\nTgidx:\t1\n"
-				    "Tgid:\t  42\nUid:\t1\t2\t3\t4\n";
-	char			v[64], small[4];
+	static const char status[] = "Name:\tsh x\nTgidx:\t1\n"
+				     "Tgid:\t  42\nUid:\t1\t2\t3\t4\n";
+	char v[64], small[4];
 
 	ok(ht_proc_field(status, "Name", v, sizeof(v)) == 0 &&
-	    strcmp(v, "sh x") == 0, "a field with a blank in its value");
+		strcmp(v, "sh x") == 0,
+	    "a field with a blank in its value");
 	ok(ht_proc_field(status, "Tgid", v, sizeof(v)) == 0 &&
-	    strcmp(v, "42") == 0, "a key is matched whole, blanks skipped");
+		strcmp(v, "42") == 0,
+	    "a key is matched whole, blanks skipped");
 	ok(ht_proc_field(status, "Uid", v, sizeof(v)) == 0 &&
-	    strcmp(v, "1\t2\t3\t4") == 0, "the value runs to the line's end");
+		strcmp(v, "1\t2\t3\t4") == 0,
+	    "the value runs to the line's end");
 	ok(ht_proc_field(status, "Uid", small, sizeof(small)) == 0 &&
-	    strcmp(small, "1\t2") == 0, "cut to the buffer");
+		strcmp(small, "1\t2") == 0,
+	    "cut to the buffer");
 	is_int(-1, ht_proc_field(status, "Gid", v, sizeof(v)), "no such key");
 }
 
 struct seen {
-	const char	*path;
-	uint64_t	 lo;
-	ino_t		 ino;
-	int		 found, deleted, offset_ok, anon, stack;
+	const char *path;
+	uint64_t lo;
+	ino_t ino;
+	int found, deleted, offset_ok, anon, stack;
 };
 
 static int
 seen_cb(void *arg, const struct ht_proc_map *m)
 {
-	struct seen	*s = arg;
+	struct seen *s = arg;
 
 	if (m->lo == s->lo && strcmp(m->path, s->path) == 0) {
 		s->found = m->inode == (uint64_t)s->ino;
@@ -76,12 +80,12 @@ seen_cb(void *arg, const struct ht_proc_map *m)
 static void
 test_maps(void)
 {
-	struct seen	 s;
-	struct stat	 st;
-	char		 dir[PATH_MAX], tmp[PATH_MAX], path[PATH_MAX + 32];
-	char		 page[8192];
-	void		*map, *anon;
-	int		 fd;
+	struct seen s;
+	struct stat st;
+	char dir[PATH_MAX], tmp[PATH_MAX], path[PATH_MAX + 32];
+	char page[8192];
+	void *map, *anon;
+	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s/proc-t.XXXXXX",
 	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
@@ -93,11 +97,11 @@ test_maps(void)
 	    write(fd, page, sizeof(page)) != (ssize_t)sizeof(page) ||
 	    fstat(fd, &st) != 0 ||
 	    (map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 4096)) ==
-	    MAP_FAILED)
+		MAP_FAILED)
 		bail("mapping %s: %s", path, strerror(errno));
 	close(fd);
-	if ((anon = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
-	    -1, 0)) == MAP_FAILED)
+	if ((anon = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0)) == MAP_FAILED)
 		bail("mmap: %s", strerror(errno));
 
 	memset(&s, 0, sizeof(s));
@@ -149,11 +153,11 @@ count_cb(void *arg, pid_t tid, char st)
 static void
 test_tasks(void)
 {
-	struct timespec	 ts = { 0, 10 * 1000000 };
-	struct ht_proc	 p;
-	pid_t		 child;
-	char		 c;
-	int		 fds[2], i, n = 0, st;
+	struct timespec ts = { 0, 10 * 1000000 };
+	struct ht_proc p;
+	pid_t child;
+	char c;
+	int fds[2], i, n = 0, st;
 
 	is_int(1, ht_proc_mapped(getpid(), is_libc), "libc is mapped");
 	is_int(0, ht_proc_mapped(getpid(), never), "a module that is not");
@@ -167,8 +171,10 @@ test_tasks(void)
 		_exit(0);
 	}
 	close(fds[0]);
-	for (i = 0; i < 500 && (ht_proc_task_state(child, child) != 'S' ||
-	    ht_proc_task_syscall(child, child) != SYS_read); i++)
+	for (i = 0; i < 500 &&
+	     (ht_proc_task_state(child, child) != 'S' ||
+		 ht_proc_task_syscall(child, child) != SYS_read);
+	     i++)
 		nanosleep(&ts, NULL);
 	is_int('S', ht_proc_task_state(child, child), "child: sleeping");
 	is_int(SYS_read, ht_proc_task_syscall(child, child),
@@ -180,7 +186,7 @@ test_tasks(void)
 	is_int(0, ht_proc_task_state(child, child), "reaped: no state");
 
 	ok(ht_proc_read(getpid(), &p) == 0 && p.state == 'R' &&
-	    p.uid == getuid() && p.start_time > 0 && p.nspid > 0,
+		p.uid == getuid() && p.start_time > 0 && p.nspid > 0,
 	    "ht_proc_read of ourselves");
 	errno = 0;
 	ok(ht_proc_read(-2, &p) == -1 && errno == ENOENT,
@@ -191,12 +197,12 @@ test_tasks(void)
 static void
 test_unix(void)
 {
-	struct sockaddr_un	sa;
-	socklen_t		salen;
-	uint64_t		inode = 0;
-	struct stat		st;
-	char			name[64];
-	int			fd;
+	struct sockaddr_un sa;
+	socklen_t salen;
+	uint64_t inode = 0;
+	struct stat st;
+	char name[64];
+	int fd;
 
 	snprintf(name, sizeof(name), "heaptool-proc-t.%ld", (long)getpid());
 	memset(&sa, 0, sizeof(sa));
@@ -209,12 +215,14 @@ test_unix(void)
 		bail("socket/bind: %s", strerror(errno));
 	errno = 0;
 	ok(ht_proc_unix_listener(getpid(), name, &inode) == -1 &&
-	    errno == ENOENT, "a bound socket that does not listen is no "
+		errno == ENOENT,
+	    "a bound socket that does not listen is no "
 	    "listener");
 	if (listen(fd, 1) != 0 || fstat(fd, &st) != 0)
 		bail("listen: %s", strerror(errno));
 	ok(ht_proc_unix_listener(getpid(), name, &inode) == 0 &&
-	    inode == (uint64_t)st.st_ino, "the listener's inode from net/unix");
+		inode == (uint64_t)st.st_ino,
+	    "the listener's inode from net/unix");
 	is_int(1, ht_proc_has_socket(getpid(), inode),
 	    "the socket is one of our descriptors");
 	is_int(0, ht_proc_has_socket(getppid(), inode),

@@ -21,13 +21,13 @@
 #include "crc32.h"
 #include "profile.h"
 
-#define NMUTATE	100000
+#define NMUTATE 100000
 
 /* ---- a byte builder for hand-made encodings, independent of the writer */
 
 struct bb {
-	uint8_t	b[1 << 16];
-	size_t	n;
+	uint8_t b[1 << 16];
+	size_t n;
 };
 
 static void
@@ -42,7 +42,7 @@ bb_put(struct bb *b, const void *p, size_t n)
 static void
 bb_le(struct bb *b, uint64_t v, int n)
 {
-	int	i;
+	int i;
 
 	if (b->n + (size_t)n > sizeof(b->b))
 		bail("test builder overflow");
@@ -78,7 +78,7 @@ bb_rec(struct bb *b, uint32_t type, uint32_t len)
 static void
 bb_meta(struct bb *b, const char *cmd, size_t cmdlen)
 {
-	int	i;
+	int i;
 
 	bb_rec(b, HT_REC_META, (uint32_t)(128 + 2 + cmdlen));
 	for (i = 0; i < 3; i++)
@@ -93,8 +93,8 @@ bb_meta(struct bb *b, const char *cmd, size_t cmdlen)
 static void
 bb_thread(struct bb *b, uint32_t tid, const char *name, size_t extra)
 {
-	size_t	i;
-	int	k;
+	size_t i;
+	int k;
 
 	bb_rec(b, HT_REC_THREAD, (uint32_t)(44 + 2 + strlen(name) + extra));
 	bb_le(b, tid, 4);
@@ -108,7 +108,7 @@ bb_thread(struct bb *b, uint32_t tid, const char *name, size_t extra)
 static void
 bb_site(struct bb *b, uint32_t nframes)
 {
-	uint32_t	i;
+	uint32_t i;
 
 	bb_rec(b, HT_REC_SITE, 84 + 8 * nframes);
 	for (i = 0; i < 10; i++)
@@ -122,7 +122,7 @@ bb_site(struct bb *b, uint32_t nframes)
 static void
 bb_site2(struct bb *b, uint32_t nframes, uint32_t folded)
 {
-	uint32_t	i;
+	uint32_t i;
 
 	bb_rec(b, HT_REC_SITE, 84 + 8 * nframes + 4);
 	for (i = 0; i < 10; i++)
@@ -136,10 +136,10 @@ bb_site2(struct bb *b, uint32_t nframes, uint32_t folded)
 static void
 bb_module(struct bb *b, uint32_t bidlen, const char *path)
 {
-	uint32_t	i;
+	uint32_t i;
 
-	bb_rec(b, HT_REC_MODULE, (uint32_t)(24 + 2 + bidlen + 2 +
-	    strlen(path)));
+	bb_rec(b, HT_REC_MODULE,
+	    (uint32_t)(24 + 2 + bidlen + 2 + strlen(path)));
 	bb_le(b, 0x1000, 8);
 	bb_le(b, 0x7f0000000000, 8);
 	bb_le(b, 0x7f0000100000, 8);
@@ -165,15 +165,15 @@ bb_end3(struct bb *b)
 
 /* ---- the sample profile */
 
-static struct ht_meta		meta;
-static struct ht_module_rec	mods[3];
-static struct ht_thread_rec	thr[2];
-static struct ht_site_rec	sites[4];
+static struct ht_meta meta;
+static struct ht_module_rec mods[3];
+static struct ht_thread_rec thr[2];
+static struct ht_site_rec sites[4];
 
 static void
 fill(void)
 {
-	int	i;
+	int i;
 
 	memset(&meta, 0, sizeof(meta));
 	meta.pid = 4242;
@@ -251,7 +251,7 @@ fill(void)
 	sites[1].nframes = HT_PROFILE_MAX_FRAMES;
 	for (i = 0; i < HT_PROFILE_MAX_FRAMES; i++)
 		sites[1].frames[i] = 0xffffffffffff0000ULL + (uint64_t)i;
-	sites[2].nframes = 0;	/* the folded remainder has no frames */
+	sites[2].nframes = 0; /* the folded remainder has no frames */
 	sites[2].folded = 0xfedcba98;
 	sites[3].nframes = 1;
 	sites[3].frames[0] = 1;
@@ -261,7 +261,7 @@ fill(void)
 static void
 write_all(struct ht_pwriter *w)
 {
-	size_t	i;
+	size_t i;
 
 	ht_pw_meta(w, &meta);
 	ht_pw_module(w, &mods[0]);
@@ -275,29 +275,32 @@ write_all(struct ht_pwriter *w)
 
 /* ---- field-by-field comparison */
 
-#define SAME(f) do {							\
-	if (a->f != b->f) {						\
-		diag("%s: field " #f " differs", what);			\
-		return 0;						\
-	}								\
-} while (0)
-#define SAME_STR(f) do {						\
-	if (strcmp(a->f, b->f) != 0) {					\
-		diag("%s: field " #f " differs", what);			\
-		return 0;						\
-	}								\
-} while (0)
-#define SAME_MEM(f, n) do {						\
-	if (memcmp(&a->f, &b->f, (n)) != 0) {				\
-		diag("%s: field " #f " differs", what);			\
-		return 0;						\
-	}								\
-} while (0)
+#define SAME(f)                                                                \
+	do {                                                                   \
+		if (a->f != b->f) {                                            \
+			diag("%s: field " #f " differs", what);                \
+			return 0;                                              \
+		}                                                              \
+	} while (0)
+#define SAME_STR(f)                                                            \
+	do {                                                                   \
+		if (strcmp(a->f, b->f) != 0) {                                 \
+			diag("%s: field " #f " differs", what);                \
+			return 0;                                              \
+		}                                                              \
+	} while (0)
+#define SAME_MEM(f, n)                                                         \
+	do {                                                                   \
+		if (memcmp(&a->f, &b->f, (n)) != 0) {                          \
+			diag("%s: field " #f " differs", what);                \
+			return 0;                                              \
+		}                                                              \
+	} while (0)
 
 static int
 same_meta(const struct ht_meta *a, const struct ht_meta *b)
 {
-	const char	*what = "META";
+	const char *what = "META";
 
 	SAME(pid);
 	SAME(epoch);
@@ -323,7 +326,7 @@ same_meta(const struct ht_meta *a, const struct ht_meta *b)
 static int
 same_module(const struct ht_module_rec *a, const struct ht_module_rec *b)
 {
-	const char	*what = "MODULE";
+	const char *what = "MODULE";
 
 	SAME(bias);
 	SAME(start);
@@ -337,7 +340,7 @@ same_module(const struct ht_module_rec *a, const struct ht_module_rec *b)
 static int
 same_thread(const struct ht_thread_rec *a, const struct ht_thread_rec *b)
 {
-	const char	*what = "THREAD";
+	const char *what = "THREAD";
 
 	SAME(tid);
 	SAME_STR(name);
@@ -352,7 +355,7 @@ same_thread(const struct ht_thread_rec *a, const struct ht_thread_rec *b)
 static int
 same_site(const struct ht_site_rec *a, const struct ht_site_rec *b)
 {
-	const char	*what = "SITE";
+	const char *what = "SITE";
 
 	SAME(inuse_bytes);
 	SAME(inuse_objects);
@@ -373,14 +376,13 @@ same_site(const struct ht_site_rec *a, const struct ht_site_rec *b)
 static int
 same_profile(const struct ht_profile *p)
 {
-	return p->version == HT_PROFILE_VERSION &&
-	    same_meta(&p->meta, &meta) &&
+	return p->version == HT_PROFILE_VERSION && same_meta(&p->meta, &meta) &&
 	    p->nmodules == 3 && same_module(&p->modules[0], &mods[0]) &&
 	    same_module(&p->modules[1], &mods[1]) &&
-	    same_module(&p->modules[2], &mods[2]) &&
-	    p->nthreads == 2 && same_thread(&p->threads[0], &thr[0]) &&
-	    same_thread(&p->threads[1], &thr[1]) &&
-	    p->nsites == 4 && same_site(&p->sites[0], &sites[0]) &&
+	    same_module(&p->modules[2], &mods[2]) && p->nthreads == 2 &&
+	    same_thread(&p->threads[0], &thr[0]) &&
+	    same_thread(&p->threads[1], &thr[1]) && p->nsites == 4 &&
+	    same_site(&p->sites[0], &sites[0]) &&
 	    same_site(&p->sites[1], &sites[1]) &&
 	    same_site(&p->sites[2], &sites[2]) &&
 	    same_site(&p->sites[3], &sites[3]);
@@ -389,17 +391,17 @@ same_profile(const struct ht_profile *p)
 /* ---- flush sink */
 
 struct sink {
-	uint8_t	buf[1 << 16];
-	size_t	len;
-	int	calls;
-	int	fail_at;	/* fail the n-th call (1-based); 0 never */
-	size_t	max;		/* largest single flush */
+	uint8_t buf[1 << 16];
+	size_t len;
+	int calls;
+	int fail_at; /* fail the n-th call (1-based); 0 never */
+	size_t max;  /* largest single flush */
 };
 
 static int
 sink_flush(void *ctx, const void *buf, size_t len)
 {
-	struct sink	*s = ctx;
+	struct sink *s = ctx;
 
 	s->calls++;
 	if (s->fail_at != 0 && s->calls >= s->fail_at)
@@ -413,13 +415,13 @@ sink_flush(void *ctx, const void *buf, size_t len)
 	return 0;
 }
 
-static uint8_t	enc[1 << 16];
-static size_t	enclen;
+static uint8_t enc[1 << 16];
+static size_t enclen;
 
 static uint64_t
 le_at(const uint8_t *b, size_t off, int n)
 {
-	uint64_t	v = 0;
+	uint64_t v = 0;
 
 	while (n-- > 0)
 		v = v << 8 | b[off + (size_t)n];
@@ -429,10 +431,10 @@ le_at(const uint8_t *b, size_t off, int n)
 static void
 test_round_trip(void)
 {
-	struct ht_pwriter	 w;
-	struct ht_profile	*p;
-	char			 err[256];
-	size_t			 off;
+	struct ht_pwriter w;
+	struct ht_profile *p;
+	char err[256];
+	size_t off;
 
 	ht_pw_init(&w, enc, sizeof(enc), NULL, NULL);
 	write_all(&w);
@@ -488,7 +490,7 @@ test_round_trip(void)
 		diag("error: %s", err);
 	ok(p != NULL && same_profile(p), "round trip keeps every field");
 	ok(p != NULL && p->sites[1].nframes == 64 &&
-	    p->sites[1].frames[63] == 0xffffffffffff003fULL,
+		p->sites[1].frames[63] == 0xffffffffffff003fULL,
 	    "a site with 64 frames survives");
 	ok(p != NULL && strlen(p->modules[2].path) == 4095,
 	    "a 4095-byte path survives");
@@ -499,11 +501,11 @@ test_round_trip(void)
 static void
 test_empty(void)
 {
-	struct ht_pwriter	 w;
-	struct ht_profile	*p;
-	struct ht_meta		 m;
-	uint8_t			 buf[512];
-	char			 err[256];
+	struct ht_pwriter w;
+	struct ht_profile *p;
+	struct ht_meta m;
+	uint8_t buf[512];
+	char err[256];
 
 	memset(&m, 0, sizeof(m));
 	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
@@ -512,20 +514,21 @@ test_empty(void)
 	is_uint(16 + 8 + 130 + 8 + 4, w.len, "empty profile is 166 bytes");
 	p = ht_profile_decode(buf, w.len, err, sizeof(err));
 	ok(p != NULL && p->nmodules == 0 && p->nthreads == 0 &&
-	    p->nsites == 0 && p->meta.command[0] == '\0' &&
-	    p->meta.state == HT_STATE_NONE, "empty profile decodes empty");
+		p->nsites == 0 && p->meta.command[0] == '\0' &&
+		p->meta.state == HT_STATE_NONE,
+	    "empty profile decodes empty");
 	ht_profile_free(p);
 }
 
 static void
 test_flush(void)
 {
-	static struct sink	 s;
-	struct ht_pwriter	 w;
-	struct ht_profile	*p;
-	uint8_t			 tiny[7], big[4096];
-	char			 err[256];
-	int			 calls;
+	static struct sink s;
+	struct ht_pwriter w;
+	struct ht_profile *p;
+	uint8_t tiny[7], big[4096];
+	char err[256];
+	int calls;
 
 	/* 7 bytes divides no field: every field crosses a flush. */
 	memset(&s, 0, sizeof(s));
@@ -564,7 +567,7 @@ test_flush(void)
 	/* An exact fit is not an overflow. */
 	ht_pw_init(&w, big, 166, NULL, NULL);
 	{
-		struct ht_meta	m;
+		struct ht_meta m;
 
 		memset(&m, 0, sizeof(m));
 		ht_pw_meta(&w, &m);
@@ -572,7 +575,7 @@ test_flush(void)
 	is_int(0, ht_pw_finish(&w), "an exact fit succeeds");
 	ht_pw_init(&w, big, 161, NULL, NULL);
 	{
-		struct ht_meta	m;
+		struct ht_meta m;
 
 		memset(&m, 0, sizeof(m));
 		ht_pw_meta(&w, &m);
@@ -589,16 +592,16 @@ test_flush(void)
 static void
 test_writer_clamps(void)
 {
-	struct ht_pwriter	 w;
-	struct ht_profile	*p;
-	struct ht_meta		 m;
-	struct ht_site_rec	 s;
-	struct ht_module_rec	 mod;
-	struct ht_thread_rec	 t;
-	static uint8_t		 buf[16384];
-	char			 err[256];
+	struct ht_pwriter w;
+	struct ht_profile *p;
+	struct ht_meta m;
+	struct ht_site_rec s;
+	struct ht_module_rec mod;
+	struct ht_thread_rec t;
+	static uint8_t buf[16384];
+	char err[256];
 
-	memset(&m, 'c', sizeof(m));	/* command without a NUL */
+	memset(&m, 'c', sizeof(m)); /* command without a NUL */
 	memset(&s, 0, sizeof(s));
 	s.nframes = 1000;
 	memset(&mod, 'm', sizeof(mod));
@@ -627,14 +630,14 @@ test_writer_clamps(void)
 static void
 rejects(const struct bb *b, const char *want, const char *what)
 {
-	struct ht_profile	*p;
-	char			 err[256];
+	struct ht_profile *p;
+	char err[256];
 
 	err[0] = '\0';
 	errno = 0;
 	p = ht_profile_decode(b->b, b->n, err, sizeof(err));
 	if (!ok(p == NULL && strstr(err, want) != NULL && errno == EINVAL,
-	    "reject %s", what))
+		"reject %s", what))
 		diag("got %s, error \"%s\", wanted \"%s\"",
 		    p != NULL ? "a profile" : "NULL", err, want);
 	ht_profile_free(p);
@@ -643,8 +646,8 @@ rejects(const struct bb *b, const char *want, const char *what)
 static struct ht_profile *
 accepts(const struct bb *b, const char *what)
 {
-	struct ht_profile	*p;
-	char			 err[256];
+	struct ht_profile *p;
+	char err[256];
 
 	p = ht_profile_decode(b->b, b->n, err, sizeof(err));
 	if (!ok(p != NULL, "accept %s", what))
@@ -655,10 +658,10 @@ accepts(const struct bb *b, const char *what)
 static void
 test_hand_made(void)
 {
-	static struct bb	 b;
-	struct ht_profile	*p;
-	char			 big[300];
-	size_t			 n;
+	static struct bb b;
+	struct ht_profile *p;
+	char big[300];
+	size_t n;
 
 	/* A hand-built encoding of the documented layout decodes. */
 	bb_header(&b, 1);
@@ -669,22 +672,26 @@ test_hand_made(void)
 	bb_end(&b);
 	p = accepts(&b, "a hand-built profile");
 	ok(p != NULL && p->meta.pid == 100 && p->meta.epoch == 101 &&
-	    p->meta.rate == 102 && p->meta.state == 1 &&
-	    p->meta.start_ns == 103 && p->meta.rss_bytes == 114 &&
-	    strcmp(p->meta.command, "cmd") == 0, "hand-built META fields");
+		p->meta.rate == 102 && p->meta.state == 1 &&
+		p->meta.start_ns == 103 && p->meta.rss_bytes == 114 &&
+		strcmp(p->meta.command, "cmd") == 0,
+	    "hand-built META fields");
 	ok(p != NULL && p->nmodules == 1 && p->modules[0].bias == 0x1000 &&
-	    p->modules[0].end == 0x7f0000100000 &&
-	    p->modules[0].build_id_len == 4 && p->modules[0].build_id[3] == 3 &&
-	    strcmp(p->modules[0].path, "/lib/x.so") == 0,
+		p->modules[0].end == 0x7f0000100000 &&
+		p->modules[0].build_id_len == 4 &&
+		p->modules[0].build_id[3] == 3 &&
+		strcmp(p->modules[0].path, "/lib/x.so") == 0,
 	    "hand-built MODULE fields");
 	ok(p != NULL && p->nthreads == 1 && p->threads[0].tid == 7 &&
-	    p->threads[0].inuse_bytes == 70 && p->threads[0].samples == 74 &&
-	    strcmp(p->threads[0].name, "worker") == 0,
+		p->threads[0].inuse_bytes == 70 &&
+		p->threads[0].samples == 74 &&
+		strcmp(p->threads[0].name, "worker") == 0,
 	    "hand-built THREAD fields");
 	ok(p != NULL && p->nsites == 1 && p->sites[0].inuse_bytes == 0 &&
-	    p->sites[0].live_samples == 5 && p->sites[0].nframes == 2 &&
-	    p->sites[0].peak_inuse_objects == 9 &&
-	    p->sites[0].frames[1] == 0x400001, "hand-built SITE fields");
+		p->sites[0].live_samples == 5 && p->sites[0].nframes == 2 &&
+		p->sites[0].peak_inuse_objects == 9 &&
+		p->sites[0].frames[1] == 0x400001,
+	    "hand-built SITE fields");
 	ht_profile_free(p);
 
 	b.n = 0;
@@ -717,9 +724,9 @@ test_hand_made(void)
 	bb_end(&b);
 	p = accepts(&b, "a hand-built version 2 profile");
 	ok(p != NULL && p->version == 2 && p->nsites == 2 &&
-	    p->sites[0].nframes == 2 && p->sites[0].frames[1] == 0x400001 &&
-	    p->sites[0].folded == 0 && p->sites[1].nframes == 0 &&
-	    p->sites[1].folded == 41 && p->sites[1].peak_inuse_objects == 9,
+		p->sites[0].nframes == 2 && p->sites[0].frames[1] == 0x400001 &&
+		p->sites[0].folded == 0 && p->sites[1].nframes == 0 &&
+		p->sites[1].folded == 41 && p->sites[1].peak_inuse_objects == 9,
 	    "version 2 SITE fields, folded included");
 	ht_profile_free(p);
 	bb_header(&b, 2);
@@ -733,7 +740,7 @@ test_hand_made(void)
 	bb_end(&b);
 	p = accepts(&b, "a version 1 profile");
 	ok(p != NULL && p->version == 1 && p->nsites == 1 &&
-	    p->sites[0].folded == 0 && p->sites[0].frames[0] == 0x400000,
+		p->sites[0].folded == 0 && p->sites[0].frames[0] == 0x400000,
 	    "version 1 SITE reads with folded 0");
 	ht_profile_free(p);
 	bb_header(&b, 1);
@@ -804,7 +811,7 @@ test_hand_made(void)
 	bb_header(&b, 1);
 	bb_meta(&b, "", 0);
 	bb_site(&b, 3);
-	b.b[b.n - 24 - 4] = 4;	/* nframes 4, payload holds 3 */
+	b.b[b.n - 24 - 4] = 4; /* nframes 4, payload holds 3 */
 	bb_end(&b);
 	rejects(&b, "short SITE record", "frames past the payload");
 
@@ -825,7 +832,8 @@ test_hand_made(void)
 	bb_thread(&b, 1, "x", 0);
 	bb_end(&b);
 	b.b[16 + 8 + 130 + 4] = 200;
-	rejects(&b, "truncated THREAD record at offset 154", "a record "
+	rejects(&b, "truncated THREAD record at offset 154",
+	    "a record "
 	    "longer than the input");
 	bb_header(&b, 1);
 	bb_meta(&b, "", 0);
@@ -862,7 +870,7 @@ test_hand_made(void)
 	bb_le(&b, 1, 4);
 	for (n = 0; n < 5; n++)
 		bb_le(&b, 0, 8);
-	bb_le(&b, 10, 2);	/* a 10-byte name in no bytes */
+	bb_le(&b, 10, 2); /* a 10-byte name in no bytes */
 	bb_end(&b);
 	rejects(&b, "short THREAD record", "a string past its payload");
 
@@ -874,8 +882,8 @@ test_hand_made(void)
 	bb_end(&b);
 	p = accepts(&b, "strings longer than their fields");
 	ok(p != NULL && strlen(p->meta.command) == 255 &&
-	    strlen(p->threads[0].name) == 15 &&
-	    strcmp(p->threads[0].name, "a-thread-name-o") == 0,
+		strlen(p->threads[0].name) == 15 &&
+		strcmp(p->threads[0].name, "a-thread-name-o") == 0,
 	    "long strings cut to their fields");
 	ht_profile_free(p);
 
@@ -890,8 +898,8 @@ test_hand_made(void)
 	bb_end(&b);
 	p = accepts(&b, "unknown records and a longer THREAD payload");
 	ok(p != NULL && p->nthreads == 2 && p->threads[0].tid == 1 &&
-	    p->threads[1].tid == 2 && p->threads[1].samples == 24 &&
-	    strcmp(p->threads[1].name, "two") == 0,
+		p->threads[1].tid == 2 && p->threads[1].samples == 24 &&
+		strcmp(p->threads[1].name, "two") == 0,
 	    "unknown records skipped, the extra tail ignored");
 	ht_profile_free(p);
 
@@ -919,9 +927,9 @@ test_hand_made(void)
 static int
 reseal(uint8_t *b, size_t len)
 {
-	size_t		off, rlen;
-	uint32_t	crc;
-	int		i;
+	size_t off, rlen;
+	uint32_t crc;
+	int i;
 
 	for (off = 16; off + 8 <= len; off += 8 + rlen) {
 		rlen = le_at(b, off + 4, 4);
@@ -950,17 +958,17 @@ reseal(uint8_t *b, size_t len)
 static void
 test_mutations(void)
 {
-	static uint8_t		 buf[1 << 16];
-	struct ht_profile	*p;
-	uint64_t		 s = 0x5eed, r;
-	size_t			 recs[64], nrec = 0, off, len, i, k;
-	char			 err[256];
-	uint8_t			*copy;
-	int			 it, good = 0, bad = 0, sane = 1, answered = 1;
-	int			 sealed, sgood = 0, sbad = 0, leaked = 0;
+	static uint8_t buf[1 << 16];
+	struct ht_profile *p;
+	uint64_t s = 0x5eed, r;
+	size_t recs[64], nrec = 0, off, len, i, k;
+	char err[256];
+	uint8_t *copy;
+	int it, good = 0, bad = 0, sane = 1, answered = 1;
+	int sealed, sgood = 0, sbad = 0, leaked = 0;
 
 	for (off = 16; off + 8 <= enclen && nrec < 64;
-	    off += 8 + le_at(enc, off + 4, 4))
+	     off += 8 + le_at(enc, off + 4, 4))
 		recs[nrec++] = off;
 
 	for (it = 0; it < NMUTATE; it++) {
@@ -972,17 +980,18 @@ test_mutations(void)
 		s ^= s << 17;
 		r = s;
 		switch (r % 5) {
-		case 0:		/* bit flips */
+		case 0: /* bit flips */
 			for (k = 1 + (r >> 8) % 8; k > 0; k--) {
-				i = (size_t)((r >> 16) * 2654435761u + k *
-				    40503u) % len;
+				i = (size_t)((r >> 16) * 2654435761u +
+					k * 40503u) %
+				    len;
 				buf[i] ^= (uint8_t)(1u << ((r >> (k + 3)) % 8));
 			}
 			break;
-		case 1:		/* truncation */
+		case 1: /* truncation */
 			len = (size_t)((r >> 8) % len);
 			break;
-		case 2:		/* a record length edited */
+		case 2: /* a record length edited */
 			off = recs[(r >> 8) % nrec] + 4;
 			switch ((r >> 16) % 4) {
 			case 0:
@@ -1001,17 +1010,17 @@ test_mutations(void)
 			for (i = 0; i < 4; i++)
 				buf[off + i] = (uint8_t)(k >> (8 * i));
 			break;
-		case 3:		/* a string length or count edited */
+		case 3: /* a string length or count edited */
 			off = recs[(r >> 8) % nrec] + 8 + (r >> 16) % 200;
 			if (off + 2 <= len) {
 				buf[off] = (uint8_t)(r >> 32);
 				buf[off + 1] = (uint8_t)(r >> 40);
 			}
 			break;
-		default:	/* random bytes over a random span */
+		default: /* random bytes over a random span */
 			off = (size_t)((r >> 8) % len);
 			for (k = 0; k < 1 + (r >> 24) % 16 && off + k < len;
-			    k++)
+			     k++)
 				buf[off + k] = (uint8_t)(r >> (k % 8 * 8));
 			break;
 		}
@@ -1023,8 +1032,8 @@ test_mutations(void)
 		p = ht_profile_decode(copy, len, err, sizeof(err));
 		if (sealed)
 			p != NULL ? sgood++ : sbad++;
-		else if (p != NULL && (len != enclen ||
-		    memcmp(buf, enc, len) != 0))
+		else if (p != NULL &&
+		    (len != enclen || memcmp(buf, enc, len) != 0))
 			leaked++;
 		if (p != NULL) {
 			good++;
@@ -1049,7 +1058,8 @@ test_mutations(void)
 		free(copy);
 	}
 	diag("%d mutations: %d decoded, %d rejected; resealed %d decoded, "
-	    "%d rejected", NMUTATE, good, bad, sgood, sbad);
+	     "%d rejected",
+	    NMUTATE, good, bad, sgood, sbad);
 	ok(good + bad == NMUTATE && answered,
 	    "every corrupted input yields a profile or an error message");
 	ok(sane, "decoded profiles respect every field bound");
@@ -1060,10 +1070,10 @@ test_mutations(void)
 static void
 test_read_file(void)
 {
-	struct ht_profile	*p;
-	const char		*tmp = getenv("TMPDIR");
-	char			 path[4096], err[256];
-	int			 fd, saved;
+	struct ht_profile *p;
+	const char *tmp = getenv("TMPDIR");
+	char path[4096], err[256];
+	int fd, saved;
 
 	snprintf(path, sizeof(path), "%s/profile-t.XXXXXX",
 	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
@@ -1109,8 +1119,7 @@ test_read_file(void)
 
 	errno = 0;
 	p = ht_profile_read_file(path, err, sizeof(err));
-	ok(p == NULL && errno == ENOENT &&
-	    strcmp(err, strerror(ENOENT)) == 0,
+	ok(p == NULL && errno == ENOENT && strcmp(err, strerror(ENOENT)) == 0,
 	    "read_file of a missing file: %s", err);
 	p = ht_profile_read_file("/", err, sizeof(err));
 	ok(p == NULL && strcmp(err, "not a regular file") == 0,
@@ -1136,11 +1145,11 @@ test_read_file(void)
 static void
 test_crc32(void)
 {
-	static uint8_t	buf[4096];
-	uint64_t	s = 0x5eedc4c;
-	uint32_t	ours;
-	size_t		i, len, cut;
-	int		it, same = 1;
+	static uint8_t buf[4096];
+	uint64_t s = 0x5eedc4c;
+	uint32_t ours;
+	size_t i, len, cut;
+	int it, same = 1;
 
 	is_uint(0xcbf43926, ht_crc32(0, "123456789", 9),
 	    "CRC-32 check value of \"123456789\"");

@@ -24,34 +24,32 @@
 #include "basic.h"
 #include "proto.h"
 
-#define MAXIN		(HT_PROTO_MAX_REQUEST + 128)
-#define FUZZ_INPUTS	1000000
-#define NSEEDS		64
-#define POOL		64
+#define MAXIN	    (HT_PROTO_MAX_REQUEST + 128)
+#define FUZZ_INPUTS 1000000
+#define NSEEDS	    64
+#define POOL	    64
 
-int		LLVMFuzzerTestOneInput(const uint8_t *, size_t);
-extern unsigned long	fuzz_accepted[HT_MSG_HOOK + 1];
-extern unsigned long	fuzz_refused, fuzz_version, fuzz_err_ok,
-			fuzz_status_ok;
-void		fuzz_failed(const char *what, const uint8_t *data,
-		    size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+extern unsigned long fuzz_accepted[HT_MSG_HOOK + 1];
+extern unsigned long fuzz_refused, fuzz_version, fuzz_err_ok, fuzz_status_ok;
+void fuzz_failed(const char *what, const uint8_t *data, size_t size);
 
 struct input {
-	uint8_t	b[MAXIN];
-	size_t	n;
+	uint8_t b[MAXIN];
+	size_t n;
 };
 
-static struct input	seeds[NSEEDS], pool[POOL];
-static size_t		nseeds, npool;
-static uint64_t		rng;
-static uint8_t		*area;	/* data pages, then a PROT_NONE page */
-static size_t		area_data;
+static struct input seeds[NSEEDS], pool[POOL];
+static size_t nseeds, npool;
+static uint64_t rng;
+static uint8_t *area; /* data pages, then a PROT_NONE page */
+static size_t area_data;
 
 void
 fuzz_failed(const char *what, const uint8_t *data, size_t size)
 {
-	char	line[3 * 32 + 1];
-	size_t	i, j;
+	char line[3 * 32 + 1];
+	size_t i, j;
 
 	diag("harness check failed: %s; input of %zu bytes:", what, size);
 	for (i = 0; i < size && i < 512; i += 32) {
@@ -81,7 +79,7 @@ below(size_t n)
 static void
 le(uint8_t *p, uint64_t v, int n)
 {
-	int	i;
+	int i;
 
 	for (i = 0; i < n; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
@@ -99,21 +97,19 @@ add_seed(const uint8_t *b, size_t n)
 static void
 make_seeds(void)
 {
-	static const uint64_t	rates[] = { 1, 2, 4096, 524288,
-	    UINT64_MAX };
-	static struct ht_request	r;
-	struct ht_status		s;
-	static uint8_t			b[HT_PROTO_MAX_REQUEST];
-	size_t				i, n;
+	static const uint64_t rates[] = { 1, 2, 4096, 524288, UINT64_MAX };
+	static struct ht_request r;
+	struct ht_status s;
+	static uint8_t b[HT_PROTO_MAX_REQUEST];
+	size_t i, n;
 
 	for (i = HT_MSG_HELLO; i <= HT_MSG_HOOK; i++) {
 		memset(&r, 0, sizeof(r));
 		r.type = (uint16_t)i;
 		if (i == HT_MSG_START) {
-			size_t	k;
+			size_t k;
 
-			for (k = 0; k < sizeof(rates) / sizeof(rates[0]);
-			    k++) {
+			for (k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
 				r.rate = rates[k];
 				r.flags = k & 1 ? HT_START_RESTART : 0;
 				n = ht_proto_encode_request(b, &r);
@@ -139,10 +135,12 @@ make_seeds(void)
 		}
 		add_seed(b, ht_proto_encode_request(b, &r));
 	}
-	add_seed(b, ht_proto_encode_err(b, sizeof(b), HT_ERR_RUNNING,
-	    "a session is running"));
-	add_seed(b, ht_proto_encode_err(b, sizeof(b), HT_ERR_VERSION,
-	    "this agent speaks protocol 1 \xc3\xa9"));
+	add_seed(b,
+	    ht_proto_encode_err(b, sizeof(b), HT_ERR_RUNNING,
+		"a session is running"));
+	add_seed(b,
+	    ht_proto_encode_err(b, sizeof(b), HT_ERR_VERSION,
+		"this agent speaks protocol 1 \xc3\xa9"));
 	add_seed(b, ht_proto_encode_err(b, sizeof(b), HT_ERR_INTERNAL, ""));
 	memset(&s, 0, sizeof(s));
 	s.proto_version = HT_PROTO_VERSION;
@@ -179,23 +177,23 @@ fix_length(struct input *in)
 static void
 mutate(struct input *in)
 {
-	static const uint16_t	types[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 63,
-	    64, 65, 66, 67, 68, 0xffff };
-	static const uint64_t	vals[] = { 0, 1, 2, 0x7f, 0x80, 0xff,
-	    0xffff, 0x10000, 0x7fffffff, 0xffffffff, UINT64_MAX };
-	const struct input	*o;
-	size_t			 k, at, len;
+	static const uint16_t types[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 63, 64, 65,
+		66, 67, 68, 0xffff };
+	static const uint64_t vals[] = { 0, 1, 2, 0x7f, 0x80, 0xff, 0xffff,
+		0x10000, 0x7fffffff, 0xffffffff, UINT64_MAX };
+	const struct input *o;
+	size_t k, at, len;
 
 	switch (next() % 11) {
-	case 0:		/* flip bits */
+	case 0: /* flip bits */
 		for (k = 1 + below(4); k > 0 && in->n > 0; k--)
 			in->b[below(in->n)] ^= (uint8_t)(1u << below(8));
 		break;
-	case 1:		/* set bytes */
+	case 1: /* set bytes */
 		for (k = 1 + below(4); k > 0 && in->n > 0; k--)
 			in->b[below(in->n)] = (uint8_t)next();
 		break;
-	case 2:		/* insert */
+	case 2: /* insert */
 		len = 1 + below(8);
 		if (in->n + len > MAXIN)
 			break;
@@ -205,7 +203,7 @@ mutate(struct input *in)
 			in->b[at + k] = (uint8_t)next();
 		in->n += len;
 		break;
-	case 3:		/* delete */
+	case 3: /* delete */
 		if (in->n == 0)
 			break;
 		at = below(in->n);
@@ -213,9 +211,9 @@ mutate(struct input *in)
 		memmove(in->b + at, in->b + at + len, in->n - at - len);
 		in->n -= len;
 		break;
-	case 4:		/* splice with a seed or a pooled input */
+	case 4: /* splice with a seed or a pooled input */
 		o = npool > 0 && (next() & 1) ? &pool[below(npool)] :
-		    &seeds[below(nseeds)];
+						&seeds[below(nseeds)];
 		at = below(in->n + 1);
 		k = below(o->n + 1);
 		if (at + (o->n - k) > MAXIN)
@@ -223,64 +221,63 @@ mutate(struct input *in)
 		memcpy(in->b + at, o->b + k, o->n - k);
 		in->n = at + (o->n - k);
 		break;
-	case 5:		/* truncate */
+	case 5: /* truncate */
 		in->n = below(in->n + 1);
 		break;
-	case 6:		/* extend to a random length */
+	case 6: /* extend to a random length */
 		len = below(MAXIN + 1);
 		for (k = in->n; k < len; k++)
 			in->b[k] = (uint8_t)(next() & 1 ? next() : 0);
 		if (len > in->n)
 			in->n = len;
 		break;
-	case 7:		/* a consistent length, to reach the payload */
+	case 7: /* a consistent length, to reach the payload */
 		fix_length(in);
 		break;
-	case 8:		/* header fields at edge values */
+	case 8: /* header fields at edge values */
 		if (in->n < HT_PROTO_HEADER)
 			break;
 		switch (next() % 4) {
 		case 0:
-			le(in->b + 6, types[below(sizeof(types) /
-			    sizeof(types[0]))], 2);
+			le(in->b + 6,
+			    types[below(sizeof(types) / sizeof(types[0]))], 2);
 			break;
 		case 1:
 			le(in->b + 4, below(HT_PROTO_VERSION + 2), 2);
 			break;
 		case 2:
-			le(in->b + 12, vals[below(sizeof(vals) /
-			    sizeof(vals[0]))], 4);
+			le(in->b + 12,
+			    vals[below(sizeof(vals) / sizeof(vals[0]))], 4);
 			break;
 		default:
-			le(in->b + 8, vals[below(sizeof(vals) /
-			    sizeof(vals[0]))], 4);
+			le(in->b + 8,
+			    vals[below(sizeof(vals) / sizeof(vals[0]))], 4);
 			break;
 		}
 		break;
-	case 9:		/* START payload fields at edge values */
+	case 9: /* START payload fields at edge values */
 		if (in->n < HT_PROTO_HEADER + 46)
 			break;
 		switch (next() % 4) {
-		case 0:		/* rate, or a dump setting */
+		case 0: /* rate, or a dump setting */
 			le(in->b + 16 + 12 * (next() & 1) + 8 * below(4),
 			    vals[below(sizeof(vals) / sizeof(vals[0]))], 8);
 			break;
 		case 1:
-			le(in->b + 24, vals[below(sizeof(vals) /
-			    sizeof(vals[0]))], 4);
+			le(in->b + 24,
+			    vals[below(sizeof(vals) / sizeof(vals[0]))], 4);
 			break;
-		case 2:		/* the prefix's length, near the payload's */
-			le(in->b + 60, (in->n - 62 + below(3) - 1) & 0xffff,
-			    2);
+		case 2: /* the prefix's length, near the payload's */
+			le(in->b + 60, (in->n - 62 + below(3) - 1) & 0xffff, 2);
 			break;
-		default:	/* a NUL, or a slash, in the prefix */
+		default: /* a NUL, or a slash, in the prefix */
 			if (in->n > 62)
 				in->b[62 + below(in->n - 62)] =
 				    next() & 1 ? 0 : '/';
 			break;
 		}
 		break;
-	default:	/* start over from a seed */
+	default: /* start over from a seed */
 		*in = seeds[below(nseeds)];
 		break;
 	}
@@ -290,7 +287,7 @@ mutate(struct input *in)
 static void
 run(const struct input *in)
 {
-	uint8_t	*p = area + area_data - in->n;
+	uint8_t *p = area + area_data - in->n;
 
 	memcpy(p, in->b, in->n);
 	LLVMFuzzerTestOneInput(p, in->n);
@@ -299,12 +296,12 @@ run(const struct input *in)
 int
 main(void)
 {
-	struct input	in;
-	const char	*e;
-	unsigned long	iters, inputs = FUZZ_INPUTS, accepted = 0, before;
-	uint64_t	seed = 0x5eed0fc0de15ull;
-	size_t		i, page = (size_t)sysconf(_SC_PAGESIZE);
-	int		all;
+	struct input in;
+	const char *e;
+	unsigned long iters, inputs = FUZZ_INPUTS, accepted = 0, before;
+	uint64_t seed = 0x5eed0fc0de15ull;
+	size_t i, page = (size_t)sysconf(_SC_PAGESIZE);
+	int all;
 
 	plan(0);
 	if ((e = getenv("HT_FUZZ_INPUTS")) != NULL && *e != '\0')
@@ -317,8 +314,8 @@ main(void)
 	area_data = (MAXIN + page - 1) / page * page;
 	area = mmap(NULL, area_data + page, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (area == MAP_FAILED || mprotect(area + area_data, page,
-	    PROT_NONE) != 0)
+	if (area == MAP_FAILED ||
+	    mprotect(area + area_data, page, PROT_NONE) != 0)
 		bail("cannot map the input area");
 
 	make_seeds();
@@ -335,8 +332,8 @@ main(void)
 	in = seeds[0];
 	for (iters = 0; iters < inputs; iters++) {
 		if (below(4) == 0)
-			in = npool > 0 && (next() & 1) ?
-			    pool[below(npool)] : seeds[below(nseeds)];
+			in = npool > 0 && (next() & 1) ? pool[below(npool)] :
+							 seeds[below(nseeds)];
 		for (i = 1 + below(4); i > 0; i--)
 			mutate(&in);
 		before = fuzz_err_ok + fuzz_status_ok;
@@ -360,14 +357,15 @@ main(void)
 	for (i = HT_MSG_HELLO; i <= HT_MSG_HOOK; i++)
 		accepted += fuzz_accepted[i];
 	diag("%lu inputs: %lu requests accepted, %lu refused, %lu other "
-	    "version; %lu ERR and %lu STATUS payloads decoded", iters,
-	    accepted, fuzz_refused, fuzz_version, fuzz_err_ok,
+	     "version; %lu ERR and %lu STATUS payloads decoded",
+	    iters, accepted, fuzz_refused, fuzz_version, fuzz_err_ok,
 	    fuzz_status_ok);
 	ok(iters > 0, "%lu mutated inputs, no crash, no property violated",
 	    iters);
 	for (i = HT_MSG_HELLO, all = 1; i <= HT_MSG_HOOK; i++)
 		all &= fuzz_accepted[i] > 0;
-	ok(all, "mutated requests of every type were accepted and "
+	ok(all,
+	    "mutated requests of every type were accepted and "
 	    "re-encoded to the same bytes");
 	ok(fuzz_refused > 0, "malformed requests were refused");
 	ok(fuzz_version > 0, "requests of other versions got HT_ERR_VERSION");

@@ -18,7 +18,7 @@
 static void
 le(uint8_t *p, uint64_t v, int n)
 {
-	int	i;
+	int i;
 
 	for (i = 0; i < n; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
@@ -27,8 +27,8 @@ le(uint8_t *p, uint64_t v, int n)
 static uint64_t
 get(const uint8_t *p, int n)
 {
-	uint64_t	v = 0;
-	int		i;
+	uint64_t v = 0;
+	int i;
 
 	for (i = n - 1; i >= 0; i--)
 		v = v << 8 | p[i];
@@ -50,8 +50,8 @@ hdr(uint8_t *p, uint32_t magic, uint16_t version, uint16_t type,
 static int
 parse(const uint8_t *b, size_t n)
 {
-	struct ht_request	r;
-	int			rc;
+	struct ht_request r;
+	int rc;
 
 	memset(&r, 0xa5, sizeof(r));
 	rc = ht_proto_parse_request(b, n, &r);
@@ -64,8 +64,8 @@ parse(const uint8_t *b, size_t n)
 static void
 test_socket_name(void)
 {
-	char	name[HT_PROTO_SOCKET_NAME_MAX];
-	size_t	n;
+	char name[HT_PROTO_SOCKET_NAME_MAX];
+	size_t n;
 
 	n = ht_proto_socket_name(name, 1234);
 	ok(n == 14 && memcmp(name, "\0heaptool.1234", 14) == 0,
@@ -75,15 +75,15 @@ test_socket_name(void)
 	    "socket name of 0");
 	n = ht_proto_socket_name(name, UINT32_MAX);
 	ok(n == 20 && n <= HT_PROTO_SOCKET_NAME_MAX &&
-	    memcmp(name, "\0heaptool.4294967295", 20) == 0,
+		memcmp(name, "\0heaptool.4294967295", 20) == 0,
 	    "socket name of the largest pid fits");
 }
 
 static void
 test_header(void)
 {
-	struct ht_msg_header	h;
-	uint8_t			b[HT_PROTO_HEADER];
+	struct ht_msg_header h;
+	uint8_t b[HT_PROTO_HEADER];
 
 	ht_proto_put_header(b, HT_MSG_PROFILE, 0x01020304);
 	ok(memcmp(b, "HTCP", 4) == 0, "magic is \"HTCP\" on the wire");
@@ -93,8 +93,9 @@ test_header(void)
 	is_uint(0, get(b + 12, 4), "flags at offset 12 are 0");
 	is_int(0, ht_proto_get_header(b, &h), "header decodes");
 	ok(h.magic == HT_PROTO_MAGIC && h.version == HT_PROTO_VERSION &&
-	    h.type == HT_MSG_PROFILE && h.length == 0x01020304 &&
-	    h.flags == 0, "header round trips");
+		h.type == HT_MSG_PROFILE && h.length == 0x01020304 &&
+		h.flags == 0,
+	    "header round trips");
 	b[2] ^= 0x20;
 	is_int(-1, ht_proto_get_header(b, &h), "bad magic refused");
 	ok(h.version == HT_PROTO_VERSION && h.length == 0x01020304,
@@ -107,29 +108,29 @@ test_header(void)
 static void
 test_requests(void)
 {
-	static const uint16_t	types[] = { HT_MSG_HELLO, HT_MSG_STATUS,
-	    HT_MSG_STOP, HT_MSG_REPORT, HT_MSG_DETACH, HT_MSG_HOOK };
-	static const uint64_t	rates[] = { 1, 2, 4096, 524288,
-	    0x0123456789abcdefull, UINT64_MAX };
-	struct ht_request	r, q;
-	static uint8_t		b[HT_PROTO_MAX_REQUEST];
-	uint8_t			h[128];
-	size_t			i, j, n;
+	static const uint16_t types[] = { HT_MSG_HELLO, HT_MSG_STATUS,
+		HT_MSG_STOP, HT_MSG_REPORT, HT_MSG_DETACH, HT_MSG_HOOK };
+	static const uint64_t rates[] = { 1, 2, 4096, 524288,
+		0x0123456789abcdefull, UINT64_MAX };
+	struct ht_request r, q;
+	static uint8_t b[HT_PROTO_MAX_REQUEST];
+	uint8_t h[128];
+	size_t i, j, n;
 
 	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
 		memset(&r, 0, sizeof(r));
 		r.type = types[i];
 		n = ht_proto_encode_request(b, &r);
 		ok(n == HT_PROTO_HEADER && get(b + 8, 4) == 0 &&
-		    get(b + 6, 2) == types[i],
+			get(b + 6, 2) == types[i],
 		    "request %u encodes to a bare header", types[i]);
 		ok(ht_proto_parse_request(b, n, &q) == 0 &&
-		    q.type == types[i] && q.rate == 0 && q.flags == 0,
+			q.type == types[i] && q.rate == 0 && q.flags == 0,
 		    "request %u round trips", types[i]);
 		hdr(h, HT_PROTO_MAGIC, HT_PROTO_VERSION, types[i], 0, 0);
 		ok(ht_proto_parse_request(h, HT_PROTO_HEADER, &q) == 0 &&
-		    q.type == types[i], "hand-made request %u parses",
-		    types[i]);
+			q.type == types[i],
+		    "hand-made request %u parses", types[i]);
 	}
 	for (i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
 		for (j = 0; j < 2; j++) {
@@ -138,16 +139,15 @@ test_requests(void)
 			r.rate = rates[i];
 			r.flags = j ? HT_START_RESTART : 0;
 			n = ht_proto_encode_request(b, &r);
-			ok(n == HT_PROTO_HEADER + 46 &&
-			    get(b + 8, 4) == 46 &&
-			    get(b + 16, 8) == rates[i] &&
-			    get(b + 24, 4) == r.flags &&
-			    get(b + 28, 8) == 0 && get(b + 60, 2) == 0,
+			ok(n == HT_PROTO_HEADER + 46 && get(b + 8, 4) == 46 &&
+				get(b + 16, 8) == rates[i] &&
+				get(b + 24, 4) == r.flags &&
+				get(b + 28, 8) == 0 && get(b + 60, 2) == 0,
 			    "START rate %llu flags %u: layout",
 			    (unsigned long long)rates[i], r.flags);
 			ok(ht_proto_parse_request(b, n, &q) == 0 &&
-			    q.type == HT_MSG_START && q.rate == rates[i] &&
-			    q.flags == r.flags && q.dump_prefix[0] == '\0',
+				q.type == HT_MSG_START && q.rate == rates[i] &&
+				q.flags == r.flags && q.dump_prefix[0] == '\0',
 			    "START rate %llu flags %u round trips",
 			    (unsigned long long)rates[i], r.flags);
 		}
@@ -164,26 +164,26 @@ test_requests(void)
 	snprintf(r.dump_prefix, sizeof(r.dump_prefix), "/tmp/dumps/app");
 	n = ht_proto_encode_request(b, &r);
 	ok(n == HT_PROTO_HEADER + 46 + 14 && get(b + 8, 4) == 46 + 14 &&
-	    get(b + 28, 8) == r.dump_interval_ms &&
-	    get(b + 36, 8) == r.dump_every_bytes &&
-	    get(b + 44, 8) == r.dump_at_rss_bytes &&
-	    get(b + 52, 8) == UINT64_MAX && get(b + 60, 2) == 14 &&
-	    memcmp(b + 62, "/tmp/dumps/app", 14) == 0,
+		get(b + 28, 8) == r.dump_interval_ms &&
+		get(b + 36, 8) == r.dump_every_bytes &&
+		get(b + 44, 8) == r.dump_at_rss_bytes &&
+		get(b + 52, 8) == UINT64_MAX && get(b + 60, 2) == 14 &&
+		memcmp(b + 62, "/tmp/dumps/app", 14) == 0,
 	    "START with dump settings: layout");
 	ok(ht_proto_parse_request(b, n, &q) == 0 &&
-	    q.dump_interval_ms == r.dump_interval_ms &&
-	    q.dump_every_bytes == r.dump_every_bytes &&
-	    q.dump_at_rss_bytes == r.dump_at_rss_bytes &&
-	    q.threshold_bytes == UINT64_MAX &&
-	    strcmp(q.dump_prefix, "/tmp/dumps/app") == 0,
+		q.dump_interval_ms == r.dump_interval_ms &&
+		q.dump_every_bytes == r.dump_every_bytes &&
+		q.dump_at_rss_bytes == r.dump_at_rss_bytes &&
+		q.threshold_bytes == UINT64_MAX &&
+		strcmp(q.dump_prefix, "/tmp/dumps/app") == 0,
 	    "START with dump settings round trips");
 	memset(r.dump_prefix, 'p', HT_PROTO_MAX_PREFIX);
 	r.dump_prefix[HT_PROTO_MAX_PREFIX] = '\0';
 	n = ht_proto_encode_request(b, &r);
 	ok(n == HT_PROTO_HEADER + 46 + HT_PROTO_MAX_PREFIX &&
-	    n <= HT_PROTO_MAX_REQUEST &&
-	    ht_proto_parse_request(b, n, &q) == 0 &&
-	    strlen(q.dump_prefix) == HT_PROTO_MAX_PREFIX,
+		n <= HT_PROTO_MAX_REQUEST &&
+		ht_proto_parse_request(b, n, &q) == 0 &&
+		strlen(q.dump_prefix) == HT_PROTO_MAX_PREFIX,
 	    "a prefix of HT_PROTO_MAX_PREFIX bytes round trips");
 
 	hdr(h, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 46 + 2, 0);
@@ -194,22 +194,23 @@ test_requests(void)
 	le(h + 60, 2, 2);
 	memcpy(h + 62, "/d", 2);
 	ok(ht_proto_parse_request(h, 64, &q) == 0 && q.rate == 65536 &&
-	    q.flags == HT_START_RESTART && q.dump_interval_ms == 500 &&
-	    strcmp(q.dump_prefix, "/d") == 0, "hand-made START parses");
+		q.flags == HT_START_RESTART && q.dump_interval_ms == 500 &&
+		strcmp(q.dump_prefix, "/d") == 0,
+	    "hand-made START parses");
 }
 
 static void
 test_rejections(void)
 {
-	static const uint16_t	bad_types[] = { 0, 8, 9, 63, HT_MSG_OK,
-	    HT_MSG_ERR, HT_MSG_STATUS_REPLY, HT_MSG_PROFILE, 68, 0x8001,
-	    0xffff };
-	static const uint32_t	bad_flags[] = { 0x2, 0x3, 0x100,
-	    0x80000000u, 0xffffffffu };
-	static uint8_t		big[HT_PROTO_MAX_REQUEST + 64];
-	uint8_t			b[128];
-	size_t			i;
-	int			all;
+	static const uint16_t bad_types[] = { 0, 8, 9, 63, HT_MSG_OK,
+		HT_MSG_ERR, HT_MSG_STATUS_REPLY, HT_MSG_PROFILE, 68, 0x8001,
+		0xffff };
+	static const uint32_t bad_flags[] = { 0x2, 0x3, 0x100, 0x80000000u,
+		0xffffffffu };
+	static uint8_t big[HT_PROTO_MAX_REQUEST + 64];
+	uint8_t b[128];
+	size_t i;
+	int all;
 
 	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_HELLO, 0, 0);
 	for (i = 0, all = 1; i < HT_PROTO_HEADER; i++)
@@ -271,7 +272,7 @@ test_rejections(void)
 	le(b + 16, 1, 8);
 	is_int(0, parse(b, 62), "START rate 1 accepted");
 	for (i = 0, all = 1; i < sizeof(bad_flags) / sizeof(bad_flags[0]);
-	    i++) {
+	     i++) {
 		le(b + 24, bad_flags[i], 4);
 		all &= parse(b, 62) == HT_ERR_BAD_REQUEST;
 	}
@@ -313,7 +314,7 @@ test_rejections(void)
 	ok(all, "any header flag refused");
 
 	for (i = 0, all = 1; i < sizeof(bad_types) / sizeof(bad_types[0]);
-	    i++) {
+	     i++) {
 		hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, bad_types[i], 0, 0);
 		if (parse(b, 16) != HT_ERR_BAD_REQUEST) {
 			diag("type %u accepted", bad_types[i]);
@@ -339,24 +340,27 @@ test_rejections(void)
 static void
 test_err(void)
 {
-	uint8_t		b[256];
-	char		msg[64];
-	uint32_t	code;
-	size_t		n;
+	uint8_t b[256];
+	char msg[64];
+	uint32_t code;
+	size_t n;
 
 	n = ht_proto_encode_err(b, sizeof(b), HT_ERR_RUNNING,
 	    "a session is running");
 	ok(n == 16 + 4 + 20 && get(b + 6, 2) == HT_MSG_ERR &&
-	    get(b + 8, 4) == 24 && get(b + 16, 4) == HT_ERR_RUNNING &&
-	    memcmp(b + 20, "a session is running", 20) == 0,
+		get(b + 8, 4) == 24 && get(b + 16, 4) == HT_ERR_RUNNING &&
+		memcmp(b + 20, "a session is running", 20) == 0,
 	    "ERR layout: header, u32 code, message without NUL");
-	ok(ht_proto_decode_err(b + 16, n - 16, &code, msg, sizeof(msg)) ==
-	    0 && code == HT_ERR_RUNNING &&
-	    strcmp(msg, "a session is running") == 0, "ERR round trips");
+	ok(ht_proto_decode_err(b + 16, n - 16, &code, msg, sizeof(msg)) == 0 &&
+		code == HT_ERR_RUNNING &&
+		strcmp(msg, "a session is running") == 0,
+	    "ERR round trips");
 	ok(ht_proto_decode_err(b + 16, n - 16, &code, NULL, 0) == 0 &&
-	    code == HT_ERR_RUNNING, "ERR decodes without a message buffer");
+		code == HT_ERR_RUNNING,
+	    "ERR decodes without a message buffer");
 	ok(ht_proto_decode_err(b + 16, n - 16, &code, msg, 6) == 0 &&
-	    strcmp(msg, "a ses") == 0, "decoded message truncated to fit");
+		strcmp(msg, "a ses") == 0,
+	    "decoded message truncated to fit");
 
 	n = ht_proto_encode_err(b, 16 + 4 + 5, HT_ERR_INTERNAL, "hello world");
 	ok(n == 25 && get(b + 8, 4) == 9 && memcmp(b + 20, "hello", 5) == 0,
@@ -370,8 +374,9 @@ test_err(void)
 	is_uint(0, ht_proto_encode_err(b, 19, 1, "x"),
 	    "no room for the code: 0");
 	n = ht_proto_encode_err(b, 20, HT_ERR_NOMEM, "x");
-	ok(n == 20 && ht_proto_decode_err(b + 16, 4, &code, msg,
-	    sizeof(msg)) == 0 && code == HT_ERR_NOMEM && msg[0] == '\0',
+	ok(n == 20 &&
+		ht_proto_decode_err(b + 16, 4, &code, msg, sizeof(msg)) == 0 &&
+		code == HT_ERR_NOMEM && msg[0] == '\0',
 	    "ERR with an empty message");
 	n = ht_proto_encode_err(b, sizeof(b), HT_ERR_VERSION, NULL);
 	ok(n == 20, "NULL message encodes empty");
@@ -383,7 +388,7 @@ test_err(void)
 	    "ERR message with a NUL refused");
 	memcpy(b + 20, "a\033[2Jb\n", 7);
 	ok(ht_proto_decode_err(b + 16, 11, &code, msg, sizeof(msg)) == 0 &&
-	    strcmp(msg, "a?[2Jb?") == 0,
+		strcmp(msg, "a?[2Jb?") == 0,
 	    "control characters of the peer never reach the terminal");
 }
 
@@ -410,27 +415,29 @@ fill_status(struct ht_status *s)
 static void
 test_status(void)
 {
-	struct ht_status	s, t;
-	uint8_t			b[256];
-	size_t			n, plen;
+	struct ht_status s, t;
+	uint8_t b[256];
+	size_t n, plen;
 
 	fill_status(&s);
 	n = ht_proto_encode_status(b, sizeof(b), &s);
 	plen = 6 * 4 + 7 * 8 + 2 + 5;
 	ok(n == 16 + plen && get(b + 6, 2) == HT_MSG_STATUS_REPLY &&
-	    get(b + 8, 4) == plen, "STATUS header and length");
+		get(b + 8, 4) == plen,
+	    "STATUS header and length");
 	ok(get(b + 16, 4) == HT_PROTO_VERSION && get(b + 20, 4) == s.pid &&
-	    get(b + 24, 4) == 1 && get(b + 28, 4) == 0x01020304 &&
-	    get(b + 32, 4) == 17 && get(b + 36, 4) == 2 &&
-	    get(b + 40, 8) == s.epoch && get(b + 48, 8) == 524288 &&
-	    get(b + 56, 8) == s.start_ns && get(b + 64, 8) == 3 &&
-	    get(b + 72, 8) == 2 && get(b + 80, 8) == UINT64_MAX &&
-	    get(b + 88, 8) == 1234567 && get(b + 96, 2) == 5 &&
-	    memcmp(b + 98, "0.1.0", 5) == 0,
+		get(b + 24, 4) == 1 && get(b + 28, 4) == 0x01020304 &&
+		get(b + 32, 4) == 17 && get(b + 36, 4) == 2 &&
+		get(b + 40, 8) == s.epoch && get(b + 48, 8) == 524288 &&
+		get(b + 56, 8) == s.start_ns && get(b + 64, 8) == 3 &&
+		get(b + 72, 8) == 2 && get(b + 80, 8) == UINT64_MAX &&
+		get(b + 88, 8) == 1234567 && get(b + 96, 2) == 5 &&
+		memcmp(b + 98, "0.1.0", 5) == 0,
 	    "STATUS fields in declaration order, little-endian");
 	memset(&t, 0x5a, sizeof(t));
 	ok(ht_proto_decode_status(b + 16, plen, &t) == 0 &&
-	    memcmp(&s, &t, sizeof(s)) == 0, "STATUS round trips");
+		memcmp(&s, &t, sizeof(s)) == 0,
+	    "STATUS round trips");
 	is_uint(0, ht_proto_encode_status(b, 16 + plen - 1, &s),
 	    "STATUS does not fit one byte short: 0");
 	is_uint(16 + plen, ht_proto_encode_status(b, 16 + plen, &s),
@@ -453,8 +460,8 @@ test_status(void)
 	memset(s.agent_version, 'v', sizeof(s.agent_version));
 	n = ht_proto_encode_status(b, sizeof(b), &s);
 	ok(n == 16 + 6 * 4 + 7 * 8 + 2 + 31 &&
-	    ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
-	    strlen(t.agent_version) == 31,
+		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
+		strlen(t.agent_version) == 31,
 	    "an unterminated version is cut at 31 bytes");
 	le(b + 96, 32, 2);
 	memset(b + 98, 'v', 32);

@@ -12,7 +12,7 @@
 #include "basic.h"
 #include "sampling.h"
 
-#define REL_TOL	1e-12
+#define REL_TOL 1e-12
 #define NALLOC	1000000
 
 static double
@@ -29,7 +29,7 @@ relerr(double got, double want)
 static uint64_t
 ref_next(uint64_t *s)
 {
-	uint64_t	z = (*s += 0x9e3779b97f4a7c15ULL);
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -45,9 +45,9 @@ ref_unit(uint64_t *s)
 static void
 test_accuracy(void)
 {
-	uint64_t	s = 42;
-	double		x, worst, w;
-	int		i;
+	uint64_t s = 42;
+	double x, worst, w;
+	int i;
 
 	/* log over the whole range, subnormals included. */
 	worst = 0;
@@ -79,8 +79,7 @@ test_accuracy(void)
 		x = -745 + ref_unit(&s) * (709.7 + 745);
 		w = relerr(ht_exp(x), exp(x));
 		/* Subnormal results have fewer bits: allow an ulp there. */
-		if (exp(x) < 0x1p-1022 &&
-		    fabs(ht_exp(x) - exp(x)) <= 0x1p-1074)
+		if (exp(x) < 0x1p-1022 && fabs(ht_exp(x) - exp(x)) <= 0x1p-1074)
 			w = 0;
 		if (w > worst)
 			worst = w;
@@ -143,9 +142,9 @@ test_accuracy(void)
 static void
 test_rng(void)
 {
-	struct ht_rng	a, b, z;
-	double		u, sum = 0, lo = 1, hi = 0, sd;
-	int		i, same = 1, inside = 1;
+	struct ht_rng a, b, z;
+	double u, sum = 0, lo = 1, hi = 0, sd;
+	int i, same = 1, inside = 1;
 
 	ht_rng_seed(&a, 7);
 	ht_rng_seed(&b, 7);
@@ -186,12 +185,12 @@ test_rng(void)
 static void
 test_countdown(void)
 {
-	static const uint64_t	rates[] = { 4, 65536, 524288 };
-	struct ht_rng		r;
-	double			sum, mean, sd, a;
-	int64_t			c;
-	size_t			k;
-	int			i, zero, neg, ok0 = 1;
+	static const uint64_t rates[] = { 4, 65536, 524288 };
+	struct ht_rng r;
+	double sum, mean, sd, a;
+	int64_t c;
+	size_t k;
+	int i, zero, neg, ok0 = 1;
 
 	ht_rng_seed(&r, 1234);
 	for (i = 0; i < 1000; i++)
@@ -217,23 +216,24 @@ test_countdown(void)
 		is_int(0, neg, "rate %llu: no negative countdown",
 		    (unsigned long long)rates[k]);
 		diag("rate %llu: mean countdown %.2f, expected %.2f, "
-		    "4 sd = %.2f", (unsigned long long)rates[k], mean,
-		    1 / (a - 1), 4 * sd);
+		     "4 sd = %.2f",
+		    (unsigned long long)rates[k], mean, 1 / (a - 1), 4 * sd);
 		ok(fabs(mean - (double)rates[k]) < 4 * sd + 0.5,
 		    "rate %llu: mean countdown within 4 sd of the rate",
 		    (unsigned long long)rates[k]);
 		ok(fabs(mean - 1 / (a - 1)) < 4 * sd,
 		    "rate %llu: mean countdown within 4 sd of the geometric "
-		    "mean", (unsigned long long)rates[k]);
+		    "mean",
+		    (unsigned long long)rates[k]);
 		if (rates[k] == 4) {
 			/* P(C = 0) = 1 - e^(-1/R): round() would halve it. */
-			double	p = 1 - 1 / a;
-			double	psd = sqrt(p * (1 - p) / NALLOC);
+			double p = 1 - 1 / a;
+			double psd = sqrt(p * (1 - p) / NALLOC);
 
 			ok(fabs((double)zero / NALLOC - p) < 4 * psd,
 			    "rate 4: P(countdown 0) %.4f, expected %.4f "
-			    "(4 sd %.4f)", (double)zero / NALLOC, p,
-			    4 * psd);
+			    "(4 sd %.4f)",
+			    (double)zero / NALLOC, p, 4 * psd);
 		}
 	}
 }
@@ -241,12 +241,13 @@ test_countdown(void)
 static void
 test_weigh(void)
 {
-	struct ht_sample_weight	w;
-	double			p, lo, hi;
+	struct ht_sample_weight w;
+	double p, lo, hi;
 
 	ht_sample_weigh(100, 1, &w);
 	ok(w.bytes == 100 && w.objects == 1 && w.var_bytes == 0 &&
-	    w.var_objects == 0, "rate 1: weight is the allocation, exact");
+		w.var_objects == 0,
+	    "rate 1: weight is the allocation, exact");
 	ht_sample_weigh(0, 1, &w);
 	ok(w.bytes == 0 && w.objects == 1, "rate 1: size 0 counts 1 object");
 
@@ -286,15 +287,15 @@ test_weigh(void)
 static void
 test_probability(void)
 {
-	static const uint64_t	sz[] = { 0, 1, 3, 15, 63, 64, 255, 1024 };
+	static const uint64_t sz[] = { 0, 1, 3, 15, 63, 64, 255, 1024 };
 	enum { NSZ = sizeof(sz) / sizeof(sz[0]) };
-	static const uint64_t	rates[] = { 64, 4096 };
-	struct ht_rng		r;
-	uint64_t		in = 99, n[NSZ], hit[NSZ];
-	double			p, sd, dev;
-	int64_t			c;
-	size_t			k, j;
-	int			i;
+	static const uint64_t rates[] = { 64, 4096 };
+	struct ht_rng r;
+	uint64_t in = 99, n[NSZ], hit[NSZ];
+	double p, sd, dev;
+	int64_t c;
+	size_t k, j;
+	int i;
 
 	for (k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
 		ht_rng_seed(&r, 5 + k);
@@ -320,23 +321,21 @@ test_probability(void)
 			    (unsigned long long)rates[k],
 			    (unsigned long long)sz[j],
 			    (unsigned long long)hit[j],
-			    (unsigned long long)n[j], (double)n[j] * p,
-			    4 * sd);
+			    (unsigned long long)n[j], (double)n[j] * p, 4 * sd);
 		}
 	}
 }
 
 /* Size classes of the simulated workload. */
 enum { SMALL, MEDIUM, LARGE, HUGE, NCLASS };
-static const char *const class_name[NCLASS] = {
-	"1..256 B", "257 B..8 KiB", "8..64 KiB", "1..8 MiB"
-};
+static const char *const class_name[NCLASS] = { "1..256 B", "257 B..8 KiB",
+	"8..64 KiB", "1..8 MiB" };
 
 static uint64_t
 draw_size(uint64_t *s, int *cls)
 {
-	uint64_t	v = ref_next(s) % 1000;
-	uint64_t	u = ref_next(s);
+	uint64_t v = ref_next(s) % 1000;
+	uint64_t u = ref_next(s);
 
 	if (v < 700) {
 		*cls = SMALL;
@@ -354,7 +353,7 @@ draw_size(uint64_t *s, int *cls)
 	return (1 << 20) + u % (7 << 20);
 }
 
-#define NTHREAD	4
+#define NTHREAD 4
 
 /*
  * The agent's algorithm exactly: per-thread countdowns from
@@ -366,16 +365,16 @@ draw_size(uint64_t *s, int *cls)
 static void
 simulate(uint64_t rate)
 {
-	struct ht_rng		r;
-	struct ht_sample_weight	w;
-	uint64_t		in = 2024, size;
-	int64_t			c[NTHREAD];
-	double			tbytes[NCLASS] = { 0 }, tobj[NCLASS] = { 0 };
-	double			ebytes[NCLASS] = { 0 }, eobj[NCLASS] = { 0 };
-	double			vbytes[NCLASS] = { 0 }, vobj[NCLASS] = { 0 };
-	double			truth = 0, est = 0, var = 0, sd, lo, hi;
-	long			samples = 0;
-	int			i, t, cls;
+	struct ht_rng r;
+	struct ht_sample_weight w;
+	uint64_t in = 2024, size;
+	int64_t c[NTHREAD];
+	double tbytes[NCLASS] = { 0 }, tobj[NCLASS] = { 0 };
+	double ebytes[NCLASS] = { 0 }, eobj[NCLASS] = { 0 };
+	double vbytes[NCLASS] = { 0 }, vobj[NCLASS] = { 0 };
+	double truth = 0, est = 0, var = 0, sd, lo, hi;
+	long samples = 0;
+	int i, t, cls;
 
 	ht_rng_seed(&r, rate);
 	for (t = 0; t < NTHREAD; t++)
@@ -404,11 +403,10 @@ simulate(uint64_t rate)
 	if (rate == 1) {
 		is_int(NALLOC, samples, "rate 1: every allocation sampled");
 		ok(est == truth && var == 0,
-		    "rate 1: estimated bytes %.0f equal the truth %.0f",
-		    est, truth);
+		    "rate 1: estimated bytes %.0f equal the truth %.0f", est,
+		    truth);
 		for (cls = 0; cls < NCLASS; cls++)
-			ok(eobj[cls] == tobj[cls] &&
-			    ebytes[cls] == tbytes[cls],
+			ok(eobj[cls] == tobj[cls] && ebytes[cls] == tbytes[cls],
 			    "rate 1: class %s exact (%.0f objects)",
 			    class_name[cls], tobj[cls]);
 		return;
@@ -416,8 +414,9 @@ simulate(uint64_t rate)
 	sd = sqrt(var);
 	ht_sample_interval(est, var, &lo, &hi);
 	diag("rate %llu: %ld samples; truth %.0f, estimate %.0f, sd %.0f "
-	    "(%.3f%%), 95%% [%.0f, %.0f]", (unsigned long long)rate, samples,
-	    truth, est, sd, 100 * sd / truth, lo, hi);
+	     "(%.3f%%), 95%% [%.0f, %.0f]",
+	    (unsigned long long)rate, samples, truth, est, sd, 100 * sd / truth,
+	    lo, hi);
 	ok(fabs(est - truth) <= 4 * sd,
 	    "rate %llu: total bytes within 4 sd (|error| %.0f <= %.0f)",
 	    (unsigned long long)rate, fabs(est - truth), 4 * sd);
@@ -431,7 +430,7 @@ simulate(uint64_t rate)
 		    tobj[cls], 4 * sd);
 		sd = sqrt(vbytes[cls]);
 		ok(fabs(ebytes[cls] - tbytes[cls]) <=
-		    4 * sd + 1e-6 * tbytes[cls],
+			4 * sd + 1e-6 * tbytes[cls],
 		    "rate %llu, %s: bytes %.0f vs %.0f within 4 sd (%.0f)",
 		    (unsigned long long)rate, class_name[cls], ebytes[cls],
 		    tbytes[cls], 4 * sd);

@@ -45,20 +45,20 @@
 #include "sampling.h"
 #include "target.h"
 
-#define MiB		(1024ull * 1024)
-#define CYCLES		1000
-#define SEED		"12345"
+#define MiB    (1024ull * 1024)
+#define CYCLES 1000
+#define SEED   "12345"
 
-static char	*agent, *fixture;
+static char *agent, *fixture;
 
 static struct target *
 start_fixture(void)
 {
-	char		 preload[PATH_MAX + 16];
-	const char	*env[] = { "HEAPTOOL_PID", "HEAPTOOL_OUTPUT",
-			    "HEAPTOOL_SEED=" SEED, preload, NULL };
-	struct target	*t;
-	long		 pid;
+	char preload[PATH_MAX + 16];
+	const char *env[] = { "HEAPTOOL_PID", "HEAPTOOL_OUTPUT",
+		"HEAPTOOL_SEED=" SEED, preload, NULL };
+	struct target *t;
+	long pid;
 
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", agent);
 	if ((t = target_start(fixture, NULL, env)) == NULL)
@@ -70,15 +70,14 @@ start_fixture(void)
 }
 
 /* Send one command and check its answer ("done CMD"). */
-static void
-cmd(struct target *t, const char *fmt, ...)
+static void cmd(struct target *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 static void
 cmd(struct target *t, const char *fmt, ...)
 {
-	char	c[256], want[300], line[300] = "";
-	va_list	ap;
+	char c[256], want[300], line[300] = "";
+	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(c, sizeof(c), fmt, ap);
@@ -119,7 +118,7 @@ must(long rc, const char *what)
 static void
 totals(const struct ht_profile *p, uint64_t *bytes, uint64_t *samples)
 {
-	size_t	i;
+	size_t i;
 
 	*bytes = *samples = 0;
 	for (i = 0; i < p->nsites; i++) {
@@ -132,9 +131,9 @@ totals(const struct ht_profile *p, uint64_t *bytes, uint64_t *samples)
 static void
 test_rate_change(struct target *t)
 {
-	struct ht_profile	*p;
-	uint64_t		 bytes, k;
-	double			 err, bound;
+	struct ht_profile *p;
+	uint64_t bytes, k;
+	double err, bound;
 
 	must(simple(t, HT_MSG_START, 256 * MiB), "START 256 MiB");
 	cmd(t, "alloc 8192 4096");
@@ -145,14 +144,17 @@ test_rate_change(struct target *t)
 	if (p == NULL)
 		bail("no report");
 	totals(p, &bytes, &k);
-	ok(k > 0, "1: the 64 KiB session sampled the idle thread's next "
-	    "32 MiB (%llu samples)", (unsigned long long)k);
+	ok(k > 0,
+	    "1: the 64 KiB session sampled the idle thread's next "
+	    "32 MiB (%llu samples)",
+	    (unsigned long long)k);
 	/* Each sample weighs w = 4096/p with p = 1 - exp(-4096/65536); K
 	 * samples of 8192 blocks estimate 32 MiB with a standard error of
 	 * w sqrt(K (1 - p)) < E / sqrt(K): four of those. */
 	err = fabs((double)bytes - 32.0 * MiB);
 	bound = k > 0 ? 4.0 * (double)bytes / sqrt((double)k) : 0;
-	ok(k > 0 && err <= bound, "1: estimate %llu bytes, 32 MiB within "
+	ok(k > 0 && err <= bound,
+	    "1: estimate %llu bytes, 32 MiB within "
 	    "%.0f (4 standard errors of %llu samples)",
 	    (unsigned long long)bytes, bound, (unsigned long long)k);
 	ok(p->meta.epoch == 2 && p->meta.rate == 64 * 1024,
@@ -167,13 +169,13 @@ test_rate_change(struct target *t)
 static void
 test_first_sample(struct target *t)
 {
-	struct ht_sample_weight	 w;
-	struct ht_status	 st;
-	struct ht_profile	*p;
-	int			 i;
+	struct ht_sample_weight w;
+	struct ht_status st;
+	struct ht_profile *p;
+	int i;
 
 	must(simple(t, HT_MSG_START, MiB), "START 1 MiB");
-	cmd(t, "alloc 128 4096");	/* half a mean period */
+	cmd(t, "alloc 128 4096"); /* half a mean period */
 	must(simple(t, HT_MSG_STOP, 0), "STOP");
 	must(simple(t, HT_MSG_START, MiB), "START 1 MiB again");
 	for (i = 0; i < 20000; i++) {
@@ -188,20 +190,20 @@ test_first_sample(struct target *t)
 	if (p == NULL)
 		bail("no report");
 	ht_sample_weigh(4096, MiB, &w);
-	ok(p->meta.samples == 1 && p->nsites == 1 &&
-	    p->sites[0].samples == 1,
+	ok(p->meta.samples == 1 && p->nsites == 1 && p->sites[0].samples == 1,
 	    "2: one sample, at one site (%llu samples, %zu sites)",
 	    (unsigned long long)p->meta.samples, p->nsites);
-	ok(p->nsites == 1 && p->sites[0].alloc_bytes ==
-	    (uint64_t)(w.bytes + 0.5) && p->sites[0].alloc_objects ==
-	    (uint64_t)(w.objects + 0.5),
+	ok(p->nsites == 1 &&
+		p->sites[0].alloc_bytes == (uint64_t)(w.bytes + 0.5) &&
+		p->sites[0].alloc_objects == (uint64_t)(w.objects + 0.5),
 	    "2: it stands for one 4 KiB block at 1 MiB: %llu bytes, %llu "
-	    "objects (want %.0f, %.0f)", p->nsites ?
-	    (unsigned long long)p->sites[0].alloc_bytes : 0ull,
+	    "objects (want %.0f, %.0f)",
+	    p->nsites ? (unsigned long long)p->sites[0].alloc_bytes : 0ull,
 	    p->nsites ? (unsigned long long)p->sites[0].alloc_objects : 0ull,
 	    w.bytes, w.objects);
-	ok(p->nsites == 1 && p->sites[0].inuse_bytes ==
-	    p->sites[0].alloc_bytes && p->meta.live_samples == 1,
+	ok(p->nsites == 1 &&
+		p->sites[0].inuse_bytes == p->sites[0].alloc_bytes &&
+		p->meta.live_samples == 1,
 	    "2: and it is the block in use, of the new session");
 	ht_profile_free(p);
 	must(simple(t, HT_MSG_STOP, 0), "STOP");
@@ -212,8 +214,8 @@ test_first_sample(struct target *t)
 static void
 test_huge_after_exact(struct target *t)
 {
-	struct ht_profile	*p;
-	uint64_t		 bytes, k;
+	struct ht_profile *p;
+	uint64_t bytes, k;
 
 	must(simple(t, HT_MSG_START, 1), "START 1");
 	cmd(t, "alloc 100 4096");
@@ -228,7 +230,7 @@ test_huge_after_exact(struct target *t)
 	cmd(t, "other 1000 4096");
 	p = report(t);
 	ok(p != NULL && p->meta.samples == 0 && p->nsites == 0 &&
-	    p->meta.rate == 1ull << 40,
+		p->meta.rate == 1ull << 40,
 	    "3: the 1 TiB session takes no sample of 4 MiB (%llu)",
 	    p != NULL ? (unsigned long long)p->meta.samples : 0ull);
 	ht_profile_free(p);
@@ -242,8 +244,8 @@ test_huge_after_exact(struct target *t)
 static void
 test_bad_prefix(struct target *t)
 {
-	struct ht_status	st, st2;
-	struct ht_request	q;
+	struct ht_status st, st2;
+	struct ht_request q;
 
 	must(simple(t, HT_MSG_START, 4096), "START 4096");
 	if (status(t, &st) != 0)
@@ -258,8 +260,8 @@ test_bad_prefix(struct target *t)
 	    "/nonexistent-heaptool-dir/app");
 	is_int(HT_ERR_DUMP_PREFIX, agent_ask(target_pid(t), &q),
 	    "a prefix in a missing directory: ERR DUMP_PREFIX");
-	ok(status(t, &st2) == 0 && st2.epoch == st.epoch &&
-	    st2.rate == 4096 && st2.state == HT_STATE_RUNNING,
+	ok(status(t, &st2) == 0 && st2.epoch == st.epoch && st2.rate == 4096 &&
+		st2.state == HT_STATE_RUNNING,
 	    "the refused starts left the session running as it was");
 	must(simple(t, HT_MSG_STOP, 0), "STOP");
 }
@@ -268,11 +270,11 @@ test_bad_prefix(struct target *t)
 static const char *
 inconsistent(const struct ht_profile *p)
 {
-	uint64_t	samples = 0, live = 0, tsamples = 0;
-	size_t		i;
+	uint64_t samples = 0, live = 0, tsamples = 0;
+	size_t i;
 
 	for (i = 0; i < p->nsites; i++) {
-		const struct ht_site_rec	*s = &p->sites[i];
+		const struct ht_site_rec *s = &p->sites[i];
 
 		samples += s->samples;
 		live += s->live_samples;
@@ -306,13 +308,13 @@ inconsistent(const struct ht_profile *p)
 static void
 test_cycles(struct target *t)
 {
-	static const uint64_t	 rates[] = { 1, 4096, 65536, MiB };
-	struct ht_status	 st;
-	struct ht_profile	*p;
-	const char		*why = NULL;
-	uint64_t		 epoch0, o1 = 0, o100 = 0, olast = 0;
-	uint64_t		 sampled = 0;
-	int			 i, bad = 0;
+	static const uint64_t rates[] = { 1, 4096, 65536, MiB };
+	struct ht_status st;
+	struct ht_profile *p;
+	const char *why = NULL;
+	uint64_t epoch0, o1 = 0, o100 = 0, olast = 0;
+	uint64_t sampled = 0;
+	int i, bad = 0;
 
 	if (status(t, &st) != 0)
 		bail("STATUS failed");
@@ -324,8 +326,7 @@ test_cycles(struct target *t)
 			bad++;
 			break;
 		}
-		if (status(t, &st) != 0 ||
-		    st.state != HT_STATE_RUNNING ||
+		if (status(t, &st) != 0 || st.state != HT_STATE_RUNNING ||
 		    st.epoch != epoch0 + (uint64_t)i + 1) {
 			diag("4: cycle %d: STATUS wrong", i);
 			bad++;
@@ -360,8 +361,7 @@ test_cycles(struct target *t)
 			break;
 		}
 	}
-	ok(bad == 0, "4: %d start/stop cycles, every report consistent",
-	    i);
+	ok(bad == 0, "4: %d start/stop cycles, every report consistent", i);
 	ok(sampled > 0, "4: the sessions sampled the threads (%llu samples)",
 	    (unsigned long long)sampled);
 	ok(o1 > 0 && olast <= o100 + (o100 - o1),
@@ -377,8 +377,8 @@ test_cycles(struct target *t)
 int
 main(void)
 {
-	struct target	*t;
-	int		 st, quiet;
+	struct target *t;
+	int st, quiet;
 
 	agent = test_build_need("libheaptool-agent.so");
 	fixture = test_build_need("t/target/dump-target");

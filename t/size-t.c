@@ -7,8 +7,8 @@
 #include "size.h"
 
 static const struct {
-	const char	*in;
-	uint64_t	 want;
+	const char *in;
+	uint64_t want;
 } sizes_ok[] = {
 	{ "0", 0 },
 	{ "4096", 4096 },
@@ -31,8 +31,8 @@ static const struct {
 };
 
 static const struct {
-	const char	*in;
-	int		 err;
+	const char *in;
+	int err;
 } sizes_bad[] = {
 	{ "", EINVAL },
 	{ "-1", EINVAL },
@@ -57,8 +57,8 @@ static const struct {
 };
 
 static const struct {
-	const char	*in;
-	uint64_t	 want;
+	const char *in;
+	uint64_t want;
 } durs_ok[] = {
 	{ "0", 0 },
 	{ "10", 10000 },
@@ -71,8 +71,8 @@ static const struct {
 };
 
 static const struct {
-	const char	*in;
-	int		 err;
+	const char *in;
+	int err;
 } durs_bad[] = {
 	{ "", EINVAL },
 	{ "ms", EINVAL },
@@ -90,8 +90,8 @@ static const struct {
 };
 
 static const struct {
-	uint64_t	 in;
-	const char	*want;
+	uint64_t in;
+	const char *want;
 } fmts[] = {
 	{ 0, "0 B" },
 	{ 1, "1 B" },
@@ -99,14 +99,14 @@ static const struct {
 	{ 1023, "1023 B" },
 	{ 1024, "1.00 KiB" },
 	{ 1536, "1.50 KiB" },
-	{ 10 * 1024 - 5, "10.0 KiB" },	/* 9.995 carries a digit */
+	{ 10 * 1024 - 5, "10.0 KiB" }, /* 9.995 carries a digit */
 	{ 12ULL << 20, "12.0 MiB" },
 	{ 512ULL << 10, "512 KiB" },
 	{ (3ULL << 30) + (1ULL << 28), "3.25 GiB" },
 	{ 1000ULL << 10, "1000 KiB" },
 	{ (1ULL << 20) - 1, "1.00 MiB" },
 	{ (1ULL << 20) - 600, "1023 KiB" },
-	{ 99 * 1024 + 1000, "100 KiB" },	/* 99.98 carries a digit */
+	{ 99 * 1024 + 1000, "100 KiB" }, /* 99.98 carries a digit */
 	{ 10 * 1024 - 6, "9.99 KiB" },
 	{ 1ULL << 40, "1.00 TiB" },
 	{ 1ULL << 60, "1.00 EiB" },
@@ -116,10 +116,10 @@ static const struct {
 int
 main(void)
 {
-	char		buf[64];
-	uint64_t	v;
-	size_t		i;
-	int		rc;
+	char buf[64];
+	uint64_t v;
+	size_t i;
+	int rc;
 
 	plan(0);
 
@@ -157,8 +157,7 @@ main(void)
 		rc = ht_duration_parse(durs_bad[i].in, &v);
 		if (durs_bad[i].err == 0) {
 			/* The largest count that still fits. */
-			is_int(0, rc, "duration \"%s\" parses",
-			    durs_bad[i].in);
+			is_int(0, rc, "duration \"%s\" parses", durs_bad[i].in);
 			is_uint(UINT64_MAX, v, "duration \"%s\" value",
 			    durs_bad[i].in);
 			continue;
@@ -173,8 +172,8 @@ main(void)
 
 	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++)
 		is_string(fmts[i].want,
-		    ht_size_format(fmts[i].in, buf, sizeof(buf)),
-		    "format %llu", (unsigned long long)fmts[i].in);
+		    ht_size_format(fmts[i].in, buf, sizeof(buf)), "format %llu",
+		    (unsigned long long)fmts[i].in);
 
 	/* Truncation: never more than len bytes, always terminated. */
 	memset(buf, 'x', sizeof(buf));

@@ -33,7 +33,7 @@ one_error() {
 	fi
 }
 
-# ---- help and version
+# help and version
 version=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' \
     "$HT_BUILDDIR/config.h" 2>/dev/null)
 run_cmd "$HEAPTOOL" --version
@@ -68,7 +68,7 @@ for c in run report; do
 	    echo $?) "help $c is $c --help"
 done
 
-# ---- usage errors: exit 2, one line
+# usage errors: exit 2, one line
 one_error 2 "no command" "$HEAPTOOL"
 one_error 2 "unknown command" "$HEAPTOOL" frobnicate
 one_error 2 "unknown global option" "$HEAPTOOL" --frobnicate
@@ -90,7 +90,7 @@ one_error 2 "report --top 0" "$HEAPTOOL" report --top 0 a.heap
 one_error 2 "report --top junk" "$HEAPTOOL" report --top 3x a.heap
 one_error 2 "report with an unknown option" "$HEAPTOOL" report --frob a.heap
 
-# ---- runtime errors: exit 1, one line
+# runtime errors: exit 1, one line
 one_error 1 "report of a missing file" "$HEAPTOOL" report "$HT_TMP/none.heap"
 printf 'this is not a profile\n' >"$HT_TMP/garbage.heap"
 one_error 1 "report of a garbage file" "$HEAPTOOL" report "$HT_TMP/garbage.heap"
@@ -110,7 +110,7 @@ export HEAPTOOL_AGENT="$tmp/agent.so"
 one_error 1 "run -o into a missing directory" \
     "$HEAPTOOL" run -o "$HT_TMP/no/dir/x.heap" -- true
 
-# ---- run without the agent: the environment it hands over, the status.
+# run without the agent: the environment it hands over, the status.
 
 show='echo "$LD_PRELOAD|$HEAPTOOL_PID|$$|$HEAPTOOL_RATE|$HEAPTOOL_OUTPUT"'
 show="$show"'"|$HEAPTOOL_SEED"'
@@ -142,7 +142,7 @@ ok $([ $status -eq 127 ] &&
     "a command that does not exist: exit 127 and why"
 unset HEAPTOOL_AGENT
 
-# ---- report on a handmade profile
+# report on a handmade profile
 # le NBYTES VALUE: VALUE as NBYTES little-endian bytes.
 le() {
 	_n=$1

@@ -245,7 +245,7 @@ expect "checker catches src/ including a cli/ header" "$t" \
 check_tree "$HT_SRCDIR" >"$HT_TMP/real"
 is "" "$(cat "$HT_TMP/real")" "src/, agent/ and cli/ keep their zones"
 
-# ---- layering: no cycle among the modules of agent/ and of cli/
+# layering: no cycle among the modules of agent/ and of cli/
 
 if ! command -v python3 >/dev/null 2>&1; then
 	for i in 1 2 3 4 5 6; do

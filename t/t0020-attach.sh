@@ -230,12 +230,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# ---- the same workload without heaptool, for its checksum
+# the same workload without heaptool, for its checksum
 timeout $T "$TARGETS/attach-hammer" >"$HT_TMP/plain.out" 2>/dev/null
 ok $? "attach-hammer runs by itself"
 want_sum=$(grep '^attach-hammer: checksum' "$HT_TMP/plain.out")
 
-# ---- the target, at a lower priority so that its 8 busy threads do not
+# the target, at a lower priority so that its 8 busy threads do not
 # starve heaptool on a small machine (nice execs it: $! is its pid)
 LD_BIND_NOW=1 nice -n 10 "$TARGETS/attach-hammer" --until "$stopfile" \
     >"$HT_TMP/target.out" 2>"$HT_TMP/target.err" &
@@ -243,7 +243,7 @@ pid=$!
 wait_line "$HT_TMP/target.out" ready || bail "attach-hammer did not start"
 snapshot before
 
-# ---- attach, start, report, stop, status, detach
+# attach, start, report, stop, status, detach
 ht_ok attach "attach PID" attach "$pid"
 grep -Eq "^heaptool: attached to $pid in [0-9]+ ms\$" "$HT_TMP/attach.out"
 ok $? "attach says it attached and how long it took" ||
@@ -324,7 +324,7 @@ compare before detached got \
 compare before detached prot \
     "after detach the page protections are those from before the attach"
 
-# ---- 50 cycles; each report is taken once the session has a sample
+# 50 cycles; each report is taken once the session has a sample
 i=0
 fail=
 while [ $i -lt 50 ]; do
@@ -378,7 +378,7 @@ compare before final got \
 compare before final prot \
     "after 50 cycles the page protections are those from before"
 
-# ---- the target ends as it would have without heaptool
+# the target ends as it would have without heaptool
 touch "$stopfile"
 i=0
 while kill -0 "$pid" 2>/dev/null && [ $i -lt $((T * 20)) ]; do

@@ -140,7 +140,7 @@ cleanup() {
 staged=
 trap cleanup EXIT
 
-# ---- usage errors need no process
+# usage errors need no process
 ht_fails u1 2 "no process given" "attach without a PID: usage error" attach
 ht_fails u2 2 "not a process ID" "attach abc: usage error" attach abc
 ht_fails u3 2 "not a duration" "attach --timeout junk: usage error" \
@@ -153,7 +153,7 @@ ht_fails u6 2 "no target" "report with no file and no target: usage error" \
     report
 ht_fails u7 2 "no output file" "dump without -o: usage error" dump -p 1
 
-# ---- a target blocked in read(2) on a pipe
+# a target blocked in read(2) on a pipe
 start_pipe pipe
 exec 7>"$HT_TMP/pipe.in"
 wait_line "$HT_TMP/pipe.out" ready || bail "attach-pipe did not start"
@@ -223,7 +223,7 @@ ht_fails g3 1 "target $$: no such process \\(it exited\\)" \
 [ ! -e "$XDG_STATE_HOME/heaptool/target" ]
 ok $? "... and forgotten"
 
-# ---- a busy loop without system calls
+# a busy loop without system calls
 "$TARGETS/attach-spin" >"$HT_TMP/spin.out" 2>&1 &
 p2=$!
 pids="$pids $p2"
@@ -240,7 +240,7 @@ ok $? "the busy loop takes its signal and exits normally"
 grep -q '^spins [1-9]' "$HT_TMP/spin.out"
 ok $? "the busy loop kept spinning"
 
-# ---- a zombie, a pid that does not exist, a stopped process
+# a zombie, a pid that does not exist, a stopped process
 # A child that exits under a parent that never waits (a shell would reap
 # it before exec'ing anything).
 python3 -c 'import os, sys, time
@@ -290,7 +290,7 @@ echo still >&8
 wait_line "$HT_TMP/stopped.out" "got: still"
 ok $? "after SIGCONT it reads on"
 
-# ---- another mount namespace, whose view lacks the agent
+# another mount namespace, whose view lacks the agent
 if [ "$(id -u)" -ne 0 ]; then
 	skip "mount namespace: needs root (unshare -m, mount)"
 elif ! command -v unshare >/dev/null 2>&1; then
@@ -372,7 +372,7 @@ $(cat "$staged")" "the process has no agent and the file is untouched"
 	fi
 fi
 
-# ---- other namespaces and a deleted program file (root only)
+# other namespaces and a deleted program file (root only)
 if [ "$(id -u)" -ne 0 ]; then
 	skip "network and pid namespaces, deleted program: need root"
 elif ! command -v unshare >/dev/null 2>&1 ||
@@ -453,7 +453,7 @@ else
 	ok $? "it exits normally"
 fi
 
-# ---- an unprivileged user and a root process
+# an unprivileged user and a root process
 nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
 if [ "$(id -u)" -ne 0 ]; then
 	skip "unprivileged user: needs root to run as nobody"

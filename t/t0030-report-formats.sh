@@ -68,7 +68,7 @@ checks() {
 	    ok 1 "htformats.py failed (status $_pst)"
 }
 
-# ---- usage errors: exit 2, one line, nothing written
+# usage errors: exit 2, one line, nothing written
 usage_error() {
 	_desc=$1
 	shift
@@ -103,7 +103,7 @@ else
 	done
 fi
 
-# ---- JSON: every option, and the summary always the sum of the detail
+# JSON: every option, and the summary always the sum of the detail
 # (each report costs a symbolization: the folds in every combination for
 # the default column only).
 rep "$HT_TMP/now.json" --json --detail
@@ -145,7 +145,7 @@ for f in churn calloc_keep chain_c thread_keep dlfix_keep; do
 done
 want site "$HT_TMP/now.json" realloc_grow inuse_bytes=1000 inuse_objects=1
 
-# ---- text: the same sums, read off the --bytes output
+# text: the same sums, read off the --bytes output
 rep "$HT_TMP/t.txt" --detail --bytes
 want text "$HT_TMP/t.txt" "$HT_TMP/now.json"
 rep "$HT_TMP/t-peak.txt" --detail --bytes --at-peak --threshold 5K
@@ -160,7 +160,7 @@ ok $(head -n 1 "$HT_TMP/peak.txt" | grep -q '; at peak, ' &&
     ! grep -q '^by thread' "$HT_TMP/peak.txt"; echo $?) \
     "--at-peak: the header says so; no threads (not recorded at the peak)"
 
-# ---- pprof
+# pprof
 funcs="--func chain_c --func keep_small --func keep_large"
 rep "$HT_TMP/all.pb.gz" --format pprof
 want pprof "$HT_TMP/all.pb.gz" "$HT_TMP/now.json" --src "$src" $funcs
@@ -188,7 +188,7 @@ else
 	skip "go is not installed: go tool pprof not tried"
 fi
 
-# ---- collapsed stacks: for each sort column, whole and folded
+# collapsed stacks: for each sort column, whole and folded
 for sort in inuse alloc objects; do
 	case $sort in
 	inuse) key=inuse_bytes ;;
@@ -207,7 +207,7 @@ ok $(grep -q ';main;chain_a;chain_b;chain_c 8638$' "$HT_TMP/c-inuse.txt"
 ok $(grep -q ';main;realloc_grow 403300$' "$HT_TMP/c-alloc.txt"
     echo $?) "collapsed --sort alloc: realloc_grow allocated 403300 bytes"
 
-# ---- the flame graph
+# the flame graph
 rep "$HT_TMP/f.svg" --format svg
 want svg "$HT_TMP/f.svg" "$HT_TMP/c-inuse.txt" \
     --total "$HT_TMP/now.json:inuse_bytes" --src "$src" \
@@ -232,7 +232,7 @@ else
 	skip "node is not installed: the flame graph's script not run"
 fi
 
-# ---- C++ names (spaces, <, >, &, commas) through every export
+# C++ names (spaces, <, >, &, commas) through every export
 prof=$HT_TMP/cxx.heap
 timeout 60 "$HEAPTOOL" run --rate 1 -o "$prof" -- "$TARGETS/cxx-new-O2" \
     >"$HT_TMP/run.out" 2>"$HT_TMP/run.err"
@@ -253,7 +253,7 @@ ok $(grep -q 'data-n="std::vector&lt;int, std::allocator&lt;int&gt; &gt;' \
     "$HT_TMP/cxx.svg"; echo $?) "svg: a C++ name escaped for XML"
 
 
-# ---- a sampled profile made here: folded sites, a missing module, intervals
+# a sampled profile made here: folded sites, a missing module, intervals
 prof=$HT_TMP/made.heap
 python3 "$HT_SRCDIR/t/lib/htformats.py" mkprofile "$prof"
 rep "$HT_TMP/m.json" --json --detail

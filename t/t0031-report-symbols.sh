@@ -63,7 +63,7 @@ for s in d.get("sites", []):
 EOF
 }
 
-# ---- build-id mismatch: the executable replaced after the run
+# build-id mismatch: the executable replaced after the run
 mm=$HT_TMP/mm
 mkdir -p "$mm"
 cp "$TARGETS/alloc-sites-O2" "$mm/as" && cp "$TARGETS/libdlfix.so" "$mm/"
@@ -90,7 +90,7 @@ ok $(grep -qi 'build-id' "$HT_TMP/mm.txt" &&
     ! grep -q 'chain_a\|keep_large\|calloc_keep' "$HT_TMP/mm.txt"; echo $?) \
     "mismatch: the text report says why, names no function of the fixture"
 
-# ---- libdlfix.so without debug information
+# libdlfix.so without debug information
 for kind in debug all; do
 	d=$HT_TMP/strip-$kind
 	mkdir -p "$d"
@@ -125,7 +125,7 @@ ok $(cut -d' ' -f5 "$HT_TMP/debug.frames" | sort -u >"$HT_TMP/o1"
     [ -s "$HT_TMP/o1" ] && cmp -s "$HT_TMP/o1" "$HT_TMP/o2"; echo $?) \
     "strip-all: module+offset as with .symtab"
 
-# ---- offline: the profile read after the target exited
+# offline: the profile read after the target exited
 pid=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["pid"])' \
     <"$HT_TMP/strip-debug.json")
 ok $(! kill -0 "$pid" 2>/dev/null; echo $?) "offline: the target $pid is gone"
@@ -134,7 +134,7 @@ ok $(! kill -0 "$pid" 2>/dev/null; echo $?) "offline: the target $pid is gone"
 ok $(cmp -s "$HT_TMP/strip-debug.json" "$HT_TMP/again.json"; echo $?) \
     "offline: the same file gives the same JSON twice"
 
-# ---- the JSON schema
+# the JSON schema
 cx=$HT_TMP/cx
 mkdir -p "$cx"
 timeout 60 "$HEAPTOOL" run --rate 1 -o "$cx/cxx.heap" -- \

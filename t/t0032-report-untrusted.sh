@@ -58,7 +58,7 @@ rm -f "$d/as"
 ln -s /dev/zero "$d/as"
 report device "not a regular file (a character device)"
 
-# ---- separate debug information through .gnu_debuglink
+# separate debug information through .gnu_debuglink
 command -v objcopy >/dev/null 2>&1 || {
 	skip "objcopy (binutils) not found: debuglink checks"
 	done_testing
@@ -114,7 +114,7 @@ else
 	skip "cc could not build a shared object"
 fi
 
-# ---- a dwz alternate file
+# a dwz alternate file
 if command -v dwz >/dev/null 2>&1; then
 	z=$HT_TMP/z
 	mkdir -p "$z"

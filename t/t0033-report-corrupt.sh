@@ -95,7 +95,7 @@ refused "$HT_TMP/fifo" 'not a regular file' "a FIFO is refused at once"
 refused /dev/null 'not a regular file' "a device is refused"
 refused "$HT_TMP" 'not a regular file' "a directory is refused"
 
-# ---- escapes
+# escapes
 python3 "$HT_SRCDIR/t/lib/htformats.py" mkprofile "$HT_TMP/esc.heap" --hostile
 ok $? "a profile with escapes in its strings"
 for f in text json collapsed svg pprof; do

@@ -163,7 +163,7 @@ file_ok() {
 	ok $st "$1: heaptool report reads it"
 }
 
-# ---- every-bytes, interval, failure, threshold and exit: one process.
+# every-bytes, interval, failure, threshold and exit: one process.
 
 fx_start a
 apid=$pid
@@ -252,7 +252,7 @@ for k in inuse_bytes alloc_bytes alloc_objects samples; do
 	    "threshold: totals.$k unchanged by folding"
 done
 
-# ---- at-rss: a process that grows.
+# at-rss: a process that grows.
 
 fx_start r
 rss0=$(awk '{ print $2 * 4096 }' "/proc/$pid/statm")
@@ -273,7 +273,7 @@ send "rss $((rss1 / 4 + 1048576))"
 wait_files "$D/rss.$pid.*.heap" 2
 ok $? "rss: another dump 10% further"
 
-# ---- the CLI's checks, on the same process.
+# the CLI's checks, on the same process.
 
 ht st0 status -p "$pid" --json
 e0=$(json_get "$HT_TMP/st0.out" 'j["session"]["epoch"]')
@@ -299,7 +299,7 @@ is 2 "$st" "an empty prefix: usage error"
 fx_quit
 is 0 "$fxst" "the fixture exits 0"
 
-# ---- heaptool run.
+# heaptool run.
 
 mkdir -p "$D/run"
 mkfifo "$HT_TMP/run.in"
@@ -328,7 +328,7 @@ ok $? "run: the every-bytes dump and the exit dump ($n files)"
 [ -f "$D/run.heap" ]
 ok $? "run: the -o profile too"
 
-# ---- C++.
+# C++.
 
 for w in new new-array new-align new-nothrow; do
 	mkdir -p "$D/$w"

@@ -88,7 +88,7 @@ ht_fails() {
 	[ $_r -eq 0 ] || diag "status $st: $(head -c 1000 "$HT_TMP/$_n.err")"
 }
 
-# ---- two runs of diff-grow, the second at another address
+# two runs of diff-grow, the second at another address
 old=$HT_TMP/old.heap
 new=$HT_TMP/new.heap
 timeout $T "$HEAPTOOL" run --rate 1 -o "$old" -- "$TARGETS/diff-grow" 5 old \
@@ -107,7 +107,7 @@ ok $([ $? -eq 0 ] && [ -s "$new" ]; echo $?) \
 [ -s "$old" ] && [ -s "$new" ] ||
     bail "no profiles: $(head -c 1000 "$HT_TMP/run1.err" "$HT_TMP/run2.err")"
 
-# ---- usage and runtime errors: one line, the exit status of the kind
+# usage and runtime errors: one line, the exit status of the kind
 ht_fails u1 2 "two profiles needed" "diff with one profile: usage error" \
     diff "$old"
 ht_fails u2 2 "only two profiles" "diff with three profiles: usage error" \
@@ -129,7 +129,7 @@ ht_fails e4 2 "report --diff: .*text or JSON" \
     "report --diff --format pprof: usage error" \
     report --diff --format pprof -p 1
 
-# ---- the diff, exact
+# the diff, exact
 ht_ok d "diff --json --detail OLD NEW" diff --json --detail "$old" "$new"
 mv "$HT_TMP/d.out" "$HT_TMP/d.json"
 want sums "$HT_TMP/d.json"
@@ -190,7 +190,7 @@ else
 	checks
 fi
 
-# ---- a profile against itself: nothing changed
+# a profile against itself: nothing changed
 ht_ok z "diff --json --detail OLD OLD" diff --json --detail "$old" "$old"
 mv "$HT_TMP/z.out" "$HT_TMP/z.json"
 want zero "$HT_TMP/z.json"
@@ -201,7 +201,7 @@ ok $(grep -q '^6 sites: 0 new, 0 gone, 0 changed, 6 same;' \
     "$HT_TMP/zt.out" && ! grep -E '^#|^    allocated' "$HT_TMP/zt.out" |
     grep -q '[-+~][0-9]'; echo $?) "text: every site the same, no change signed"
 
-# ---- text
+# text
 ht_ok t "diff --detail --bytes OLD NEW" diff --detail --bytes "$old" "$new"
 first=$(grep -m 1 -A 4 '^#1 ' "$HT_TMP/t.out")
 r=$(printf '%s\n' "$first" | sed -n 1p | grep -qxF \
@@ -221,7 +221,7 @@ ok $([ ! -s "$HT_TMP/t2.out" ] &&
     grep -q '^(5 smaller sites) in use +100 B' "$HT_TMP/t2.txt"
     echo $?) "-o FILE: the diff in FILE, the fold of 5 sites summed"
 
-# ---- sampled: estimates marked, intervals, and still exact sums
+# sampled: estimates marked, intervals, and still exact sums
 so=$HT_TMP/s-old.heap
 sn=$HT_TMP/s-new.heap
 HEAPTOOL_SEED=7 timeout $T "$HEAPTOOL" run --rate 2K -o "$so" -- \
@@ -239,7 +239,7 @@ ok $(grep -q '^deltas are estimates' "$HT_TMP/st.out" &&
     grep -q '^  in use .* ~+.*(95% ' "$HT_TMP/st.out"; echo $?) \
     "text: sampled deltas marked ~, with the interval"
 
-# ---- live: baseline and report --diff
+# live: baseline and report --diff
 probe() {
 	python3 - <<'EOF' >"$HT_TMP/probe" 2>&1
 import ctypes, os, signal, sys

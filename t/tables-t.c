@@ -11,9 +11,9 @@
 #include "basic.h"
 #include "tables.h"
 
-#define N	20000
+#define N 20000
 
-static uint64_t	rng = 88172645463325252ull;
+static uint64_t rng = 88172645463325252ull;
 
 static uint64_t
 next(void)
@@ -27,22 +27,22 @@ next(void)
 static void
 test_sites(void)
 {
-	uintptr_t	a[3] = { 0x401000, 0x402000, 0x403000 };
-	uintptr_t	b[3] = { 0x401000, 0x402000, 0x403001 };
-	uintptr_t	f[HT_MAX_FRAMES];
-	int64_t		sa, sb, i, n;
-	int		ok_all = 1;
+	uintptr_t a[3] = { 0x401000, 0x402000, 0x403000 };
+	uintptr_t b[3] = { 0x401000, 0x402000, 0x403001 };
+	uintptr_t f[HT_MAX_FRAMES];
+	int64_t sa, sb, i, n;
+	int ok_all = 1;
 
 	sa = ht_sites_intern(a, 3);
 	sb = ht_sites_intern(b, 3);
 	ok(sa >= 0 && sb >= 0 && sa != sb, "two stacks, two sites");
 	is_int(sa, ht_sites_intern(a, 3), "same stack, same site");
 	is_int(sa == ht_sites_intern(a, 2), 0, "a prefix is another site");
-	ok(memcmp(ht_sites_frames(ht_sites_get((size_t)sb)), b,
-	    sizeof(b)) == 0, "frames stored");
+	ok(memcmp(ht_sites_frames(ht_sites_get((size_t)sb)), b, sizeof(b)) == 0,
+	    "frames stored");
 	n = (int64_t)ht_sites_count();
 	for (i = 0; i < 5000; i++) {
-		int	k, depth = 1 + (int)(i % HT_MAX_FRAMES);
+		int k, depth = 1 + (int)(i % HT_MAX_FRAMES);
 
 		for (k = 0; k < depth; k++)
 			f[k] = 0x500000 + (uintptr_t)i * 64 + (uintptr_t)k;
@@ -52,7 +52,7 @@ test_sites(void)
 	ok(ok_all, "5000 new sites numbered in order through growth");
 	ok_all = 1;
 	for (i = 0; i < 5000; i++) {
-		int	k, depth = 1 + (int)(i % HT_MAX_FRAMES);
+		int k, depth = 1 + (int)(i % HT_MAX_FRAMES);
 		const struct ht_site *s = ht_sites_get((size_t)(n + i));
 
 		for (k = 0; k < depth; k++)
@@ -68,15 +68,15 @@ test_sites(void)
 static void
 test_live(void)
 {
-	static uintptr_t	model[N];	/* 0 = absent */
-	struct ht_live		e, old;
-	size_t			i, count = 0;
-	int			bad = 0, miss = 0, r;
+	static uintptr_t model[N]; /* 0 = absent */
+	struct ht_live e, old;
+	size_t i, count = 0;
+	int bad = 0, miss = 0, r;
 
 	memset(&e, 0, sizeof(e));
 	for (i = 0; i < 200000; i++) {
-		size_t		k = next() % N;
-		uintptr_t	p = 0x10000 + k * 16;
+		size_t k = next() % N;
+		uintptr_t p = 0x10000 + k * 16;
 
 		if (model[k] == 0 || next() % 4 == 0) {
 			e.ptr = p;
@@ -98,11 +98,12 @@ test_live(void)
 			count--;
 		}
 	}
-	is_int(0, bad, "200000 random inserts/replacements/removals agree "
+	is_int(0, bad,
+	    "200000 random inserts/replacements/removals agree "
 	    "with the model");
 	is_uint(count, ht_live_count(), "live count agrees");
 	for (i = 0; i < N; i++) {
-		uintptr_t	p = 0x10000 + i * 16;
+		uintptr_t p = 0x10000 + i * 16;
 
 		if (model[i] != 0 && !ht_live_maybe(p))
 			miss++;
@@ -123,10 +124,10 @@ test_live(void)
 static void
 test_bounds(void)
 {
-	struct ht_live	e, old;
-	uintptr_t	f[1];
-	size_t		i;
-	int		full = 0;
+	struct ht_live e, old;
+	uintptr_t f[1];
+	size_t i;
+	int full = 0;
 
 	ht_tables_reset();
 	is_uint(0, ht_sites_count(), "reset empties the sites");
@@ -150,7 +151,7 @@ test_bounds(void)
 static void
 test_threads(void)
 {
-	int64_t	a, b;
+	int64_t a, b;
 
 	a = ht_threads_add(100, "main");
 	b = ht_threads_add(101, "worker");

@@ -26,26 +26,26 @@
 #include "modules.h"
 #include "unwind.h"
 
-#define NOINLINE	__attribute__((noinline, noclone))
-#define BARRIER()	__asm__ volatile("" ::: "memory")
-#define CHAIN		20
-#define MAXF		64
-#define BENCH_WALKS	100000
-#define BENCH_BATCH	1000
+#define NOINLINE    __attribute__((noinline, noclone))
+#define BARRIER()   __asm__ volatile("" ::: "memory")
+#define CHAIN	    20
+#define MAXF	    64
+#define BENCH_WALKS 100000
+#define BENCH_BATCH 1000
 
 struct walk {
-	uintptr_t	pcs[MAXF];
-	int		n;
+	uintptr_t pcs[MAXF];
+	int n;
 	struct ht_unwind_stats before, after;
 };
 
-static void *volatile	 ras[CHAIN];
-static volatile int	 sink;
-static volatile int	 vla_len = 40;
-static void		(*at_bottom)(const struct ht_regs *);
+static void *volatile ras[CHAIN];
+static volatile int sink;
+static volatile int vla_len = 40;
+static void (*at_bottom)(const struct ht_regs *);
 
-static struct walk	 w_first, w_again, w_max3, w_flushed, w_published;
-static double		 bench_ns, bench_best_ns, cold_ns;
+static struct walk w_first, w_again, w_max3, w_flushed, w_published;
+static double bench_ns, bench_best_ns, cold_ns;
 
 static void
 walk(struct walk *w, const struct ht_regs *r, int max)
@@ -61,7 +61,7 @@ delta(const struct walk *w, size_t off)
 	return *(const uint64_t *)((const char *)&w->after + off) -
 	    *(const uint64_t *)((const char *)&w->before + off);
 }
-#define D(w, field)	delta((w), offsetof(struct ht_unwind_stats, field))
+#define D(w, field) delta((w), offsetof(struct ht_unwind_stats, field))
 
 static const struct ht_module *
 module_of(uintptr_t pc)
@@ -72,7 +72,7 @@ module_of(uintptr_t pc)
 static int
 in_libc(uintptr_t pc)
 {
-	const struct ht_module	*m = module_of(pc);
+	const struct ht_module *m = module_of(pc);
 
 	return m != NULL && (m->flags & HT_MOD_LIBC);
 }
@@ -81,7 +81,7 @@ in_libc(uintptr_t pc)
 static int
 find_pc(const struct walk *w, int from, uintptr_t want)
 {
-	int	i;
+	int i;
 
 	for (i = from; i < w->n; i++)
 		if (w->pcs[i] == want)
@@ -92,11 +92,11 @@ find_pc(const struct walk *w, int from, uintptr_t want)
 static void
 dump(const char *what, const struct walk *w)
 {
-	int	i;
+	int i;
 
 	diag("%s: %d frames", what, w->n);
 	for (i = 0; i < w->n; i++) {
-		const struct ht_module	*m = module_of(w->pcs[i]);
+		const struct ht_module *m = module_of(w->pcs[i]);
 
 		diag("  #%d %#lx %s+%#lx", i, (unsigned long)w->pcs[i],
 		    m != NULL ? m->path : "?",
@@ -113,7 +113,7 @@ dump(const char *what, const struct walk *w)
 static NOINLINE void
 bottom(void)
 {
-	struct ht_regs	r;
+	struct ht_regs r;
 
 	ras[CHAIN - 1] = __builtin_return_address(0);
 	HT_REGS_CAPTURE(&r);
@@ -122,43 +122,40 @@ bottom(void)
 	sink++;
 }
 
-#define LINK(i, next)							\
-static NOINLINE void							\
-chain##i(void)								\
-{									\
-	ras[i] = __builtin_return_address(0);				\
-	next();								\
-	BARRIER();							\
-	sink += i;							\
-}
+#define LINK(i, next)                                                          \
+	static NOINLINE void chain##i(void)                                    \
+	{                                                                      \
+		ras[i] = __builtin_return_address(0);                          \
+		next();                                                        \
+		BARRIER();                                                     \
+		sink += i;                                                     \
+	}
 
-#define LINK_VLA(i, next)						\
-static NOINLINE void							\
-chain##i(void)								\
-{									\
-	volatile char	buf[vla_len];				\
-									\
-	ras[i] = __builtin_return_address(0);				\
-	buf[0] = (char)i;						\
-	next();								\
-	BARRIER();							\
-	sink += buf[0];							\
-}
+#define LINK_VLA(i, next)                                                      \
+	static NOINLINE void chain##i(void)                                    \
+	{                                                                      \
+		volatile char buf[vla_len];                                    \
+                                                                               \
+		ras[i] = __builtin_return_address(0);                          \
+		buf[0] = (char)i;                                              \
+		next();                                                        \
+		BARRIER();                                                     \
+		sink += buf[0];                                                \
+	}
 
-#define LINK_ALIGNED(i, next)						\
-static NOINLINE void							\
-chain##i(void)								\
-{									\
-	volatile char	buf[vla_len];				\
-	volatile char	big[64] __attribute__((aligned(64)));	\
-									\
-	ras[i] = __builtin_return_address(0);				\
-	buf[0] = (char)i;						\
-	big[0] = (char)i;						\
-	next();								\
-	BARRIER();							\
-	sink += buf[0] + big[0];					\
-}
+#define LINK_ALIGNED(i, next)                                                  \
+	static NOINLINE void chain##i(void)                                    \
+	{                                                                      \
+		volatile char buf[vla_len];                                    \
+		volatile char big[64] __attribute__((aligned(64)));            \
+                                                                               \
+		ras[i] = __builtin_return_address(0);                          \
+		buf[0] = (char)i;                                              \
+		big[0] = (char)i;                                              \
+		next();                                                        \
+		BARRIER();                                                     \
+		sink += buf[0] + big[0];                                       \
+	}
 
 LINK(18, bottom)
 LINK(17, chain18)
@@ -183,10 +180,10 @@ LINK(0, chain1)
 static void
 main_bottom(const struct ht_regs *r)
 {
-	struct timespec	t0, t1;
-	uintptr_t	pcs[MAXF];
-	double		ns;
-	int		b, i;
+	struct timespec t0, t1;
+	uintptr_t pcs[MAXF];
+	double ns;
+	int b, i;
 
 	walk(&w_first, r, MAXF);
 	walk(&w_again, r, MAXF);
@@ -207,8 +204,7 @@ main_bottom(const struct ht_regs *r)
 			BARRIER();
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		ns = (t1.tv_sec - t0.tv_sec) * 1e9 +
-		    (t1.tv_nsec - t0.tv_nsec);
+		ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
 		bench_ns += ns / BENCH_WALKS;
 		if (ns / BENCH_BATCH < bench_best_ns)
 			bench_best_ns = ns / BENCH_BATCH;
@@ -225,7 +221,7 @@ published_bottom(const struct ht_regs *r)
 static int
 chain_matches(const struct walk *w)
 {
-	int	i;
+	int i;
 
 	if (w->n < CHAIN + 1)
 		return 0;
@@ -257,22 +253,24 @@ run_chain(void)
 static void
 test_chain(void)
 {
-	struct ht_modset	set;
-	int			i, all_text = 1;
+	struct ht_modset set;
+	int i, all_text = 1;
 
 	at_bottom = main_bottom;
 	run_chain();
 
-	ok(chain_matches(&w_first), "main thread: pcs[1..%d] are the chain's "
-	    "return addresses, in order", CHAIN);
+	ok(chain_matches(&w_first),
+	    "main thread: pcs[1..%d] are the chain's "
+	    "return addresses, in order",
+	    CHAIN);
 	ok(w_first.pcs[0] > (uintptr_t)bottom &&
-	    module_of(w_first.pcs[0]) == module_of((uintptr_t)bottom),
+		module_of(w_first.pcs[0]) == module_of((uintptr_t)bottom),
 	    "pcs[0] lies in the capturing function's module, past its entry");
 	ok(D(&w_first, stops_outermost) == 1 && w_first.n < MAXF,
 	    "main thread walk ends at the outermost frame (%d frames)",
 	    w_first.n);
 	for (i = 0; i < w_first.n; i++) {
-		const struct ht_module	*m = module_of(w_first.pcs[i]);
+		const struct ht_module *m = module_of(w_first.pcs[i]);
 
 		if (m == NULL || w_first.pcs[i] - 1 < m->text_start ||
 		    w_first.pcs[i] - 1 >= m->text_end)
@@ -281,8 +279,9 @@ test_chain(void)
 	ok(all_text, "every pc lies in a module's text");
 	for (i = CHAIN + 1; i < w_first.n && !in_libc(w_first.pcs[i]); i++)
 		continue;
-	ok(i < w_first.n - 1 && module_of(w_first.pcs[w_first.n - 1]) ==
-	    module_of((uintptr_t)bottom),
+	ok(i < w_first.n - 1 &&
+		module_of(w_first.pcs[w_first.n - 1]) ==
+		    module_of((uintptr_t)bottom),
 	    "the walk continues through main and libc's start code to _start");
 	is_uint(0, D(&w_first, stops_no_cfi), "no frame without CFI");
 	if (!chain_matches(&w_first) || D(&w_first, stops_outermost) != 1)
@@ -300,7 +299,7 @@ test_chain(void)
 	is_uint(1, D(&w_max3, stops_max), "... and counts a stop at max");
 
 	ok(D(&w_flushed, cache_misses) > 0 &&
-	    same_pcs(&w_flushed, &w_first, w_first.n),
+		same_pcs(&w_flushed, &w_first, w_first.n),
 	    "after ht_unwind_flush: misses again, same pcs");
 
 	ok(ht_modules_scan(&set) == 0, "rescan");
@@ -308,27 +307,28 @@ test_chain(void)
 	at_bottom = published_bottom;
 	run_chain();
 	/* run_chain is called from another site here: compare up to it. */
-	ok(D(&w_published, cache_misses) > 0 &&
-	    w_published.n == w_first.n && chain_matches(&w_published) &&
-	    same_pcs(&w_published, &w_first, CHAIN + 1),
+	ok(D(&w_published, cache_misses) > 0 && w_published.n == w_first.n &&
+		chain_matches(&w_published) &&
+		same_pcs(&w_published, &w_first, CHAIN + 1),
 	    "after publishing a fresh module set: misses again, same pcs");
 
 	diag("warm walk of %d frames: %.0f ns (%.1f ns/frame), mean of %d; "
-	    "best batch of %d: %.0f ns", w_first.n, bench_ns,
-	    bench_ns / w_first.n, BENCH_WALKS, BENCH_BATCH, bench_best_ns);
+	     "best batch of %d: %.0f ns",
+	    w_first.n, bench_ns, bench_ns / w_first.n, BENCH_WALKS, BENCH_BATCH,
+	    bench_best_ns);
 	diag("the same walk with an empty cache: %.0f ns", cold_ns);
 }
 
 /* ---- through libc without frame pointers: qsort ---- */
 
-static struct walk	w_qsort;
-static int		qsort_walked;
-static void *volatile	qsort_caller_ra;
+static struct walk w_qsort;
+static int qsort_walked;
+static void *volatile qsort_caller_ra;
 
 static NOINLINE void
 capture_walk(struct walk *w)
 {
-	struct ht_regs	r;
+	struct ht_regs r;
 
 	HT_REGS_CAPTURE(&r);
 	walk(w, &r, MAXF);
@@ -338,7 +338,7 @@ capture_walk(struct walk *w)
 static int
 cmp_int(const void *a, const void *b)
 {
-	int	x = *(const int *)a, y = *(const int *)b;
+	int x = *(const int *)a, y = *(const int *)b;
 
 	if (!qsort_walked) {
 		qsort_walked = 1;
@@ -350,7 +350,7 @@ cmp_int(const void *a, const void *b)
 static NOINLINE void
 sort_some(void)
 {
-	int	v[64], i;
+	int v[64], i;
 
 	qsort_caller_ra = __builtin_return_address(0);
 	for (i = 0; i < 64; i++)
@@ -362,7 +362,7 @@ sort_some(void)
 static void
 test_qsort(void)
 {
-	int	i, j, libc_frames = 0;
+	int i, j, libc_frames = 0;
 
 	sort_some();
 	BARRIER();
@@ -374,8 +374,10 @@ test_qsort(void)
 			libc_frames++;
 	ok(w_qsort.n > 2 && in_libc(w_qsort.pcs[2]),
 	    "the comparator's caller is in libc");
-	ok(j > 0 && libc_frames > 0, "the walk passes %d libc frame(s) and "
-	    "reaches the caller of qsort's caller", libc_frames);
+	ok(j > 0 && libc_frames > 0,
+	    "the walk passes %d libc frame(s) and "
+	    "reaches the caller of qsort's caller",
+	    libc_frames);
 	ok(D(&w_qsort, stops_outermost) == 1,
 	    "and ends at the outermost frame");
 	if (j <= 0 || libc_frames == 0)
@@ -384,9 +386,9 @@ test_qsort(void)
 
 /* ---- a call that ends its function ---- */
 
-static struct walk	w_noret;
-static void *volatile	noret_ra;
-static jmp_buf		noret_jmp;
+static struct walk w_noret;
+static void *volatile noret_ra;
+static jmp_buf noret_jmp;
 
 static NOINLINE __attribute__((noreturn)) void
 noret_bottom(void)
@@ -400,7 +402,7 @@ noret_bottom(void)
 static NOINLINE void
 noret_middle(void)
 {
-	volatile char	buf[100];
+	volatile char buf[100];
 
 	noret_ra = __builtin_return_address(0);
 	buf[0] = 1;
@@ -411,21 +413,23 @@ noret_middle(void)
 static void
 test_noreturn(void)
 {
-	int	j;
+	int j;
 
 	if (setjmp(noret_jmp) == 0)
 		noret_middle();
 	j = find_pc(&w_noret, 2, (uintptr_t)noret_ra);
-	ok(j == 3, "a call to a noreturn function at the end of its caller "
-	    "unwinds (frame %d)", j);
+	ok(j == 3,
+	    "a call to a noreturn function at the end of its caller "
+	    "unwinds (frame %d)",
+	    j);
 	if (j != 3)
 		dump("noreturn", &w_noret);
 }
 
 /* ---- a second thread ---- */
 
-static struct walk	w_thread;
-static void *volatile	tras[3];
+static struct walk w_thread;
+static void *volatile tras[3];
 
 static NOINLINE void
 tchain2(void)
@@ -466,8 +470,8 @@ thread_main(void *arg)
 static void
 test_thread(void)
 {
-	pthread_t	t;
-	int		i, j, k, in_order = 1;
+	pthread_t t;
+	int i, j, k, in_order = 1;
 
 	if (pthread_create(&t, NULL, thread_main, NULL) != 0 ||
 	    pthread_join(t, NULL) != 0)
@@ -478,12 +482,13 @@ test_thread(void)
 		if (j != i)
 			in_order = 0;
 	}
-	ok(in_order, "thread: the thread function's return addresses, "
+	ok(in_order,
+	    "thread: the thread function's return addresses, "
 	    "in order");
 	ok(D(&w_thread, stops_outermost) == 1 && w_thread.n < MAXF,
 	    "thread walk ends cleanly at the outermost frame");
 	ok(w_thread.n > 6 && in_libc(w_thread.pcs[w_thread.n - 1]) &&
-	    in_libc(w_thread.pcs[w_thread.n - 2]),
+		in_libc(w_thread.pcs[w_thread.n - 2]),
 	    "its last frames are libc's (start_thread, clone)");
 	if (!in_order || D(&w_thread, stops_outermost) != 1)
 		dump("thread", &w_thread);
@@ -491,12 +496,12 @@ test_thread(void)
 
 /* ---- signal handlers ---- */
 
-static struct walk	w_sig, w_fault;
-static void *volatile	raiser_ra;
-static void *volatile	handler_ra;
-static void *volatile	fault_ra;
-static uintptr_t	fault_rip;
-static sigjmp_buf	fault_jmp;
+static struct walk w_sig, w_fault;
+static void *volatile raiser_ra;
+static void *volatile handler_ra;
+static void *volatile fault_ra;
+static uintptr_t fault_rip;
+static sigjmp_buf fault_jmp;
 
 static NOINLINE void
 handler_capture(void)
@@ -528,7 +533,7 @@ raiser(void)
 static void
 on_ill(int sig, siginfo_t *si, void *ctx)
 {
-	const ucontext_t	*uc = ctx;
+	const ucontext_t *uc = ctx;
 
 	(void)sig;
 	(void)si;
@@ -551,8 +556,8 @@ faulter(void)
 static void
 test_signal(void)
 {
-	struct sigaction	sa;
-	int			j, k;
+	struct sigaction sa;
+	int j, k;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
@@ -564,8 +569,10 @@ test_signal(void)
 	ok(w_sig.n >= 3 && w_sig.pcs[2] == (uintptr_t)handler_ra,
 	    "signal handler: the walk holds the handler frame");
 	j = find_pc(&w_sig, 2, (uintptr_t)raiser_ra);
-	ok(j > 2, "... passes the signal frame and raise() and reaches the "
-	    "caller of raise's caller (frame %d)", j);
+	ok(j > 2,
+	    "... passes the signal frame and raise() and reaches the "
+	    "caller of raise's caller (frame %d)",
+	    j);
 	ok(D(&w_sig, stops_outermost) == 1,
 	    "... and ends at the outermost frame");
 	if (j <= 2 || getenv("HT_UNWIND_DUMP") != NULL)
@@ -580,7 +587,7 @@ test_signal(void)
 	signal(SIGILL, SIG_DFL);
 	k = find_pc(&w_fault, 2, fault_rip + 1);
 	ok(k > 2 && k + 1 < w_fault.n &&
-	    w_fault.pcs[k + 1] == (uintptr_t)fault_ra,
+		w_fault.pcs[k + 1] == (uintptr_t)fault_ra,
 	    "SIGILL: the faulting pc (stored + 1), then its function's "
 	    "return address");
 	ok(D(&w_fault, stops_outermost) == 1,
@@ -591,17 +598,17 @@ test_signal(void)
 
 /* ---- a hand-made module: exact rules, then mutated CFI ---- */
 
-#define PAGE		4096
-#define FAKE_STACK	((size_t)64 << 20)
-#define FUZZ_WALKS	5000
+#define PAGE	   4096
+#define FAKE_STACK ((size_t)64 << 20)
+#define FUZZ_WALKS 5000
 
-static ElfW(Phdr)	 fake_phdr[2];
-static uint8_t		*fake;		/* text, CFI, guard: a page each */
-static uintptr_t	*fstack;	/* 64 MiB + a page: every read fits */
+static ElfW(Phdr) fake_phdr[2];
+static uint8_t *fake;	  /* text, CFI, guard: a page each */
+static uintptr_t *fstack; /* 64 MiB + a page: every read fits */
 
 struct buf {
-	uint8_t		*p;
-	size_t		 n;
+	uint8_t *p;
+	size_t n;
 };
 
 static void
@@ -640,59 +647,59 @@ close_record(struct buf *b, size_t start)
 static size_t
 build_cfi(const uint8_t *insns, size_t len)
 {
-	uint8_t		*cfi = fake + PAGE;
-	struct buf	 b = { cfi, 0 };
-	size_t		 cie, fde, i;
+	uint8_t *cfi = fake + PAGE;
+	struct buf b = { cfi, 0 };
+	size_t cie, fde, i;
 
 	memset(cfi, 0, PAGE);
-	put8(&b, 1);		/* version */
-	put8(&b, 0x1b);		/* eh_frame_ptr: pcrel | sdata4 */
-	put8(&b, 0x03);		/* fde_count: udata4 */
-	put8(&b, 0x3b);		/* table: datarel | sdata4 */
+	put8(&b, 1);	/* version */
+	put8(&b, 0x1b); /* eh_frame_ptr: pcrel | sdata4 */
+	put8(&b, 0x03); /* fde_count: udata4 */
+	put8(&b, 0x3b); /* table: datarel | sdata4 */
 	put32(&b, 32 - 4);
 	put32(&b, 1);
-	put32(&b, (uint32_t)-PAGE);	/* text - hdr */
-	put32(&b, 0);			/* FDE - hdr, patched below */
+	put32(&b, (uint32_t)-PAGE); /* text - hdr */
+	put32(&b, 0);		    /* FDE - hdr, patched below */
 	b.n = 32;
 
 	cie = b.n;
 	put32(&b, 0);
-	put32(&b, 0);		/* CIE id */
-	put8(&b, 1);		/* version */
+	put32(&b, 0); /* CIE id */
+	put8(&b, 1);  /* version */
 	put8(&b, 'z');
 	put8(&b, 'R');
 	put8(&b, 0);
-	put8(&b, 1);		/* code alignment */
-	put8(&b, 0x78);		/* data alignment -8 */
-	put8(&b, 16);		/* RA column */
-	put8(&b, 1);		/* augmentation data length */
-	put8(&b, 0x1b);		/* FDE pointers: pcrel | sdata4 */
-	put8(&b, 0x0c);		/* def_cfa rsp 8 */
+	put8(&b, 1);	/* code alignment */
+	put8(&b, 0x78); /* data alignment -8 */
+	put8(&b, 16);	/* RA column */
+	put8(&b, 1);	/* augmentation data length */
+	put8(&b, 0x1b); /* FDE pointers: pcrel | sdata4 */
+	put8(&b, 0x0c); /* def_cfa rsp 8 */
 	put8(&b, 7);
 	put8(&b, 8);
-	put8(&b, 0x80 | 16);	/* offset r16 at CFA - 8 */
+	put8(&b, 0x80 | 16); /* offset r16 at CFA - 8 */
 	put8(&b, 1);
 	close_record(&b, cie);
 
 	fde = b.n;
 	patch32(&b, 16, (uint32_t)fde);
 	put32(&b, 0);
-	put32(&b, (uint32_t)(b.n - cie));	/* back to the CIE */
-	put32(&b, (uint32_t)-(PAGE + b.n));	/* pc_begin: the text page */
-	put32(&b, PAGE);			/* pc_range */
-	put8(&b, 0);				/* no augmentation data */
+	put32(&b, (uint32_t)(b.n - cie));     /* back to the CIE */
+	put32(&b, (uint32_t) - (PAGE + b.n)); /* pc_begin: the text page */
+	put32(&b, PAGE);		      /* pc_range */
+	put8(&b, 0);			      /* no augmentation data */
 	for (i = 0; i < len; i++)
 		put8(&b, insns[i]);
 	close_record(&b, fde);
-	put32(&b, 0);				/* terminator */
+	put32(&b, 0); /* terminator */
 	return b.n;
 }
 
 static void
 publish_fake(void)
 {
-	struct ht_modset	 set;
-	struct ht_module	*m;
+	struct ht_modset set;
+	struct ht_module *m;
 
 	set.maplen = sizeof(*m);
 	set.mods = m = ht_mem_map(set.maplen);
@@ -712,10 +719,9 @@ publish_fake(void)
 }
 
 static int
-fake_walk(struct walk *w, uintptr_t pc_off, uintptr_t sp, uintptr_t bp,
-    int max)
+fake_walk(struct walk *w, uintptr_t pc_off, uintptr_t sp, uintptr_t bp, int max)
 {
-	struct ht_regs	r;
+	struct ht_regs r;
 
 	r.pc = (uintptr_t)fake + pc_off;
 	r.sp = sp;
@@ -724,7 +730,7 @@ fake_walk(struct walk *w, uintptr_t pc_off, uintptr_t sp, uintptr_t bp,
 	return w->n;
 }
 
-static uint64_t	rng = 0x2545f4914f6cdd1dull;
+static uint64_t rng = 0x2545f4914f6cdd1dull;
 
 static uint64_t
 next_rand(void)
@@ -739,25 +745,24 @@ static void
 test_fake(void)
 {
 	/* loc 4: CFA = rsp + 16, rbp at CFA - 16; loc 8: CFA = rbp + 16 */
-	static const uint8_t	frames[] = { 0x44, 0x0e, 0x10, 0x86, 0x02,
-	    0x44, 0x0d, 0x06 };
+	static const uint8_t frames[] = { 0x44, 0x0e, 0x10, 0x86, 0x02, 0x44,
+		0x0d, 0x06 };
 	/* loc 4: CFA = r10 + 8 */
-	static const uint8_t	other_reg[] = { 0x44, 0x0c, 0x0a, 0x08 };
+	static const uint8_t other_reg[] = { 0x44, 0x0c, 0x0a, 0x08 };
 	/* loc 4: RA undefined */
-	static const uint8_t	undef_ra[] = { 0x44, 0x07, 0x10 };
+	static const uint8_t undef_ra[] = { 0x44, 0x07, 0x10 };
 	/* loc 4: CFA off 16, remember; loc 8: CFA off 32; loc 12: restore */
-	static const uint8_t	state[] = { 0x44, 0x0e, 0x10, 0x0a, 0x44,
-	    0x0e, 0x20, 0x44, 0x0b };
+	static const uint8_t state[] = { 0x44, 0x0e, 0x10, 0x0a, 0x44, 0x0e,
+		0x20, 0x44, 0x0b };
 	/* loc 4: CFA = *(rsp + 16), RA at rsp + 8, rbp at rsp + 0 */
-	static const uint8_t	exprs[] = { 0x44, 0x0f, 0x03, 0x77, 0x10,
-	    0x06, 0x10, 0x10, 0x02, 0x77, 0x08, 0x10, 0x06, 0x02, 0x77,
-	    0x00 };
-	uint8_t			 pristine[PAGE];
-	struct ht_modset	 set;
-	struct walk		 w;
-	uintptr_t		 t, S, *st;
-	size_t			 used, i;
-	int			 bad = 0, two = 0;
+	static const uint8_t exprs[] = { 0x44, 0x0f, 0x03, 0x77, 0x10, 0x06,
+		0x10, 0x10, 0x02, 0x77, 0x08, 0x10, 0x06, 0x02, 0x77, 0x00 };
+	uint8_t pristine[PAGE];
+	struct ht_modset set;
+	struct walk w;
+	uintptr_t t, S, *st;
+	size_t used, i;
+	int bad = 0, two = 0;
 
 	fake = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -777,13 +782,13 @@ test_fake(void)
 
 	build_cfi(frames, sizeof(frames));
 	publish_fake();
-	st[0] = t + 9;			/* A: RA at sp */
-	st[0x100 / 8] = 0x1234;		/* B: saved rbp at CFA - 16 */
-	st[0x108 / 8] = t + 5;		/* B: RA at CFA - 8 */
-	st[0x118 / 8] = 0;		/* C: RA 0 ends the walk */
+	st[0] = t + 9;		/* A: RA at sp */
+	st[0x100 / 8] = 0x1234; /* B: saved rbp at CFA - 16 */
+	st[0x108 / 8] = t + 5;	/* B: RA at CFA - 8 */
+	st[0x118 / 8] = 0;	/* C: RA 0 ends the walk */
 	fake_walk(&w, 2, S, S + 0x100, MAXF);
 	ok(w.n == 3 && w.pcs[1] == t + 9 && w.pcs[2] == t + 5 &&
-	    D(&w, stops_outermost) == 1,
+		D(&w, stops_outermost) == 1,
 	    "hand-made CFI: rsp-based, rbp-based and rbp-saving rows");
 
 	build_cfi(other_reg, sizeof(other_reg));
@@ -804,7 +809,7 @@ test_fake(void)
 	build_cfi(state, sizeof(state));
 	publish_fake();
 	memset(st, 0, PAGE);
-	st[1] = t + 1;			/* RA at CFA - 8, CFA = rsp + 16 */
+	st[1] = t + 1; /* RA at CFA - 8, CFA = rsp + 16 */
 	fake_walk(&w, 13, S, 0, MAXF);
 	ok(w.n == 2 && w.pcs[1] == t + 1,
 	    "remember_state/restore_state bring back CFA = rsp + 16");
@@ -812,9 +817,9 @@ test_fake(void)
 	build_cfi(exprs, sizeof(exprs));
 	publish_fake();
 	memset(st, 0, PAGE);
-	st[0] = 0x5678;			/* rbp at rsp + 0 */
-	st[1] = t + 1;			/* RA at rsp + 8 */
-	st[2] = S + 0x200;		/* CFA = *(rsp + 16) */
+	st[0] = 0x5678;	   /* rbp at rsp + 0 */
+	st[1] = t + 1;	   /* RA at rsp + 8 */
+	st[2] = S + 0x200; /* CFA = *(rsp + 16) */
 	fake_walk(&w, 6, S, 0, MAXF);
 	ok(w.n == 2 && w.pcs[1] == t + 1 && D(&w, stops_outermost) == 1,
 	    "DW_OP_breg7 expressions with DW_OP_deref for CFA, RA and rbp");
@@ -827,14 +832,15 @@ test_fake(void)
 	used = build_cfi(state, sizeof(state));
 	memcpy(pristine, fake + PAGE, PAGE);
 	for (i = 0; i < PAGE / 8; i++) {
-		uint64_t	x = next_rand();
+		uint64_t x = next_rand();
 
 		st[i] = x % 3 == 0 ? t + (x >> 8) % PAGE :
-		    x % 3 == 1 ? S + (x >> 8) % PAGE : x;
+		    x % 3 == 1	   ? S + (x >> 8) % PAGE :
+				     x;
 	}
 	publish_fake();
 	for (i = 0; i < FUZZ_WALKS; i++) {
-		unsigned	k, flips = 1 + next_rand() % 4;
+		unsigned k, flips = 1 + next_rand() % 4;
 
 		memcpy(fake + PAGE, pristine, PAGE);
 		for (k = 0; k < flips; k++)
@@ -847,8 +853,10 @@ test_fake(void)
 			bad++;
 		two += w.n == 2;
 	}
-	ok(bad == 0, "%d walks over mutated CFI: no fault, 1 or 2 frames "
-	    "each (%d went a frame up)", FUZZ_WALKS, two);
+	ok(bad == 0,
+	    "%d walks over mutated CFI: no fault, 1 or 2 frames "
+	    "each (%d went a frame up)",
+	    FUZZ_WALKS, two);
 
 	if (ht_modules_scan(&set) != 0)
 		bail("ht_modules_scan");
@@ -860,12 +868,12 @@ test_fake(void)
 static void
 test_bad(void)
 {
-	struct ht_regs		r;
-	struct walk		w;
-	uintptr_t		pcs[4];
+	struct ht_regs r;
+	struct walk w;
+	uintptr_t pcs[4];
 
 	HT_REGS_CAPTURE(&r);
-	r.pc = (uintptr_t)&sink;	/* data, not text */
+	r.pc = (uintptr_t)&sink; /* data, not text */
 	walk(&w, &r, MAXF);
 	ok(w.n == 1 && w.pcs[0] == r.pc && D(&w, stops_bad_frame) == 1,
 	    "a pc outside any text gives one frame and stops");
@@ -878,14 +886,13 @@ test_bad(void)
 int
 main(void)
 {
-	struct ht_modset	set;
+	struct ht_modset set;
 
 	plan(0);
 	if (ht_modules_scan(&set) != 0)
 		bail("ht_modules_scan");
 	ht_modules_publish(&set);
-	ok(ht_modules_current()->n > 2, "%zu modules",
-	    ht_modules_current()->n);
+	ok(ht_modules_current()->n > 2, "%zu modules", ht_modules_current()->n);
 
 	test_chain();
 	test_qsort();

@@ -37,16 +37,16 @@
 /* ---- the symbolizer's stand-in */
 
 struct ht_sym {
-	const struct ht_profile	*prof;
-	struct ht_sym_frame	 frame;
+	const struct ht_profile *prof;
+	struct ht_sym_frame frame;
 };
 
 const char *
 ht_sym_module_name(struct ht_sym *sym, uint64_t addr)
 {
-	const struct ht_module_rec	*m;
-	const char			*slash;
-	size_t				 i;
+	const struct ht_module_rec *m;
+	const char *slash;
+	size_t i;
 
 	for (i = 0; i < sym->prof->nmodules; i++) {
 		m = &sym->prof->modules[i];
@@ -71,31 +71,31 @@ ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
 
 /* ---- profiles in memory */
 
-#define APP	0x400000ull		/* /usr/bin/app */
-#define LIBC	0x7f0000000000ull	/* libc.so.6 */
-#define LIBFOO	0x7f1000000000ull	/* libfoo.so.1 */
-#define NOWHERE	0x1234ull		/* in no module */
-#define MODSIZE	0x100000ull
+#define APP	0x400000ull	  /* /usr/bin/app */
+#define LIBC	0x7f0000000000ull /* libc.so.6 */
+#define LIBFOO	0x7f1000000000ull /* libfoo.so.1 */
+#define NOWHERE 0x1234ull	  /* in no module */
+#define MODSIZE 0x100000ull
 
 static const struct {
-	const char	*path;
-	uint64_t	 start;
+	const char *path;
+	uint64_t start;
 } modules[] = {
 	{ "/usr/bin/app", APP },
 	{ "/lib/x86_64-linux-gnu/libc.so.6", LIBC },
 	{ "/opt/lib/libfoo.so.1", LIBFOO },
 };
-#define NMODULES	(sizeof(modules) / sizeof(modules[0]))
+#define NMODULES (sizeof(modules) / sizeof(modules[0]))
 
 struct buf {
-	uint8_t	*p;
-	size_t	 len, cap;
+	uint8_t *p;
+	size_t len, cap;
 };
 
 static int
 buf_flush(void *ctx, const void *data, size_t n)
 {
-	struct buf	*b = ctx;
+	struct buf *b = ctx;
 
 	if (b->len + n > b->cap) {
 		b->cap = (b->len + n) * 2;
@@ -112,13 +112,13 @@ static struct ht_profile *
 make_profile(const struct ht_meta *meta, const struct ht_site_rec *sites,
     size_t nsites)
 {
-	static struct ht_module_rec	 mod;
-	struct ht_pwriter		 w;
-	struct ht_profile		*p;
-	struct buf			 b = { NULL, 0, 0 };
-	uint8_t				 chunk[4096];
-	char				 err[256];
-	size_t				 i;
+	static struct ht_module_rec mod;
+	struct ht_pwriter w;
+	struct ht_profile *p;
+	struct buf b = { NULL, 0, 0 };
+	uint8_t chunk[4096];
+	char err[256];
+	size_t i;
 
 	ht_pw_init(&w, chunk, sizeof(chunk), buf_flush, &b);
 	ht_pw_meta(&w, meta);
@@ -161,8 +161,8 @@ static struct ht_view *
 view(const struct ht_profile *p, struct ht_sym *sym, enum ht_view_sort sort,
     size_t top, uint64_t threshold, int at_peak)
 {
-	static struct ht_view	v;
-	struct ht_view_opts	o;
+	static struct ht_view v;
+	struct ht_view_opts o;
 
 	memset(&o, 0, sizeof(o));
 	o.sort = sort;
@@ -177,10 +177,14 @@ view(const struct ht_profile *p, struct ht_sym *sym, enum ht_view_sort sort,
 
 /* ---- the columns of a view's figures */
 
-#define NCOLS	6
+#define NCOLS 6
 static const char *const colname[NCOLS] = {
-	"inuse_bytes", "inuse_objects", "alloc_bytes", "alloc_objects",
-	"samples", "live_samples",
+	"inuse_bytes",
+	"inuse_objects",
+	"alloc_bytes",
+	"alloc_objects",
+	"samples",
+	"live_samples",
 };
 
 static void
@@ -200,8 +204,8 @@ cols(const struct ht_view_figures *f, uint64_t c[NCOLS])
 static void
 expected(const struct ht_profile *p, int at_peak, uint64_t c[NCOLS])
 {
-	const struct ht_site_rec	*s;
-	size_t				 i;
+	const struct ht_site_rec *s;
+	size_t i;
 
 	memset(c, 0, NCOLS * sizeof(c[0]));
 	for (i = 0; i < p->nsites; i++) {
@@ -211,8 +215,9 @@ expected(const struct ht_profile *p, int at_peak, uint64_t c[NCOLS])
 		c[2] += s->alloc_bytes;
 		c[3] += s->alloc_objects;
 		c[4] += s->samples;
-		c[5] += !at_peak ? s->live_samples :
-		    p->meta.rate == 1 ? s->peak_inuse_objects : 0;
+		c[5] += !at_peak      ? s->live_samples :
+		    p->meta.rate == 1 ? s->peak_inuse_objects :
+					0;
 	}
 }
 
@@ -222,16 +227,16 @@ same_var(double a, double b)
 	return fabs(a - b) <= 1e-9 * (fabs(a) + fabs(b)) + 1e-9;
 }
 
-static char	why[512];
+static char why[512];
 
 /* Is the summary the sum of the rows, and of the modules, in every
  * column?  NULL, or what is not. */
 static const char *
 sums(const struct ht_view *v)
 {
-	uint64_t	t[NCOLS], r[NCOLS], m[NCOLS], c[NCOLS];
-	double		rv = 0, mv = 0;
-	size_t		i, k;
+	uint64_t t[NCOLS], r[NCOLS], m[NCOLS], c[NCOLS];
+	double rv = 0, mv = 0;
+	size_t i, k;
 
 	cols(&v->total, t);
 	memset(r, 0, sizeof(r));
@@ -250,22 +255,28 @@ sums(const struct ht_view *v)
 	}
 	for (k = 0; k < NCOLS; k++) {
 		if (r[k] != t[k]) {
-			snprintf(why, sizeof(why), "%s: summary %llu, rows "
-			    "%llu", colname[k], (unsigned long long)t[k],
+			snprintf(why, sizeof(why),
+			    "%s: summary %llu, rows "
+			    "%llu",
+			    colname[k], (unsigned long long)t[k],
 			    (unsigned long long)r[k]);
 			return why;
 		}
 		if (m[k] != t[k]) {
-			snprintf(why, sizeof(why), "%s: summary %llu, modules "
-			    "%llu", colname[k], (unsigned long long)t[k],
+			snprintf(why, sizeof(why),
+			    "%s: summary %llu, modules "
+			    "%llu",
+			    colname[k], (unsigned long long)t[k],
 			    (unsigned long long)m[k]);
 			return why;
 		}
 	}
 	if (!same_var(rv, v->total.inuse_var) ||
 	    !same_var(mv, v->total.inuse_var)) {
-		snprintf(why, sizeof(why), "inuse_var: summary %g, rows %g, "
-		    "modules %g", v->total.inuse_var, rv, mv);
+		snprintf(why, sizeof(why),
+		    "inuse_var: summary %g, rows %g, "
+		    "modules %g",
+		    v->total.inuse_var, rv, mv);
 		return why;
 	}
 	return NULL;
@@ -276,20 +287,21 @@ sums(const struct ht_view *v)
 static const char *
 nonnegative(const struct ht_view *v, const uint64_t want[NCOLS])
 {
-	uint64_t	c[NCOLS], lo, hi;
-	size_t		i, k;
+	uint64_t c[NCOLS], lo, hi;
+	size_t i, k;
 
 	for (i = 0; i <= v->nrows + v->nmods; i++) {
-		const struct ht_view_figures	*f = i < v->nrows ?
-		    &v->rows[i].f : i < v->nrows + v->nmods ?
-		    &v->mods[i - v->nrows].f : &v->total;
+		const struct ht_view_figures *f = i < v->nrows ? &v->rows[i].f :
+		    i < v->nrows + v->nmods ? &v->mods[i - v->nrows].f :
+					      &v->total;
 
 		cols(f, c);
 		for (k = 0; k < NCOLS; k++)
 			if (c[k] > want[k]) {
-				snprintf(why, sizeof(why), "%s %llu is more "
-				    "than the profile's %llu", colname[k],
-				    (unsigned long long)c[k],
+				snprintf(why, sizeof(why),
+				    "%s %llu is more "
+				    "than the profile's %llu",
+				    colname[k], (unsigned long long)c[k],
 				    (unsigned long long)want[k]);
 				return why;
 			}
@@ -313,9 +325,9 @@ nonnegative(const struct ht_view *v, const uint64_t want[NCOLS])
 static const char *
 folding(const struct ht_view *v, const struct ht_view *u)
 {
-	const struct ht_view_row	*r;
-	size_t				 i, j, shown, nfolded = 0;
-	uint64_t			 thr = v->opts.threshold;
+	const struct ht_view_row *r;
+	size_t i, j, shown, nfolded = 0;
+	uint64_t thr = v->opts.threshold;
 
 	shown = v->nrows;
 	if (shown > 0 && v->rows[shown - 1].site == NULL) {
@@ -327,8 +339,10 @@ folding(const struct ht_view *v, const struct ht_view *u)
 	if (v->opts.top > 0 && shown > v->opts.top)
 		return "more rows shown than --top";
 	if (shown + nfolded != v->nsites) {
-		snprintf(why, sizeof(why), "%zu rows shown + %zu folded, of "
-		    "%zu sites", shown, nfolded, v->nsites);
+		snprintf(why, sizeof(why),
+		    "%zu rows shown + %zu folded, of "
+		    "%zu sites",
+		    shown, nfolded, v->nsites);
 		return why;
 	}
 	/* The rows shown are the first of the unfolded order that are
@@ -341,17 +355,18 @@ folding(const struct ht_view *v, const struct ht_view *u)
 			return "a record of folded sites shown as a site";
 		if (r->f.inuse_bytes < thr && r->f.alloc_bytes < thr)
 			return "a row below the threshold shown";
-		if (i > 0 && ht_view_value(v, &r->f) >
-		    ht_view_value(v, &v->rows[i - 1].f))
+		if (i > 0 &&
+		    ht_view_value(v, &r->f) >
+			ht_view_value(v, &v->rows[i - 1].f))
 			return "rows out of order";
 		while (j < u->nrows && u->rows[j].site != NULL &&
 		    (u->rows[j].site->folded > 0 ||
-		    (u->rows[j].f.inuse_bytes < thr &&
-		    u->rows[j].f.alloc_bytes < thr)))
+			(u->rows[j].f.inuse_bytes < thr &&
+			    u->rows[j].f.alloc_bytes < thr)))
 			j++;
 		if (j >= u->nrows || u->rows[j].site != r->site)
 			return "the rows shown are not the first of the "
-			    "unfolded view";
+			       "unfolded view";
 		if (memcmp(&u->rows[j].f, &r->f, sizeof(r->f)) != 0)
 			return "a row's figures change with folding";
 	}
@@ -362,14 +377,14 @@ folding(const struct ht_view *v, const struct ht_view *u)
 static int
 same_modules(const struct ht_view *v, const struct ht_view *u)
 {
-	size_t	i;
+	size_t i;
 
 	if (v->nmods != u->nmods)
 		return 0;
 	for (i = 0; i < v->nmods; i++)
 		if (strcmp(v->mods[i].name, u->mods[i].name) != 0 ||
 		    memcmp(&v->mods[i].f, &u->mods[i].f,
-		    sizeof(v->mods[i].f)) != 0)
+			sizeof(v->mods[i].f)) != 0)
 			return 0;
 	return 1;
 }
@@ -377,7 +392,7 @@ same_modules(const struct ht_view *v, const struct ht_view *u)
 static const struct ht_view_module *
 module(const struct ht_view *v, const char *name)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < v->nmods; i++)
 		if (strcmp(v->mods[i].name, name) == 0)
@@ -388,7 +403,7 @@ module(const struct ht_view *v, const char *name)
 static uint64_t
 module_inuse(const struct ht_view *v, const char *name)
 {
-	const struct ht_view_module	*m = module(v, name);
+	const struct ht_view_module *m = module(v, name);
 
 	return m != NULL ? m->f.inuse_bytes : UINT64_MAX;
 }
@@ -398,14 +413,14 @@ module_inuse(const struct ht_view *v, const char *name)
 static void
 test_handmade(void)
 {
-	struct ht_site_rec	 s[5];
-	struct ht_meta		 meta;
-	struct ht_profile	*p;
-	struct ht_sym		 sym;
-	struct ht_view		*v;
+	struct ht_site_rec s[5];
+	struct ht_meta meta;
+	struct ht_profile *p;
+	struct ht_sym sym;
+	struct ht_view *v;
 	const struct ht_view_row *f;
-	uint64_t		 want[NCOLS];
-	char			 name[64];
+	uint64_t want[NCOLS];
+	char name[64];
 
 	memset(&meta, 0, sizeof(meta));
 	meta.rate = 4096;
@@ -437,15 +452,16 @@ test_handmade(void)
 	v = view(p, &sym, HT_VIEW_INUSE, 0, 0, 0);
 	cols(&v->total, want);
 	ok(want[0] == 14200 && want[1] == 16 && want[2] == 60692 &&
-	    want[3] == 56 && want[4] == 17 && want[5] == 8 &&
-	    same_var(v->total.inuse_var, 1206000),
+		want[3] == 56 && want[4] == 17 && want[5] == 8 &&
+		same_var(v->total.inuse_var, 1206000),
 	    "summary: 14200 B / 16 in use, 60692 B / 56 allocated, 17 "
 	    "samples, 8 live, variance 1206000");
 	is_uint(8, v->nsites, "the folded record counts as its 4 sites");
 	is_uint(5, v->nrows, "no options: 4 sites and the fold of the agent's");
-	ok(v->rows[0].site == &p->sites[0] && v->rows[1].site == &p->sites[1]
-	    && v->rows[2].site == &p->sites[3] &&
-	    v->rows[3].site == &p->sites[2], "sites by bytes in use");
+	ok(v->rows[0].site == &p->sites[0] && v->rows[1].site == &p->sites[1] &&
+		v->rows[2].site == &p->sites[3] &&
+		v->rows[3].site == &p->sites[2],
+	    "sites by bytes in use");
 	f = &v->rows[4];
 	ok(f->site == NULL && f->nfolded == 4 && f->f.inuse_bytes == 700,
 	    "the agent's folded sites are the last row, always folded");
@@ -454,7 +470,7 @@ test_handmade(void)
 	    "a site past a libc frame is the executable's");
 	is_uint(3000, module_inuse(v, "libfoo.so.1"), "a library's site");
 	ok(module(v, "libc.so.6") != NULL &&
-	    module(v, "libc.so.6")->f.alloc_bytes == 8192,
+		module(v, "libc.so.6")->f.alloc_bytes == 8192,
 	    "a site of libc frames only is libc's");
 	is_uint(500, module_inuse(v, "[unknown]"),
 	    "a site in no module is \"[unknown]\"");
@@ -464,19 +480,19 @@ test_handmade(void)
 	is_uint(5800, ht_view_predates_bytes(v),
 	    "predates = the allocator's 20000 - 14200");
 	is_uint(24000, ht_view_peak_bytes(v), "the peak is the session's");
-	is_string("(4 smaller sites)", ht_view_row_name(f, name,
-	    sizeof(name)), "the fold's name");
+	is_string("(4 smaller sites)", ht_view_row_name(f, name, sizeof(name)),
+	    "the fold's name");
 	ht_view_free(v);
 
 	v = view(p, &sym, HT_VIEW_INUSE, 2, 0, 0);
 	f = &v->rows[v->nrows - 1];
 	ok(v->nrows == 3 && v->rows[0].site == &p->sites[0] &&
-	    v->rows[1].site == &p->sites[1] && f->site == NULL,
+		v->rows[1].site == &p->sites[1] && f->site == NULL,
 	    "--top 2: the two largest, then the fold");
 	ok(f->nfolded == 6 && f->f.inuse_bytes == 1200 &&
-	    f->f.inuse_objects == 8 && f->f.alloc_bytes == 17692 &&
-	    f->f.alloc_objects == 33 && f->f.samples == 7 &&
-	    f->f.live_samples == 3 && same_var(f->f.inuse_var, 6000),
+		f->f.inuse_objects == 8 && f->f.alloc_bytes == 17692 &&
+		f->f.alloc_objects == 33 && f->f.samples == 7 &&
+		f->f.live_samples == 3 && same_var(f->f.inuse_var, 6000),
 	    "--top 2: the fold holds the other 6 sites' every figure");
 	is_string(NULL, sums(v), "--top 2: summary = rows = modules");
 	cols(&v->total, want);
@@ -487,8 +503,8 @@ test_handmade(void)
 	v = view(p, &sym, HT_VIEW_INUSE, 0, 1000, 0);
 	f = &v->rows[v->nrows - 1];
 	ok(v->nrows == 4 && v->rows[2].site == &p->sites[2] &&
-	    f->site == NULL && f->nfolded == 5 && f->f.inuse_bytes == 1200 &&
-	    f->f.alloc_bytes == 9500,
+		f->site == NULL && f->nfolded == 5 &&
+		f->f.inuse_bytes == 1200 && f->f.alloc_bytes == 9500,
 	    "--threshold 1000: a site below it both in use and allocated is "
 	    "folded, one above it allocated is not");
 	is_string(NULL, sums(v), "--threshold 1000: summary = rows = modules");
@@ -496,16 +512,18 @@ test_handmade(void)
 
 	v = view(p, &sym, HT_VIEW_ALLOC, 1, 0, 0);
 	ok(v->nrows == 2 && v->rows[0].site == &p->sites[0] &&
-	    v->rows[1].nfolded == 7 && v->rows[1].f.alloc_bytes == 20692,
+		v->rows[1].nfolded == 7 && v->rows[1].f.alloc_bytes == 20692,
 	    "--sort alloc --top 1: the largest allocator, 7 folded");
-	is_string(NULL, sums(v), "--sort alloc --top 1: summary = rows = "
+	is_string(NULL, sums(v),
+	    "--sort alloc --top 1: summary = rows = "
 	    "modules");
 	ht_view_free(v);
 
 	v = view(p, &sym, HT_VIEW_INUSE, 0, 0, 1);
 	cols(&v->total, want);
 	ok(want[0] == 24696 && want[1] == 13 && want[2] == 60692 &&
-	    want[3] == 56 && want[4] == 17 && want[5] == 0 && !v->live_known,
+		want[3] == 56 && want[4] == 17 && want[5] == 0 &&
+		!v->live_known,
 	    "at the peak: 24696 B / 13 in use, the session's allocations, "
 	    "live samples unknown at rate 4096");
 	is_uint(24696, ht_view_peak_bytes(v),
@@ -522,12 +540,12 @@ test_handmade(void)
 static void
 test_clamps(void)
 {
-	struct ht_site_rec	 s[2];
-	struct ht_meta		 meta;
-	struct ht_profile	*p;
-	struct ht_sym		 sym;
-	struct ht_view		*v;
-	uint64_t		 want[NCOLS];
+	struct ht_site_rec s[2];
+	struct ht_meta meta;
+	struct ht_profile *p;
+	struct ht_sym sym;
+	struct ht_view *v;
+	uint64_t want[NCOLS];
 
 	memset(&meta, 0, sizeof(meta));
 	meta.rate = 65536;
@@ -554,7 +572,7 @@ test_clamps(void)
 
 /* ---- profiles from a fixed seed */
 
-static uint64_t	rng = 0x5eed0fc0de15ull;
+static uint64_t rng = 0x5eed0fc0de15ull;
 
 static uint64_t
 next(void)
@@ -604,10 +622,10 @@ amount(void)
 static struct ht_profile *
 random_profile(void)
 {
-	static struct ht_site_rec	 s[40];
-	struct ht_meta			 meta;
-	size_t				 n = below(41), i, k;
-	uint64_t			 a, u;
+	static struct ht_site_rec s[40];
+	struct ht_meta meta;
+	size_t n = below(41), i, k;
+	uint64_t a, u;
 
 	memset(&meta, 0, sizeof(meta));
 	meta.rate = below(3) == 0 ? 1 : 4096;
@@ -633,17 +651,17 @@ random_profile(void)
 static void
 test_random(void)
 {
-	static const size_t	 tops[] = { 0, 1, 2, 5, 1000 };
-	struct ht_profile	*p;
-	struct ht_sym		 sym;
-	struct ht_view		 u, *v;
-	uint64_t		 want[NCOLS], got[NCOLS], thr[4];
-	const char		*e;
-	const char		*bad_sums = NULL, *bad_neg = NULL;
-	const char		*bad_fold = NULL;
-	int			 bad_total = 0, bad_mods = 0, sort, at_peak;
-	int			 i, views = 0;
-	size_t			 t, h, k;
+	static const size_t tops[] = { 0, 1, 2, 5, 1000 };
+	struct ht_profile *p;
+	struct ht_sym sym;
+	struct ht_view u, *v;
+	uint64_t want[NCOLS], got[NCOLS], thr[4];
+	const char *e;
+	const char *bad_sums = NULL, *bad_neg = NULL;
+	const char *bad_fold = NULL;
+	int bad_total = 0, bad_mods = 0, sort, at_peak;
+	int i, views = 0;
+	size_t t, h, k;
 
 	for (i = 0; i < 300; i++) {
 		p = random_profile();
@@ -652,44 +670,55 @@ test_random(void)
 		thr[2] = 1ull << 20;
 		thr[3] = amount();
 		for (sort = HT_VIEW_INUSE; sort <= HT_VIEW_OBJECTS; sort++)
-		for (at_peak = 0; at_peak <= 1; at_peak++) {
-			expected(p, at_peak, want);
-			memcpy(&u, view(p, &sym, sort, 0, 0, at_peak),
-			    sizeof(u));
-			for (t = 0; t < sizeof(tops) / sizeof(tops[0]); t++)
-			for (h = 0; h < 4; h++) {
-				v = view(p, &sym, sort, tops[t], thr[h],
-				    at_peak);
-				views++;
-				if ((e = sums(v)) != NULL && bad_sums == NULL)
-					bad_sums = strdup(e);
-				if ((e = nonnegative(v, want)) != NULL &&
-				    bad_neg == NULL)
-					bad_neg = strdup(e);
-				if ((e = folding(v, &u)) != NULL &&
-				    bad_fold == NULL)
-					bad_fold = strdup(e);
-				cols(&v->total, got);
-				for (k = 0; k < NCOLS; k++)
-					bad_total += got[k] != want[k];
-				bad_mods += !same_modules(v, &u);
-				ht_view_free(v);
+			for (at_peak = 0; at_peak <= 1; at_peak++) {
+				expected(p, at_peak, want);
+				memcpy(&u, view(p, &sym, sort, 0, 0, at_peak),
+				    sizeof(u));
+				for (t = 0; t < sizeof(tops) / sizeof(tops[0]);
+				     t++)
+					for (h = 0; h < 4; h++) {
+						v = view(p, &sym, sort, tops[t],
+						    thr[h], at_peak);
+						views++;
+						if ((e = sums(v)) != NULL &&
+						    bad_sums == NULL)
+							bad_sums = strdup(e);
+						if ((e = nonnegative(v,
+							 want)) != NULL &&
+						    bad_neg == NULL)
+							bad_neg = strdup(e);
+						if ((e = folding(v, &u)) !=
+							NULL &&
+						    bad_fold == NULL)
+							bad_fold = strdup(e);
+						cols(&v->total, got);
+						for (k = 0; k < NCOLS; k++)
+							bad_total += got[k] !=
+							    want[k];
+						bad_mods +=
+						    !same_modules(v, &u);
+						ht_view_free(v);
+					}
+				ht_view_free(&u);
 			}
-			ht_view_free(&u);
-		}
 		ht_profile_free(p);
 	}
 	diag("%d views of 300 profiles", views);
-	is_string(NULL, bad_sums, "every view: the summary is the sum of the "
+	is_string(NULL, bad_sums,
+	    "every view: the summary is the sum of the "
 	    "rows and of the modules, in every column");
-	is_int(0, bad_total, "every view: the summary is the sum of the "
+	is_int(0, bad_total,
+	    "every view: the summary is the sum of the "
 	    "profile's sites, whatever --top and --threshold fold");
-	is_string(NULL, bad_fold, "every view: at most --top rows shown, none "
+	is_string(NULL, bad_fold,
+	    "every view: at most --top rows shown, none "
 	    "below the threshold, the first of the unfolded order, the rest "
 	    "in one last row");
-	is_int(0, bad_mods, "every view: the modules are those of the "
+	is_int(0, bad_mods,
+	    "every view: the modules are those of the "
 	    "unfolded view");
-	is_string(NULL, bad_neg, "every view: nothing negative or wrapped "
+	is_string(NULL, bad_neg,
+	    "every view: nothing negative or wrapped "
 	    "around (figures, variances, intervals, freed, predates, peak)");
 }
 

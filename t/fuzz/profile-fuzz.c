@@ -12,18 +12,18 @@
 
 #include "profile.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 struct out {
-	uint8_t	*b;
-	size_t	 n, cap;
+	uint8_t *b;
+	size_t n, cap;
 };
 
 static int
 append(void *ctx, const void *buf, size_t len)
 {
-	struct out	*o = ctx;
-	uint8_t		*p;
+	struct out *o = ctx;
+	uint8_t *p;
 
 	if (o->n + len > o->cap) {
 		o->cap = (o->n + len) * 2;
@@ -39,9 +39,9 @@ append(void *ctx, const void *buf, size_t len)
 static void
 encode(const struct ht_profile *p, struct out *o)
 {
-	struct ht_pwriter	w;
-	uint8_t			buf[61];	/* odd: fields cross flushes */
-	size_t			i;
+	struct ht_pwriter w;
+	uint8_t buf[61]; /* odd: fields cross flushes */
+	size_t i;
 
 	o->n = 0;
 	ht_pw_init(&w, buf, sizeof(buf), append, o);
@@ -59,9 +59,9 @@ encode(const struct ht_profile *p, struct out *o)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ht_profile	*p, *q;
-	struct out		 a = { NULL, 0, 0 }, b = { NULL, 0, 0 };
-	char			 err[256];
+	struct ht_profile *p, *q;
+	struct out a = { NULL, 0, 0 }, b = { NULL, 0, 0 };
+	char err[256];
 
 	err[0] = '\0';
 	if ((p = ht_profile_decode(data, size, err, sizeof(err))) == NULL) {

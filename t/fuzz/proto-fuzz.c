@@ -23,18 +23,17 @@
 
 #include "proto.h"
 
-int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
+int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 #ifdef HT_FUZZ_STANDALONE
-unsigned long	fuzz_accepted[HT_MSG_HOOK + 1];	/* by type */
-unsigned long	fuzz_refused, fuzz_version, fuzz_err_ok, fuzz_status_ok;
-void		fuzz_failed(const char *what, const uint8_t *data,
-		    size_t size);
-#define FAIL(what)	fuzz_failed(what, data, size)
-#define COUNT(x)	((x)++)
+unsigned long fuzz_accepted[HT_MSG_HOOK + 1]; /* by type */
+unsigned long fuzz_refused, fuzz_version, fuzz_err_ok, fuzz_status_ok;
+void fuzz_failed(const char *what, const uint8_t *data, size_t size);
+#define FAIL(what) fuzz_failed(what, data, size)
+#define COUNT(x)   ((x)++)
 #else
-#define FAIL(what)	((void)data, (void)size, abort())
-#define COUNT(x)	((void)0)
+#define FAIL(what) ((void)data, (void)size, abort())
+#define COUNT(x)   ((void)0)
 #endif
 
 static int
@@ -52,10 +51,10 @@ same_request(const struct ht_request *a, const struct ht_request *b)
 static void
 fuzz_request(const uint8_t *data, size_t size)
 {
-	static struct ht_request	r, q;
-	static uint8_t			out[HT_PROTO_MAX_REQUEST];
-	size_t				n, pl;
-	int			rc;
+	static struct ht_request r, q;
+	static uint8_t out[HT_PROTO_MAX_REQUEST];
+	size_t n, pl;
+	int rc;
 
 	rc = ht_proto_parse_request(data, size, &r);
 	if (rc == HT_ERR_BAD_REQUEST) {
@@ -73,13 +72,14 @@ fuzz_request(const uint8_t *data, size_t size)
 	pl = strnlen(r.dump_prefix, sizeof(r.dump_prefix));
 	if (pl > HT_PROTO_MAX_PREFIX)
 		FAIL("parser left the dump prefix unterminated");
-	if (r.type == HT_MSG_START ? r.rate == 0 ||
-	    (r.flags & ~(uint32_t)HT_START_RESTART) != 0 ||
-	    (pl == 0 && (r.dump_interval_ms | r.dump_every_bytes |
-	    r.dump_at_rss_bytes | r.threshold_bytes) != 0) :
-	    r.rate != 0 || r.flags != 0 || pl != 0 || r.dump_interval_ms != 0 ||
-	    r.dump_every_bytes != 0 || r.dump_at_rss_bytes != 0 ||
-	    r.threshold_bytes != 0)
+	if (r.type == HT_MSG_START ?
+		r.rate == 0 || (r.flags & ~(uint32_t)HT_START_RESTART) != 0 ||
+		    (pl == 0 &&
+			(r.dump_interval_ms | r.dump_every_bytes |
+			    r.dump_at_rss_bytes | r.threshold_bytes) != 0) :
+		r.rate != 0 || r.flags != 0 || pl != 0 ||
+		    r.dump_interval_ms != 0 || r.dump_every_bytes != 0 ||
+		    r.dump_at_rss_bytes != 0 || r.threshold_bytes != 0)
 		FAIL("parser accepted bad START fields");
 	n = ht_proto_encode_request(out, &r);
 	if (n != size || memcmp(out, data, n) != 0)
@@ -94,27 +94,27 @@ fuzz_request(const uint8_t *data, size_t size)
 static void
 fuzz_err(const uint8_t *data, size_t size, const uint8_t *p, size_t len)
 {
-	uint8_t		out[HT_PROTO_HEADER + 4 + 512];
-	char		msg[300], msg2[300], tiny[2];
-	uint32_t	code, code2;
-	size_t		n;
+	uint8_t out[HT_PROTO_HEADER + 4 + 512];
+	char msg[300], msg2[300], tiny[2];
+	uint32_t code, code2;
+	size_t n;
 
 	if (ht_proto_decode_err(p, len, &code, msg, sizeof(msg)) != 0)
 		return;
-	if (ht_proto_decode_err(p, len, &code2, NULL, 0) != 0 ||
-	    code2 != code)
+	if (ht_proto_decode_err(p, len, &code2, NULL, 0) != 0 || code2 != code)
 		FAIL("ERR decodes differently without a message buffer");
 	memset(tiny, 'x', sizeof(tiny));
 	if (ht_proto_decode_err(p, len, &code2, tiny, sizeof(tiny)) != 0 ||
 	    strnlen(tiny, sizeof(tiny)) != (len > 4 ? 1u : 0u))
 		FAIL("ERR message not truncated to a small buffer");
-	if (strlen(msg) != (len - 4 < sizeof(msg) - 1 ? len - 4 :
-	    sizeof(msg) - 1))
+	if (strlen(msg) !=
+	    (len - 4 < sizeof(msg) - 1 ? len - 4 : sizeof(msg) - 1))
 		FAIL("decoded ERR message has the wrong length");
 	n = ht_proto_encode_err(out, sizeof(out), code, msg);
-	if (n < HT_PROTO_HEADER + 4 || ht_proto_decode_err(out +
-	    HT_PROTO_HEADER, n - HT_PROTO_HEADER, &code2, msg2,
-	    sizeof(msg2)) != 0 || code2 != code || strcmp(msg, msg2) != 0)
+	if (n < HT_PROTO_HEADER + 4 ||
+	    ht_proto_decode_err(out + HT_PROTO_HEADER, n - HT_PROTO_HEADER,
+		&code2, msg2, sizeof(msg2)) != 0 ||
+	    code2 != code || strcmp(msg, msg2) != 0)
 		FAIL("ERR does not round trip");
 	COUNT(fuzz_err_ok);
 }
@@ -122,9 +122,9 @@ fuzz_err(const uint8_t *data, size_t size, const uint8_t *p, size_t len)
 static void
 fuzz_status(const uint8_t *data, size_t size, const uint8_t *p, size_t len)
 {
-	struct ht_status	s, t;
-	uint8_t			out[HT_PROTO_HEADER + 128];
-	size_t			n;
+	struct ht_status s, t;
+	uint8_t out[HT_PROTO_HEADER + 128];
+	size_t n;
 
 	if (ht_proto_decode_status(p, len, &s) != 0)
 		return;
@@ -143,7 +143,7 @@ fuzz_status(const uint8_t *data, size_t size, const uint8_t *p, size_t len)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ht_msg_header	h;
+	struct ht_msg_header h;
 
 	fuzz_request(data, size);
 	/* The decoders see payloads: the whole input, and what follows a

@@ -17,7 +17,7 @@
 static void
 set_timeouts(int fd)
 {
-	struct timeval	tv = { AGENT_TIMEOUT, 0 };
+	struct timeval tv = { AGENT_TIMEOUT, 0 };
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -26,10 +26,10 @@ set_timeouts(int fd)
 int
 agent_connect(pid_t pid, int patient)
 {
-	struct sockaddr_un	sa;
-	struct timespec		ts = { 0, 10 * 1000 * 1000 };
-	size_t			len;
-	int			fd, i;
+	struct sockaddr_un sa;
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	size_t len;
+	int fd, i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
@@ -39,8 +39,8 @@ agent_connect(pid_t pid, int patient)
 		if (fd < 0)
 			bail("socket: %s", strerror(errno));
 		if (connect(fd, (struct sockaddr *)&sa,
-		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
-		    len)) == 0) {
+			(socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+			    len)) == 0) {
 			set_timeouts(fd);
 			return fd;
 		}
@@ -56,8 +56,8 @@ agent_connect(pid_t pid, int patient)
 static int
 read_full(int fd, void *buf, size_t len)
 {
-	uint8_t	*p = buf;
-	ssize_t	 n;
+	uint8_t *p = buf;
+	ssize_t n;
 
 	while (len > 0) {
 		n = read(fd, p, len);
@@ -74,7 +74,7 @@ read_full(int fd, void *buf, size_t len)
 int
 agent_read_reply(int fd, struct agent_reply *r)
 {
-	uint8_t	hdr[HT_PROTO_HEADER], extra;
+	uint8_t hdr[HT_PROTO_HEADER], extra;
 
 	memset(r, 0, sizeof(*r));
 	if (read_full(fd, hdr, sizeof(hdr)) != 0 ||
@@ -102,9 +102,9 @@ agent_reply_free(struct agent_reply *r)
 int
 agent_request(pid_t pid, const struct ht_request *q, struct agent_reply *r)
 {
-	static uint8_t	b[HT_PROTO_MAX_REQUEST];
-	size_t		n;
-	int		fd, rc;
+	static uint8_t b[HT_PROTO_MAX_REQUEST];
+	size_t n;
+	int fd, rc;
 
 	memset(r, 0, sizeof(*r));
 	n = ht_proto_encode_request(b, q);
@@ -118,10 +118,10 @@ agent_request(pid_t pid, const struct ht_request *q, struct agent_reply *r)
 long
 agent_ask(pid_t pid, const struct ht_request *q)
 {
-	struct agent_reply	r;
-	uint32_t		code;
-	char			msg[256];
-	long			rc = -1;
+	struct agent_reply r;
+	uint32_t code;
+	char msg[256];
+	long rc = -1;
 
 	if (agent_request(pid, q, &r) != 0)
 		return -1;
@@ -129,7 +129,7 @@ agent_ask(pid_t pid, const struct ht_request *q)
 		rc = 0;
 	else if (r.h.type == HT_MSG_ERR && r.eof &&
 	    ht_proto_decode_err(r.payload, r.h.length, &code, msg,
-	    sizeof(msg)) == 0)
+		sizeof(msg)) == 0)
 		rc = code;
 	agent_reply_free(&r);
 	return rc;
@@ -138,7 +138,7 @@ agent_ask(pid_t pid, const struct ht_request *q)
 long
 agent_simple(pid_t pid, uint16_t type, uint64_t rate, uint32_t flags)
 {
-	struct ht_request		q;
+	struct ht_request q;
 
 	memset(&q, 0, sizeof(q));
 	q.type = type;
@@ -150,9 +150,9 @@ agent_simple(pid_t pid, uint16_t type, uint64_t rate, uint32_t flags)
 int
 agent_status(pid_t pid, struct ht_status *st)
 {
-	struct ht_request		q;
-	struct agent_reply		r;
-	int				rc = -1;
+	struct ht_request q;
+	struct agent_reply r;
+	int rc = -1;
 
 	memset(&q, 0, sizeof(q));
 	q.type = HT_MSG_HELLO;
@@ -168,10 +168,10 @@ agent_status(pid_t pid, struct ht_status *st)
 struct ht_profile *
 agent_report(pid_t pid)
 {
-	struct ht_request		 q;
-	struct ht_profile		*p = NULL;
-	struct agent_reply		 r;
-	char				 err[256];
+	struct ht_request q;
+	struct ht_profile *p = NULL;
+	struct agent_reply r;
+	char err[256];
 
 	memset(&q, 0, sizeof(q));
 	q.type = HT_MSG_REPORT;

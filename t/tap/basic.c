@@ -8,21 +8,21 @@
 
 #include "basic.h"
 
-static int	planned = -1;
-static int	ran;
-static int	failed;
-static int	lazy;
+static int planned = -1;
+static int ran;
+static int failed;
+static int lazy;
 
-static void			(*cleanups[8])(void);
-static volatile sig_atomic_t	ncleanups;
-static unsigned			timeout_s;
+static void (*cleanups[8])(void);
+static volatile sig_atomic_t ncleanups;
+static unsigned timeout_s;
 
 /* Each cleanup once, even when one of them ends the test. */
 static void
 run_cleanups(void)
 {
-	int	i, n = (int)ncleanups;
-	void	(*fn)(void);
+	int i, n = (int)ncleanups;
+	void (*fn)(void);
 
 	ncleanups = 0;
 	for (i = 0; i < n; i++) {
@@ -48,11 +48,11 @@ test_cleanup_register(void (*fn)(void))
 static void
 on_alarm(int sig)
 {
-	static const char	head[] = "\nBail out! timed out after ";
-	char			msg[sizeof(head) + 16], num[12];
-	size_t			n = sizeof(head) - 1, k = 0;
-	unsigned		v = timeout_s;
-	ssize_t			w;
+	static const char head[] = "\nBail out! timed out after ";
+	char msg[sizeof(head) + 16], num[12];
+	size_t n = sizeof(head) - 1, k = 0;
+	unsigned v = timeout_s;
+	ssize_t w;
 
 	(void)sig;
 	run_cleanups();
@@ -73,7 +73,7 @@ on_alarm(int sig)
 void
 test_timeout(unsigned seconds)
 {
-	struct sigaction	sa;
+	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
@@ -130,7 +130,7 @@ vreport(int cond, const char *fmt, va_list ap)
 int
 ok(int cond, const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	vreport(cond, fmt, ap);
@@ -141,8 +141,8 @@ ok(int cond, const char *fmt, ...)
 int
 is_int(long long want, long long got, const char *fmt, ...)
 {
-	va_list	ap;
-	int	cond = want == got;
+	va_list ap;
+	int cond = want == got;
 
 	va_start(ap, fmt);
 	vreport(cond, fmt, ap);
@@ -155,8 +155,8 @@ is_int(long long want, long long got, const char *fmt, ...)
 int
 is_uint(unsigned long long want, unsigned long long got, const char *fmt, ...)
 {
-	va_list	ap;
-	int	cond = want == got;
+	va_list ap;
+	int cond = want == got;
 
 	va_start(ap, fmt);
 	vreport(cond, fmt, ap);
@@ -169,8 +169,8 @@ is_uint(unsigned long long want, unsigned long long got, const char *fmt, ...)
 int
 is_string(const char *want, const char *got, const char *fmt, ...)
 {
-	va_list	ap;
-	int	cond;
+	va_list ap;
+	int cond;
 
 	if (want == NULL || got == NULL)
 		cond = want == got;
@@ -188,7 +188,7 @@ is_string(const char *want, const char *got, const char *fmt, ...)
 void
 diag(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	fflush(stdout);
 	printf("# ");
@@ -202,7 +202,7 @@ diag(const char *fmt, ...)
 void
 skip(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	ran++;
 	printf("ok %d # skip ", ran);
@@ -216,7 +216,7 @@ skip(const char *fmt, ...)
 void
 skip_all(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	printf("1..0 # skip ");
 	va_start(ap, fmt);
@@ -231,7 +231,7 @@ skip_all(const char *fmt, ...)
 void
 bail(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	run_cleanups();
 	fflush(stdout);

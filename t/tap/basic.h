@@ -13,30 +13,28 @@
 
 #include <stdint.h>
 
-void	plan(int n);			/* 0: lazy plan, printed at exit */
-int	ok(int cond, const char *fmt, ...)
-	    __attribute__((format(printf, 2, 3)));
-int	is_int(long long want, long long got, const char *fmt, ...)
-	    __attribute__((format(printf, 3, 4)));
-int	is_uint(unsigned long long want, unsigned long long got,
-	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int	is_string(const char *want, const char *got, const char *fmt, ...)
-	    __attribute__((format(printf, 3, 4)));
-void	diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	skip_all(const char *fmt, ...)
-	    __attribute__((format(printf, 1, 2), noreturn));
-void	bail(const char *fmt, ...)
-	    __attribute__((format(printf, 1, 2), noreturn));
+void plan(int n); /* 0: lazy plan, printed at exit */
+int ok(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int is_int(long long want, long long got, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int is_uint(unsigned long long want, unsigned long long got, const char *fmt,
+    ...) __attribute__((format(printf, 3, 4)));
+int is_string(const char *want, const char *got, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void
+skip_all(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void bail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* Run fn when the test ends: at exit, in bail and at the timeout, in the
  * order registered, each once.  fn may run in the SIGALRM handler of
  * test_timeout, so it may make async-signal-safe calls only (kill,
  * waitpid, unlink, write).  At most 8 functions. */
-void	test_cleanup_register(void (*fn)(void));
+void test_cleanup_register(void (*fn)(void));
 /* Bail out ("Bail out! timed out after N s"), after the cleanups, if the
  * test still runs in seconds: a hang fails instead of blocking make check.
  * Uses alarm(2) and SIGALRM. */
-void	test_timeout(unsigned seconds);
+void test_timeout(unsigned seconds);
 
 #endif

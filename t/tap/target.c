@@ -21,28 +21,28 @@
 #include "target.h"
 
 struct target {
-	pid_t	pid;
-	int	in;		/* its standard input, -1 once closed */
-	int	out;		/* its standard output */
-	char	buf[8192];	/* output read but not returned yet */
-	size_t	len;
-	char	name[64];	/* basename of its program, for messages */
-	char	ready[256];
-	char	errpath[PATH_MAX];
+	pid_t pid;
+	int in;		/* its standard input, -1 once closed */
+	int out;	/* its standard output */
+	char buf[8192]; /* output read but not returned yet */
+	size_t len;
+	char name[64]; /* basename of its program, for messages */
+	char ready[256];
+	char errpath[PATH_MAX];
 };
 
 /* The targets running, for the cleanup: it may run in a signal handler, so
  * a fixed table it only reads and clears. */
-#define MAX_LIVE	32
-static struct target *volatile	live[MAX_LIVE];
-static int			registered;
-static char			builddir[PATH_MAX];
+#define MAX_LIVE 32
+static struct target *volatile live[MAX_LIVE];
+static int registered;
+static char builddir[PATH_MAX];
 
 static void
 kill_all(void)
 {
-	struct target	*t;
-	int		 i;
+	struct target *t;
+	int i;
 
 	for (i = 0; i < MAX_LIVE; i++) {
 		if ((t = live[i]) == NULL)
@@ -57,7 +57,7 @@ kill_all(void)
 static void
 track(struct target *t)
 {
-	int	i;
+	int i;
 
 	if (!registered) {
 		test_cleanup_register(kill_all);
@@ -74,7 +74,7 @@ track(struct target *t)
 static void
 untrack(struct target *t)
 {
-	int	i;
+	int i;
 
 	for (i = 0; i < MAX_LIVE; i++)
 		if (live[i] == t)
@@ -84,10 +84,10 @@ untrack(struct target *t)
 const char *
 test_builddir(void)
 {
-	const char	*e = getenv("HT_BUILDDIR");
-	ssize_t		 n;
-	char		*s;
-	int		 i;
+	const char *e = getenv("HT_BUILDDIR");
+	ssize_t n;
+	char *s;
+	int i;
 
 	if (builddir[0] != '\0')
 		return builddir;
@@ -109,9 +109,9 @@ test_builddir(void)
 char *
 test_build_path(const char *rel)
 {
-	const char	*dir = test_builddir();
-	size_t		 n = strlen(dir) + 1 + strlen(rel) + 1;
-	char		*p;
+	const char *dir = test_builddir();
+	size_t n = strlen(dir) + 1 + strlen(rel) + 1;
+	char *p;
 
 	if ((p = malloc(n)) == NULL)
 		bail("out of memory");
@@ -122,7 +122,7 @@ test_build_path(const char *rel)
 char *
 test_build_need(const char *rel)
 {
-	char	*p = test_build_path(rel);
+	char *p = test_build_path(rel);
 
 	if (access(p, X_OK) != 0)
 		skip_all("%s not built", p);
@@ -132,7 +132,7 @@ test_build_need(const char *rel)
 static uint64_t
 now_ms(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
@@ -142,10 +142,10 @@ now_ms(void)
 static int
 show_stderr(const struct target *t)
 {
-	char	 line[512];
-	FILE	*f;
-	size_t	 n;
-	int	 quiet = 1;
+	char line[512];
+	FILE *f;
+	size_t n;
+	int quiet = 1;
 
 	if ((f = fopen(t->errpath, "r")) == NULL)
 		return 1;
@@ -176,8 +176,8 @@ release(struct target *t)
 static void
 apply_env(const char *const *env)
 {
-	char		 name[256], pid[32];
-	const char	*eq, *value;
+	char name[256], pid[32];
+	const char *eq, *value;
 
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	for (; env != NULL && *env != NULL; env++) {
@@ -196,22 +196,22 @@ apply_env(const char *const *env)
 }
 
 struct target *
-target_start(const char *path, const char *const *args,
-    const char *const *env)
+target_start(const char *path, const char *const *args, const char *const *env)
 {
-	struct target	 *t;
-	const char	**argv;
-	const char	 *base, *tmp;
-	size_t		  nargs = 0, i;
-	pid_t		  parent = getpid();
-	int		  in[2], out[2], errfd;
+	struct target *t;
+	const char **argv;
+	const char *base, *tmp;
+	size_t nargs = 0, i;
+	pid_t parent = getpid();
+	int in[2], out[2], errfd;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		bail("out of memory");
 	base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
 	snprintf(t->name, sizeof(t->name), "%s", base);
 	tmp = getenv("TMPDIR") != NULL && *getenv("TMPDIR") != '\0' ?
-	    getenv("TMPDIR") : "/tmp";
+	    getenv("TMPDIR") :
+	    "/tmp";
 	snprintf(t->errpath, sizeof(t->errpath), "%s/%s.err.XXXXXX", tmp,
 	    t->name);
 	if ((errfd = mkostemp(t->errpath, O_CLOEXEC)) < 0)
@@ -255,8 +255,8 @@ target_start(const char *path, const char *const *args,
 
 	if (target_line(t, t->ready, sizeof(t->ready)) == NULL ||
 	    strncmp(t->ready, "ready", 5) != 0) {
-		diag("%s did not start: %s", path, t->ready[0] != '\0' ?
-		    t->ready : "no ready line");
+		diag("%s did not start: %s", path,
+		    t->ready[0] != '\0' ? t->ready : "no ready line");
 		target_kill(t);
 		return NULL;
 	}
@@ -278,11 +278,11 @@ target_ready(const struct target *t)
 int
 target_send(struct target *t, const char *fmt, ...)
 {
-	char	 buf[1024], *p;
-	va_list	 ap;
-	ssize_t	 w;
-	size_t	 n;
-	int	 len;
+	char buf[1024], *p;
+	va_list ap;
+	ssize_t w;
+	size_t n;
+	int len;
 
 	va_start(ap, fmt);
 	len = vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -303,11 +303,11 @@ target_send(struct target *t, const char *fmt, ...)
 char *
 target_line(struct target *t, char *line, size_t size)
 {
-	uint64_t	 end = now_ms() + TARGET_LINE_MS, now;
-	struct pollfd	 pfd = { t->out, POLLIN, 0 };
-	char		*nl;
-	ssize_t		 n;
-	size_t		 k;
+	uint64_t end = now_ms() + TARGET_LINE_MS, now;
+	struct pollfd pfd = { t->out, POLLIN, 0 };
+	char *nl;
+	ssize_t n;
+	size_t k;
 
 	for (;;) {
 		if ((nl = memchr(t->buf, '\n', t->len)) != NULL) {
@@ -344,10 +344,10 @@ target_line(struct target *t, char *line, size_t size)
 int
 target_wait(struct target *t, int *quiet)
 {
-	struct timespec	ts = { 0, 10 * 1000 * 1000 };
-	uint64_t	end = now_ms() + TARGET_EXIT_MS;
-	pid_t		r;
-	int		status = 0, q;
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	uint64_t end = now_ms() + TARGET_EXIT_MS;
+	pid_t r;
+	int status = 0, q;
 
 	close(t->in);
 	t->in = -1;

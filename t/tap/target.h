@@ -20,9 +20,9 @@
 
 #include <stddef.h>
 
-#define TARGET_LINE_MS	30000	/* a target answers within this */
-#define TARGET_EXIT_MS	30000	/* and exits within this once told to */
-#define TARGET_OWN_PID	"$$"	/* see target_start */
+#define TARGET_LINE_MS 30000 /* a target answers within this */
+#define TARGET_EXIT_MS 30000 /* and exits within this once told to */
+#define TARGET_OWN_PID "$$"  /* see target_start */
 
 struct target;
 
@@ -32,9 +32,9 @@ struct target;
  * returns builddir/rel, allocated (the caller frees it); test_build_need
  * the same after skip_all if that file is not built.
  */
-const char	*test_builddir(void);
-char		*test_build_path(const char *rel);
-char		*test_build_need(const char *rel);
+const char *test_builddir(void);
+char *test_build_path(const char *rel);
+char *test_build_need(const char *rel);
 
 /*
  * Start path with the arguments args (NULL-terminated, may be NULL) and
@@ -46,22 +46,22 @@ char		*test_build_need(const char *rel);
  * killed and reaped) if it exited or said nothing like "ready" in time.
  * Bails if the test cannot make pipes or fork.
  */
-struct target	*target_start(const char *path, const char *const *args,
-		    const char *const *env);
+struct target *
+target_start(const char *path, const char *const *args, const char *const *env);
 
-pid_t		 target_pid(const struct target *);
+pid_t target_pid(const struct target *);
 /* The ready line, without its newline. */
-const char	*target_ready(const struct target *);
+const char *target_ready(const struct target *);
 
 /* Write the formatted text to its standard input (no newline is added).
  * Returns 0, or -1 if it could not be written whole. */
-int		 target_send(struct target *, const char *fmt, ...)
-		    __attribute__((format(printf, 2, 3)));
+int target_send(struct target *, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Its next line of output, without the newline, in buf (size bytes, a
  * longer line is cut).  Returns buf, or NULL at end of file or after
  * TARGET_LINE_MS. */
-char		*target_line(struct target *, char *buf, size_t size);
+char *target_line(struct target *, char *buf, size_t size);
 
 /*
  * Close its standard input (a fixture exits on end of file or after the
@@ -69,9 +69,9 @@ char		*target_line(struct target *, char *buf, size_t size);
  * then kill it.  Returns its wait status; *quiet (if not NULL) is 1 if it
  * wrote nothing on its standard error.  Frees the target.
  */
-int		 target_wait(struct target *, int *quiet);
+int target_wait(struct target *, int *quiet);
 
 /* Kill (SIGKILL) and reap it; free the target.  NULL: nothing to do. */
-void		 target_kill(struct target *);
+void target_kill(struct target *);
 
 #endif

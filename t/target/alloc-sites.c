@@ -56,9 +56,9 @@
 
 #include "fixture.h"
 
-static uint64_t	sum;
-static void	*kept[300000];
-static size_t	nkept;
+static uint64_t sum;
+static void *kept[300000];
+static size_t nkept;
 
 /* Sizes come through a volatile so that no call is specialized on them. */
 static volatile size_t one = 1;
@@ -119,8 +119,8 @@ churn(size_t n)
 FX_NOINLINE static void
 realloc_grow(void)
 {
-	static const size_t sizes[] = { 100, 200, 400, 800, 1600, 3200,
-	    6400, 12800, 25600, 51200, 300000, 1000 };
+	static const size_t sizes[] = { 100, 200, 400, 800, 1600, 3200, 6400,
+		12800, 25600, 51200, 300000, 1000 };
 	size_t i;
 	void *p = NULL;
 
@@ -331,7 +331,7 @@ use_dlfix(size_t n)
 		fprintf(stderr, "alloc-sites: %s\n", dlerror());
 		exit(1);
 	}
-	if ((fn = (uint64_t (*)(size_t))dlsym(h, "dlfix_keep")) == NULL) {
+	if ((fn = (uint64_t(*)(size_t))dlsym(h, "dlfix_keep")) == NULL) {
 		fprintf(stderr, "alloc-sites: %s\n", dlerror());
 		exit(1);
 	}

@@ -25,10 +25,10 @@
 #include "fixture.h"
 #include "heaptool.h"
 
-static int		failed;
-static uint64_t		sum;
-static volatile size_t	one = 1;
-static const char	*dir;
+static int failed;
+static uint64_t sum;
+static volatile size_t one = 1;
+static const char *dir;
 
 static void
 check(int cond, const char *what)
@@ -40,10 +40,10 @@ check(int cond, const char *what)
 FX_NOINLINE static void
 api_keep(size_t n, size_t size)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < n; i++) {
-		void	*p = malloc(size * one); /* SITE api_keep */
+		void *p = malloc(size * one); /* SITE api_keep */
 
 		if (p == NULL)
 			exit(2);
@@ -54,10 +54,10 @@ api_keep(size_t n, size_t size)
 FX_NOINLINE static void
 api_temp(size_t n, size_t size)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < n; i++) {
-		void	*p = malloc(size * one); /* SITE api_temp */
+		void *p = malloc(size * one); /* SITE api_temp */
 
 		if (p == NULL)
 			exit(2);
@@ -69,9 +69,9 @@ api_temp(size_t n, size_t size)
 static int
 count_prefix(const char *prefix)
 {
-	DIR		*d;
-	struct dirent	*e;
-	int		 c = 0;
+	DIR *d;
+	struct dirent *e;
+	int c = 0;
 
 	if ((d = opendir(dir)) == NULL)
 		return -1;
@@ -85,7 +85,7 @@ count_prefix(const char *prefix)
 static void *
 dumper(void *arg)
 {
-	char	path[512];
+	char path[512];
 
 	snprintf(path, sizeof(path), "%s/thr.%d.heap", dir,
 	    (int)(uintptr_t)arg);
@@ -96,8 +96,8 @@ int
 main(int argc, char **argv)
 {
 	static const struct {
-		int		 code;
-		const char	*msg;
+		int code;
+		const char *msg;
 	} codes[] = {
 		{ HEAPTOOL_OK, "success" },
 		{ HEAPTOOL_EINVAL, "invalid argument" },
@@ -108,26 +108,25 @@ main(int argc, char **argv)
 		    "the profiler was detached from this process" },
 		{ HEAPTOOL_EDISABLED,
 		    "the profiler is disabled in this process" },
-		{ HEAPTOOL_ENOMEM,
-		    "the profiler could not map its memory" },
+		{ HEAPTOOL_ENOMEM, "the profiler could not map its memory" },
 		{ HEAPTOOL_EIO,
 		    "the profile could not be written (see errno)" },
 		{ HEAPTOOL_EPREFIX,
 		    "the dump prefix cannot be used (see errno)" },
 		{ HEAPTOOL_EHOOK, "the profiler could not install its hooks" },
 	};
-	char		path[512];
-	pthread_t	t[4];
-	size_t		i;
-	void		*r;
-	int		all, n;
+	char path[512];
+	pthread_t t[4];
+	size_t i;
+	void *r;
+	int all, n;
 
 	if (argc != 2)
 		return 2;
 	dir = argv[1];
 	for (i = 0, all = 1; i < sizeof(codes) / sizeof(codes[0]); i++)
-		all &= strcmp(heaptool_strerror(codes[i].code),
-		    codes[i].msg) == 0;
+		all &= strcmp(heaptool_strerror(codes[i].code), codes[i].msg) ==
+		    0;
 	check(all, "heaptool_strerror names every code of heaptool.h");
 	check(strcmp(heaptool_strerror(-99), "unknown heaptool error") == 0,
 	    "heaptool_strerror of an unknown code");
@@ -179,7 +178,7 @@ main(int argc, char **argv)
 	api_keep(100, 4096);
 	/* The agent's thread writes them: wait (60 s at most). */
 	for (n = 0; n < 1200 && count_prefix("auto.") == 0; n++) {
-		struct timespec	ts = { 0, 50 * 1000 * 1000 };
+		struct timespec ts = { 0, 50 * 1000 * 1000 };
 
 		nanosleep(&ts, NULL);
 	}

@@ -32,26 +32,26 @@
 
 #include "fixture.h"
 
-#define NTHREAD	8
+#define NTHREAD 8
 #define NSLOT	64
 #define NOPS	4000
 
 struct worker {
-	pthread_t	thread;
-	int		id;
-	uint64_t	first;		/* checksum of round 0 */
-	uint64_t	rounds;
-	uint64_t	bad;
+	pthread_t thread;
+	int id;
+	uint64_t first; /* checksum of round 0 */
+	uint64_t rounds;
+	uint64_t bad;
 };
 
-static struct worker	workers[NTHREAD];
-static long		nrounds = 2;
-static const char	*until;
-static int		stop;
-static int		started;
-static pthread_mutex_t	start_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t	start_cond = PTHREAD_COND_INITIALIZER;
-static volatile size_t	one = 1;
+static struct worker workers[NTHREAD];
+static long nrounds = 2;
+static const char *until;
+static int stop;
+static int started;
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t start_cond = PTHREAD_COND_INITIALIZER;
+static volatile size_t one = 1;
 
 static uint64_t
 rng(uint64_t *s)
@@ -91,9 +91,9 @@ holds(const unsigned char *p, size_t n, unsigned char b)
 }
 
 struct slot {
-	unsigned char	*p;
-	size_t		 n;
-	unsigned char	 b;
+	unsigned char *p;
+	size_t n;
+	unsigned char b;
 };
 
 static void
@@ -132,13 +132,14 @@ round_work(int id, uint64_t *bad)
 		if (slots[k].p == NULL) {
 			if ((r >> 8) % 3 == 0) {
 				slots[k].p = calloc(1, n);
-				if (slots[k].p != NULL && !holds(slots[k].p, n,
-				    0))
+				if (slots[k].p != NULL &&
+				    !holds(slots[k].p, n, 0))
 					(*bad)++;
 			} else
 				slots[k].p = malloc(n);
 			if (slots[k].p == NULL) {
-				fprintf(stderr, "attach-hammer: out of "
+				fprintf(stderr,
+				    "attach-hammer: out of "
 				    "memory\n");
 				exit(1);
 			}
@@ -155,7 +156,8 @@ round_work(int id, uint64_t *bad)
 			keep = n < slots[k].n ? n : slots[k].n;
 			np = realloc(slots[k].p, n);
 			if (np == NULL) {
-				fprintf(stderr, "attach-hammer: out of "
+				fprintf(stderr,
+				    "attach-hammer: out of "
 				    "memory\n");
 				exit(1);
 			}
@@ -196,7 +198,7 @@ work(void *arg)
 			w->bad++;
 		w->rounds++;
 	} while (until != NULL ? !__atomic_load_n(&stop, __ATOMIC_RELAXED) :
-	    (long)w->rounds < nrounds);
+				 (long)w->rounds < nrounds);
 	return NULL;
 }
 
@@ -231,7 +233,8 @@ main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: attach-hammer [--rounds N] "
+			fprintf(stderr,
+			    "usage: attach-hammer [--rounds N] "
 			    "[--until FILE]\n");
 			return 2;
 		}
@@ -239,8 +242,8 @@ main(int argc, char **argv)
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	for (i = 0; i < NTHREAD; i++) {
 		workers[i].id = i;
-		error = pthread_create(&workers[i].thread, NULL, work,
-		    &workers[i]);
+		error =
+		    pthread_create(&workers[i].thread, NULL, work, &workers[i]);
 		if (error != 0) {
 			fprintf(stderr, "attach-hammer: pthread_create: %s\n",
 			    strerror(error));

@@ -69,7 +69,7 @@ use_dlfix(void)
 		fprintf(stderr, "attach-pipe: %s\n", dlerror());
 		return -1;
 	}
-	if ((fn = (uint64_t (*)(size_t))dlsym(h, "dlfix_keep")) == NULL)
+	if ((fn = (uint64_t(*)(size_t))dlsym(h, "dlfix_keep")) == NULL)
 		return -1;
 	fn(9);
 	return 0;

@@ -17,12 +17,12 @@
 int
 main(void)
 {
-	struct sock_filter	allow[] = {
+	struct sock_filter allow[] = {
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog	prog = { 1, allow };
-	char			buf[256];
-	void			*p;
+	struct sock_fprog prog = { 1, allow };
+	char buf[256];
+	void *p;
 
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||

@@ -10,17 +10,17 @@
 
 #include "fixture.h"
 
-uint64_t	ctl_late_alloc(size_t n);
+uint64_t ctl_late_alloc(size_t n);
 
-static void	*kept[4096];
-static size_t	 nkept;
+static void *kept[4096];
+static size_t nkept;
 
 FX_NOINLINE uint64_t
 ctl_late_alloc(size_t n)
 {
-	uint64_t	 sum = 0;
-	size_t		 i;
-	void		*p;
+	uint64_t sum = 0;
+	size_t i;
+	void *p;
 
 	for (i = 0; i < n; i++) {
 		p = malloc(5555); /* SITE ctl_late_alloc */

@@ -35,17 +35,17 @@
 
 #include "fixture.h"
 
-static uint64_t		sum;
-static void		*kept[100000];
-static size_t		nkept;
-static volatile int	stop;
-static volatile size_t	one = 1;
+static uint64_t sum;
+static void *kept[100000];
+static size_t nkept;
+static volatile int stop;
+static volatile size_t one = 1;
 
 FX_NOINLINE static void
 ctl_keep(size_t n)
 {
-	size_t	 i;
-	void	*p;
+	size_t i;
+	void *p;
 
 	for (i = 0; i < n; i++) {
 		p = malloc(4321 * one); /* SITE ctl_keep */
@@ -62,10 +62,10 @@ ctl_keep(size_t n)
 static void *
 churn(void *arg)
 {
-	struct timespec	 ts = { 0, 1000000 };
-	unsigned	 i;
-	uint64_t	 local = 0;
-	void		*p;
+	struct timespec ts = { 0, 1000000 };
+	unsigned i;
+	uint64_t local = 0;
+	void *p;
 
 	(void)arg;
 	for (i = 0; !stop; i++) {
@@ -80,16 +80,16 @@ churn(void *arg)
 }
 
 static uint64_t (*late_alloc)(size_t);
-static pid_t	child = -1;
-static int	child_pipe = -1;
+static pid_t child = -1;
+static int child_pipe = -1;
 
 /* The child says it runs (its fork handlers are done) before "done fork",
  * then waits for its pipe to close. */
 static int
 fork_child(void)
 {
-	int	p[2], r[2];
-	char	c = 'r';
+	int p[2], r[2];
+	char c = 'r';
 
 	if (pipe(p) != 0 || pipe(r) != 0 || (child = fork()) < 0)
 		return -1;
@@ -114,11 +114,11 @@ fork_child(void)
 static int
 load_late(void)
 {
-	void	*(*libc_dlopen)(const char *, int);
-	char	 path[PATH_MAX];
-	ssize_t	 n;
-	char	*slash;
-	void	*h;
+	void *(*libc_dlopen)(const char *, int);
+	char path[PATH_MAX];
+	ssize_t n;
+	char *slash;
+	void *h;
 
 	n = readlink("/proc/self/exe", path, sizeof(path) - 32);
 	if (n <= 0)
@@ -139,9 +139,9 @@ load_late(void)
 int
 main(void)
 {
-	pthread_t	t;
-	char		line[256];
-	unsigned long	n;
+	pthread_t t;
+	char line[256];
+	unsigned long n;
 
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	if (pthread_create(&t, NULL, churn, NULL) != 0) {
@@ -156,8 +156,10 @@ main(void)
 			printf("done alloc %lu\n", n);
 		} else if (strcmp(line, "late\n") == 0) {
 			if (load_late() != 0) {
-				fprintf(stderr, "ctl-target: cannot load "
-				    "libctl-late.so: %s\n", dlerror());
+				fprintf(stderr,
+				    "ctl-target: cannot load "
+				    "libctl-late.so: %s\n",
+				    dlerror());
 				return 1;
 			}
 			printf("done late\n");

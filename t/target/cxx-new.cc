@@ -29,20 +29,20 @@
 namespace {
 
 struct Node {
-	long	v[5];
+	long v[5];
 };
 
 struct alignas(64) Big {
-	unsigned char	b[192];
+	unsigned char b[192];
 };
 
 static_assert(sizeof(Node) == 40, "Node is 40 bytes");
 static_assert(sizeof(Big) == 192, "Big is 192 bytes");
 
-uint64_t	sum = 0xcbf29ce484222325ULL;
-volatile size_t	one = 1;
+uint64_t sum = 0xcbf29ce484222325ULL;
+volatile size_t one = 1;
 
-}
+} // namespace
 
 FX_NOINLINE static void
 keep_new(size_t n)

@@ -23,7 +23,7 @@
 
 #include "fixture.h"
 
-static uint64_t	sum;
+static uint64_t sum;
 /* Sizes come through a volatile so that no call is specialized on them. */
 static volatile size_t one = 1;
 
@@ -101,8 +101,8 @@ main(int argc, char *argv[])
 	unsigned long n;
 	char *end;
 
-	if (argc != 3 || (strcmp(argv[2], "old") != 0 &&
-	    strcmp(argv[2], "new") != 0)) {
+	if (argc != 3 ||
+	    (strcmp(argv[2], "old") != 0 && strcmp(argv[2], "new") != 0)) {
 		fprintf(stderr, "usage: diff-grow N old|new\n");
 		return 2;
 	}

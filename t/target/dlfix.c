@@ -11,9 +11,9 @@
 
 #include "fixture.h"
 
-uint64_t	dlfix_keep(size_t);
+uint64_t dlfix_keep(size_t);
 
-static void	*blocks[64];
+static void *blocks[64];
 static volatile size_t one = 1;
 
 FX_NOINLINE __attribute__((visibility("default"))) uint64_t

@@ -3,7 +3,7 @@
 
 #include "fixture.h"
 
-static void	*kept;
+static void *kept;
 
 __attribute__((constructor)) static void
 inner_init(void)

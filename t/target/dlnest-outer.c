@@ -9,15 +9,15 @@
 
 #include "fixture.h"
 
-static void	*inner;
-static long	 value;
+static void *inner;
+static long value;
 
 __attribute__((constructor)) static void
 outer_init(void)
 {
-	Dl_info	info;
-	char	path[1024], *slash;
-	void	*p;
+	Dl_info info;
+	char path[1024], *slash;
+	void *p;
 
 	if (dladdr((void *)outer_init, &info) == 0 || info.dli_fname == NULL ||
 	    strlen(info.dli_fname) >= sizeof(path) - 32)

@@ -17,16 +17,16 @@
 
 #include "fixture.h"
 
-static char	dir[512];
-static long	rounds;
+static char dir[512];
+static long rounds;
 
 static long
 use(const char *name)
 {
-	char	path[600];
-	void	*h;
-	long	(*fn)(void);
-	long	v = 0;
+	char path[600];
+	void *h;
+	long (*fn)(void);
+	long v = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -44,8 +44,8 @@ use(const char *name)
 static void *
 worker(void *arg)
 {
-	const char	*name = arg;
-	long		 i, sum = 0;
+	const char *name = arg;
+	long i, sum = 0;
 
 	for (i = 0; i < rounds; i++)
 		sum += use(name);
@@ -55,8 +55,8 @@ worker(void *arg)
 int
 main(int argc, char **argv)
 {
-	pthread_t	a, b;
-	void		*ra, *rb;
+	pthread_t a, b;
+	void *ra, *rb;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: dlnest DIR N\n");

@@ -17,16 +17,16 @@
 
 #include <new>
 
-static volatile size_t	huge = (size_t)1 << 62;
-static int		handler_calls;
+static volatile size_t huge = (size_t)1 << 62;
+static int handler_calls;
 
 static int
 count_heaps(const char *dir)
 {
-	DIR		*d;
-	struct dirent	*e;
-	size_t		 n;
-	int		 c = 0;
+	DIR *d;
+	struct dirent *e;
+	size_t n;
+	int c = 0;
 
 	if ((d = opendir(dir)) == NULL)
 		return -1;
@@ -49,9 +49,9 @@ handler(void)
 int
 main(int argc, char **argv)
 {
-	const char	*what = argc > 1 ? argv[1] : "";
-	const char	*dir = argc > 2 ? argv[2] : ".";
-	void		*p = nullptr;
+	const char *what = argc > 1 ? argv[1] : "";
+	const char *dir = argc > 2 ? argv[2] : ".";
+	void *p = nullptr;
 
 	if (strcmp(what, "new-nothrow") == 0) {
 		p = ::operator new(huge, std::nothrow);

@@ -31,16 +31,16 @@
 
 #include "fixture.h"
 
-#define MAXKEPT		200000
-#define MAXTHREADS	16
+#define MAXKEPT	   200000
+#define MAXTHREADS 16
 
-static void		*kept[MAXKEPT];
-static size_t		 nkept;
-static uint64_t		 sum;
-static volatile int	 stop;
-static volatile size_t	 one = 1;
-static pthread_t	 tids[MAXTHREADS];
-static int		 nthreads;
+static void *kept[MAXKEPT];
+static size_t nkept;
+static uint64_t sum;
+static volatile int stop;
+static volatile size_t one = 1;
+static pthread_t tids[MAXTHREADS];
+static int nthreads;
 
 static void
 keep(void *p, size_t size)
@@ -57,7 +57,7 @@ keep(void *p, size_t size)
 FX_NOINLINE static void
 dt_keep(size_t n, size_t size)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < n; i++)
 		keep(malloc(size * one), size); /* SITE dt_keep */
@@ -66,7 +66,7 @@ dt_keep(size_t n, size_t size)
 FX_NOINLINE static void
 dt_other(size_t n, size_t size)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < n; i++)
 		keep(malloc(size * one), size); /* SITE dt_other */
@@ -75,10 +75,10 @@ dt_other(size_t n, size_t size)
 static int
 count_heaps(const char *dir)
 {
-	DIR		*d;
-	struct dirent	*e;
-	size_t		 n;
-	int		 c = 0;
+	DIR *d;
+	struct dirent *e;
+	size_t n;
+	int c = 0;
 
 	if ((d = opendir(dir)) == NULL)
 		return -1;
@@ -95,11 +95,11 @@ count_heaps(const char *dir)
 static void *
 worker(void *arg)
 {
-	void		*ring[64] = { 0 };
-	uint64_t	 x, local = 0;
-	unsigned	 i, k;
-	size_t		 size;
-	void		*p;
+	void *ring[64] = { 0 };
+	uint64_t x, local = 0;
+	unsigned i, k;
+	size_t size;
+	void *p;
 
 	x = (uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
 	for (i = 0; !stop; i++) {
@@ -134,10 +134,10 @@ worker(void *arg)
 int
 main(void)
 {
-	char		line[512], dir[400];
-	unsigned long	n, size;
-	void		*p;
-	int		k, e, c;
+	char line[512], dir[400];
+	unsigned long n, size;
+	void *p;
+	int k, e, c;
 
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	printf("ready %ld\n", (long)getpid());
@@ -181,9 +181,11 @@ main(void)
 			stop = 0;
 			for (nthreads = 0; nthreads < k; nthreads++)
 				if (pthread_create(&tids[nthreads], NULL,
-				    worker, (void *)(uintptr_t)(nthreads +
-				    1)) != 0) {
-					fprintf(stderr, "dump-target: "
+					worker,
+					(void *)(uintptr_t)(nthreads + 1)) !=
+				    0) {
+					fprintf(stderr,
+					    "dump-target: "
 					    "pthread_create failed\n");
 					return 1;
 				}

@@ -21,9 +21,9 @@
 #include <string.h>
 
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
-#define FX_NOINLINE	__attribute__((noipa))
+#define FX_NOINLINE __attribute__((noipa))
 #else
-#define FX_NOINLINE	__attribute__((noinline))
+#define FX_NOINLINE __attribute__((noinline))
 #endif
 
 /* The -O0 and -O2 builds must really differ: the Makefile passes

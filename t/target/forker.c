@@ -24,9 +24,9 @@
 
 #include "fixture.h"
 
-#define NCHILD	4
+#define NCHILD 4
 
-static uint64_t	sum = 0xcbf29ce484222325ULL;
+static uint64_t sum = 0xcbf29ce484222325ULL;
 static volatile size_t one = 1;
 
 /* Allocate n blocks of assorted sizes; free every other one, keep the rest. */
@@ -88,8 +88,8 @@ run_children(const char *pidfile)
 	}
 	work(1000, 99);
 	for (i = 0; i <= NCHILD; i++) {
-		while ((w = waitpid(pids[i], &status, 0)) == -1 &&
-		    errno == EINTR)
+		while (
+		    (w = waitpid(pids[i], &status, 0)) == -1 && errno == EINTR)
 			;
 		if (w == -1)
 			fail("waitpid");

@@ -27,14 +27,14 @@
 
 #include "fixture.h"
 
-#define NOPS	100000
-#define WINDOW	256
-#define MINSIG	20
+#define NOPS   100000
+#define WINDOW 256
+#define MINSIG 20
 
 static volatile sig_atomic_t nsig;
 static volatile size_t one = 1;
-static void	*slot[WINDOW];
-static size_t	slotsize[WINDOW];
+static void *slot[WINDOW];
+static size_t slotsize[WINDOW];
 
 FX_NOINLINE static void
 on_alarm(int sig)
@@ -173,8 +173,8 @@ main(void)
 	for (k = 0; k < WINDOW; k++)
 		free(slot[k]);
 	printf("sigalloc: %d operations, handler ran %s %d times, "
-	    "checksum %016llx\n", NOPS,
-	    nsig >= MINSIG ? "at least" : "fewer than", MINSIG,
+	       "checksum %016llx\n",
+	    NOPS, nsig >= MINSIG ? "at least" : "fewer than", MINSIG,
 	    (unsigned long long)sum);
 	return 0;
 }

@@ -18,20 +18,20 @@
 
 #include "fixture.h"
 
-#define NTHREAD	8
+#define NTHREAD 8
 #define NWAVE	2
 #define NOPS	20000
 #define QSIZE	1024
 
 struct stamp {
-	uint64_t	value;
-	uint64_t	size;
+	uint64_t value;
+	uint64_t size;
 };
 
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
-static void	*queue[QSIZE];
-static size_t	qhead, qlen;
-static uint64_t	total_sum, total_blocks, total_bad;
+static void *queue[QSIZE];
+static size_t qhead, qlen;
+static uint64_t total_sum, total_blocks, total_bad;
 static volatile size_t one = 1;
 
 static uint64_t
@@ -209,7 +209,8 @@ main(void)
 		qlen--;
 	}
 	printf("threads8: %d waves x %d threads, %llu blocks, sum %016llx, "
-	    "%llu bad\n", NWAVE, NTHREAD, (unsigned long long)total_blocks,
+	       "%llu bad\n",
+	    NWAVE, NTHREAD, (unsigned long long)total_blocks,
 	    (unsigned long long)total_sum, (unsigned long long)total_bad);
 	return total_bad != 0;
 }
