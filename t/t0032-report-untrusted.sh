@@ -125,7 +125,7 @@ if command -v dwz >/dev/null 2>&1; then
 	timeout 60 "$HEAPTOOL" run --rate 1 -o "$z/z.heap" -- "$z/as" \
 	    >"$HT_TMP/zrun.out" 2>&1
 	timeout 20 "$HEAPTOOL" report --detail "$z/z.heap" >"$HT_TMP/z.txt" 2>&1
-	ok $(grep -q '\[inlined\] inl_alloc (t/target/alloc-sites.c:' \
+	ok $(grep -q '\[inlined\] inl_alloc ([^)]*t/target/alloc-sites.c:' \
 	    "$HT_TMP/z.txt"; echo $?) \
 	    "the inlined frame is named from the dwz alternate file"
 	grep 'inlined' "$HT_TMP/z.txt" | head -5 | while read -r l; do
