@@ -114,5 +114,5 @@ ht_session_module_get(size_t i, struct ht_module_rec *rec)
 	rec->end = history[i].end;
 	rec->build_id_len = history[i].build_id_len;
 	memcpy(rec->build_id, history[i].build_id, history[i].build_id_len);
-	memcpy(rec->path, history[i].path, sizeof(history[i].path));
+	rec->path = history[i].path;
 }

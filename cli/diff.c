@@ -123,7 +123,7 @@ modkeys_new(const struct ht_profile *prof)
 		}
 		base = strrchr(m->path, '/');
 		base = base != NULL ? base + 1 : m->path;
-		n = strnlen(base, sizeof(m->path));
+		n = strlen(base);
 		if ((mk[i].id = malloc(n + 2)) == NULL)
 			goto out_nomem;
 		mk[i].id[0] = 'n';

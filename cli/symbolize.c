@@ -139,9 +139,13 @@ ht_sym_new(const struct ht_module_rec *recs, size_t n,
 		sym->pid = (long)opts->pid;
 	for (i = 0; i < n; i++) {
 		sym->mods[i].rec = recs[i];
-		/* The reader leaves paths NUL-terminated, but a copy made
-		 * by someone else might not be. */
-		sym->mods[i].rec.path[sizeof(recs[i].path) - 1] = '\0';
+		/* Our own copy: the symbolizer may outlive the profile. */
+		sym->mods[i].rec.path = strndup(recs[i].path != NULL ?
+		    recs[i].path : "", HT_PROFILE_MAX_PATH - 1);
+		if (sym->mods[i].rec.path == NULL) {
+			sym->nmods = i;
+			goto out_free;
+		}
 		if (sym->mods[i].rec.build_id_len > HT_PROFILE_MAX_BUILD_ID)
 			sym->mods[i].rec.build_id_len = HT_PROFILE_MAX_BUILD_ID;
 	}
@@ -159,8 +163,7 @@ ht_sym_new(const struct ht_module_rec *recs, size_t n,
 	return sym;
 
 out_free:
-	free(sym->mods);
-	free(sym);
+	ht_sym_free(sym);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -187,6 +190,7 @@ ht_sym_free(struct ht_sym *sym)
 		if (sym->mods[i].dwfl != NULL)
 			dwfl_end(sym->mods[i].dwfl);
 		free(sym->mods[i].problem);
+		free((char *)sym->mods[i].rec.path);
 		free(sym->mods[i].syms);
 		free(sym->mods[i].labels);
 	}

@@ -180,7 +180,7 @@ decode_meta(struct cursor *c, struct ht_meta *m)
 /* Returns 0, or -1 if the build-id is too long (the cursor's short flag
  * reports a short payload). */
 static int
-decode_module(struct cursor *c, struct ht_module_rec *mod)
+decode_module(struct cursor *c, struct ht_module_rec *mod, char *path)
 {
 	const uint8_t *b;
 
@@ -192,7 +192,7 @@ decode_module(struct cursor *c, struct ht_module_rec *mod)
 		return -1;
 	if (take(c, mod->build_id_len, &b) == 0)
 		memcpy(mod->build_id, b, mod->build_id_len);
-	get_str(c, mod->path, sizeof(mod->path));
+	get_str(c, path, HT_PROFILE_MAX_PATH);
 	return 0;
 }
 
@@ -270,7 +270,7 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 	void *p;
 	size_t off, mcap = 0, tcap = 0, scap = 0, rlen;
 	uint32_t version, type;
-	char tn[32];
+	char tn[32], path[HT_PROFILE_MAX_PATH];
 	int have_meta = 0;
 
 	if (len < 8 || memcmp(b, HT_PROFILE_MAGIC, 8) != 0) {
@@ -367,7 +367,7 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			pr->modules = p;
 			mod = &pr->modules[pr->nmodules];
 			memset(mod, 0, sizeof(*mod));
-			if (decode_module(&c, mod) == -1) {
+			if (decode_module(&c, mod, path) == -1) {
 				seterr(err, errlen,
 				    "MODULE record at offset "
 				    "%zu has a %u-byte build-id, at most %d",
@@ -375,6 +375,10 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				    HT_PROFILE_MAX_BUILD_ID);
 				goto out_inval;
 			}
+			/* The path on its own: a record of 26 bytes must not
+			 * cost the 4 KiB a path may take. */
+			if ((mod->path = strdup(path)) == NULL)
+				goto out_nomem;
 			pr->nmodules++;
 			break;
 		case HT_REC_THREAD:
@@ -515,8 +519,12 @@ out_close:
 void
 ht_profile_free(struct ht_profile *pr)
 {
+	size_t i;
+
 	if (pr == NULL)
 		return;
+	for (i = 0; i < pr->nmodules; i++)
+		free((char *)pr->modules[i].path);
 	free(pr->modules);
 	free(pr->threads);
 	free(pr->sites);

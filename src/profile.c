@@ -157,14 +157,14 @@ ht_pw_module(struct ht_pwriter *w, const struct ht_module_rec *mod)
 
 	if (bl > HT_PROFILE_MAX_BUILD_ID)
 		bl = HT_PROFILE_MAX_BUILD_ID;
-	pl = field_len(mod->path, sizeof(mod->path));
+	pl = mod->path != NULL ? field_len(mod->path, HT_PROFILE_MAX_PATH) : 0;
 	put_rec(w, HT_REC_MODULE, MODULE_FIXED + 2 + bl + 2 + pl);
 	put_u64(w, mod->bias);
 	put_u64(w, mod->start);
 	put_u64(w, mod->end);
 	put_u16(w, (uint16_t)bl);
 	put(w, mod->build_id, bl);
-	put_str(w, mod->path, pl);
+	put_str(w, mod->path != NULL ? mod->path : "", pl);
 }
 
 void

@@ -39,6 +39,7 @@
 #define HT_PROFILE_MAGIC	"HEAPPROF"
 #define HT_PROFILE_VERSION	3 /* written; the reader takes 1 to 3 */
 #define HT_PROFILE_MAX_FRAMES	64
+#define HT_PROFILE_MAX_PATH	4096
 #define HT_PROFILE_MAX_BUILD_ID 64
 
 enum ht_record_type {
@@ -94,7 +95,10 @@ struct ht_module_rec {
 	uint64_t end;	/* one past the highest mapped address */
 	uint32_t build_id_len;
 	uint8_t build_id[HT_PROFILE_MAX_BUILD_ID];
-	char path[4096]; /* absolute path as the target saw it */
+	/* The absolute path as the target saw it, NUL-terminated; written
+	 * cut to HT_PROFILE_MAX_PATH - 1 bytes.  In a decoded profile it is
+	 * the profile's (freed with it); a writer's caller owns its own. */
+	const char *path;
 };
 
 struct ht_thread_rec {

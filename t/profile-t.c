@@ -167,6 +167,7 @@ bb_end3(struct bb *b)
 
 static struct ht_meta meta;
 static struct ht_module_rec mods[3];
+static char longest[HT_PROFILE_MAX_PATH];
 static struct ht_thread_rec thr[2];
 static struct ht_site_rec sites[4];
 
@@ -202,12 +203,12 @@ fill(void)
 	mods[0].build_id_len = 20;
 	for (i = 0; i < 20; i++)
 		mods[0].build_id[i] = (uint8_t)(0xa0 + i);
-	strcpy(mods[0].path, "/usr/bin/redis-server");
+	mods[0].path = "/usr/bin/redis-server";
 	mods[1].bias = 0x7ffff7dd0000ULL;
 	mods[1].start = 0x7ffff7dd0000ULL;
 	mods[1].end = 0x7ffff7fa0000ULL;
 	mods[1].build_id_len = 0;
-	strcpy(mods[1].path, "[vdso]");
+	mods[1].path = "[vdso]";
 	/* The longest path the field holds, build-id of the most bytes. */
 	mods[2].bias = 1;
 	mods[2].start = 2;
@@ -215,8 +216,10 @@ fill(void)
 	mods[2].build_id_len = HT_PROFILE_MAX_BUILD_ID;
 	for (i = 0; i < HT_PROFILE_MAX_BUILD_ID; i++)
 		mods[2].build_id[i] = (uint8_t)(255 - i);
-	mods[2].path[0] = '/';
-	memset(mods[2].path + 1, 'p', sizeof(mods[2].path) - 2);
+	longest[0] = '/';
+	memset(longest + 1, 'p', sizeof(longest) - 2);
+	longest[sizeof(longest) - 1] = '\0';
+	mods[2].path = longest;
 
 	memset(thr, 0, sizeof(thr));
 	thr[0].tid = 4242;
@@ -604,7 +607,11 @@ test_writer_clamps(void)
 	memset(&m, 'c', sizeof(m)); /* command without a NUL */
 	memset(&s, 0, sizeof(s));
 	s.nframes = 1000;
+	static char path[2 * HT_PROFILE_MAX_PATH];
+
 	memset(&mod, 'm', sizeof(mod));
+	memset(path, 'm', sizeof(path) - 1);
+	mod.path = path; /* longer than any path */
 	mod.build_id_len = 1000;
 	memset(&t, 't', sizeof(t));
 	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);

@@ -126,7 +126,7 @@ make_profile(const struct ht_meta *meta, const struct ht_site_rec *sites,
 		memset(&mod, 0, sizeof(mod));
 		mod.start = modules[i].start;
 		mod.end = modules[i].start + MODSIZE;
-		snprintf(mod.path, sizeof(mod.path), "%s", modules[i].path);
+		mod.path = modules[i].path;
 		ht_pw_module(&w, &mod);
 	}
 	for (i = 0; i < nsites; i++)
