@@ -757,13 +757,14 @@ int
 ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
     const struct ht_sym_frame **out)
 {
-	struct ht_sym_frame proto;
+	struct ht_sym_frame proto, *nv;
 	struct cache_ent *e;
 	struct frames fs;
 	struct mod *m;
 	uint64_t pc;
 
-	if (sym->cache_used + 1 > sym->cache_cap / 2 && cache_grow(sym) != 0)
+	if (sym->cache_used + 1 > sym->cache_cap / 4 * 3 &&
+	    cache_grow(sym) != 0)
 		return -1;
 	e = cache_slot(sym, addr);
 	if (e->frames != NULL) {
@@ -798,6 +799,11 @@ ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
 		errno = ENOMEM;
 		return -1;
 	}
+	/* Most addresses have one frame: the list's spare room, kept for
+	 * millions of addresses, would be most of the cache. */
+	if (fs.cap > fs.n &&
+	    (nv = reallocarray(fs.v, (size_t)fs.n, sizeof(*fs.v))) != NULL)
+		fs.v = nv;
 	e->addr = addr;
 	e->frames = fs.v;
 	e->n = fs.n;
