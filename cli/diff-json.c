@@ -106,6 +106,8 @@ ht_diff_json(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts)
 	json_session(&j, "old", d, 0);
 	json_session(&j, "new", d, 1);
 	ht_json_bool(&j, "exact", d->exact);
+	ht_json_bool(&j, "saturated",
+	    d->v[0].total.saturated || d->v[1].total.saturated);
 
 	ht_json_object_begin(&j, "totals");
 	for (c = 0; c < HT_DIFF_NCOLS; c++) {

@@ -119,6 +119,11 @@ text_summary(const struct ht_diff *d, const struct text *t)
 		fputs("deltas are estimates (~), with 95% intervals from "
 		      "both profiles' samples\n",
 		    t->fp);
+	if (d->v[0].total.saturated || d->v[1].total.saturated)
+		fputs("warning: figures passed 2^64 - 1 and stop there: a "
+		      "profile is corrupt or hostile, no delta is to be "
+		      "believed\n",
+		    t->fp);
 	if (om->pid == nm->pid && om->epoch != nm->epoch)
 		fprintf(t->fp,
 		    "note: sessions %" PRIu64 " and %" PRIu64

@@ -29,8 +29,13 @@ struct modkey {
 int64_t
 ht_diff_delta(uint64_t old, uint64_t new)
 {
-	/* Two's complement: exact for any difference below 2^63. */
-	return (int64_t)(new - old);
+	/* Exact below 2^63; beyond, the most an int64_t says, never a
+	 * wrapped value of the other sign. */
+	if (new >= old)
+		return new - old > (uint64_t)INT64_MAX ? INT64_MAX :
+							 (int64_t)(new - old);
+	return old - new > (uint64_t)INT64_MAX ? -INT64_MAX :
+						 -(int64_t)(old - new);
 }
 
 uint64_t
@@ -238,15 +243,20 @@ side_add_row(struct ht_diff_side *s, const struct ht_view_row *r)
 {
 	const struct ht_view_figures *f = &r->f;
 
-	s->v[HT_DIFF_INUSE_BYTES] += f->inuse_bytes;
-	s->v[HT_DIFF_INUSE_OBJECTS] += f->inuse_objects;
-	s->v[HT_DIFF_ALLOC_BYTES] += f->alloc_bytes;
-	s->v[HT_DIFF_ALLOC_OBJECTS] += f->alloc_objects;
+	s->v[HT_DIFF_INUSE_BYTES] =
+	    ht_view_sat_add(s->v[HT_DIFF_INUSE_BYTES], f->inuse_bytes);
+	s->v[HT_DIFF_INUSE_OBJECTS] =
+	    ht_view_sat_add(s->v[HT_DIFF_INUSE_OBJECTS], f->inuse_objects);
+	s->v[HT_DIFF_ALLOC_BYTES] =
+	    ht_view_sat_add(s->v[HT_DIFF_ALLOC_BYTES], f->alloc_bytes);
+	s->v[HT_DIFF_ALLOC_OBJECTS] =
+	    ht_view_sat_add(s->v[HT_DIFF_ALLOC_OBJECTS], f->alloc_objects);
 	/* Per row, so that the freed bytes of the sites add up too. */
-	s->v[HT_DIFF_FREED_BYTES] += f->alloc_bytes > f->inuse_bytes ?
-	    f->alloc_bytes - f->inuse_bytes :
-	    0;
-	s->v[HT_DIFF_SAMPLES] += f->samples;
+	s->v[HT_DIFF_FREED_BYTES] = ht_view_sat_add(s->v[HT_DIFF_FREED_BYTES],
+	    f->alloc_bytes > f->inuse_bytes ? f->alloc_bytes - f->inuse_bytes :
+					      0);
+	s->v[HT_DIFF_SAMPLES] =
+	    ht_view_sat_add(s->v[HT_DIFF_SAMPLES], f->samples);
 	s->var += f->inuse_var;
 }
 
@@ -256,7 +266,7 @@ side_add(struct ht_diff_side *to, const struct ht_diff_side *s)
 	int c;
 
 	for (c = 0; c < HT_DIFF_NCOLS; c++)
-		to->v[c] += s->v[c];
+		to->v[c] = ht_view_sat_add(to->v[c], s->v[c]);
 	to->var += s->var;
 }
 
@@ -421,10 +431,14 @@ add_modules(struct ht_diff *d)
 			if (j == d->nmods)
 				d->mods[d->nmods++].name = vm->name;
 			m = &d->mods[j];
-			m->v[k][0] += vm->f.inuse_bytes;
-			m->v[k][1] += vm->f.inuse_objects;
-			m->v[k][2] += vm->f.alloc_bytes;
-			m->v[k][3] += vm->f.alloc_objects;
+			m->v[k][0] =
+			    ht_view_sat_add(m->v[k][0], vm->f.inuse_bytes);
+			m->v[k][1] =
+			    ht_view_sat_add(m->v[k][1], vm->f.inuse_objects);
+			m->v[k][2] =
+			    ht_view_sat_add(m->v[k][2], vm->f.alloc_bytes);
+			m->v[k][3] =
+			    ht_view_sat_add(m->v[k][3], vm->f.alloc_objects);
 		}
 	if (d->nmods > 1)
 		qsort(d->mods, d->nmods, sizeof(*d->mods), mod_cmp);
@@ -538,6 +552,17 @@ out_fail:
 	return -1;
 }
 
+/* x rounded, within what an int64_t holds (llround is undefined beyond). */
+static int64_t
+clamp_i64(double x)
+{
+	if (x >= 9223372036854775807.0)
+		return INT64_MAX;
+	if (x <= -9223372036854775807.0)
+		return -INT64_MAX;
+	return (int64_t)llround(x);
+}
+
 void
 ht_diff_interval(const struct ht_diff *d, const struct ht_diff_side *a,
     const struct ht_diff_side *b, int64_t *lo, int64_t *hi)
@@ -547,6 +572,6 @@ ht_diff_interval(const struct ht_diff *d, const struct ht_diff_side *a,
 	dv = (double)ht_diff_delta(a->v[HT_DIFF_INUSE_BYTES],
 	    b->v[HT_DIFF_INUSE_BYTES]);
 	w = d->exact ? 0 : 1.96 * sqrt(a->var + b->var);
-	*lo = (int64_t)llround(dv - w);
-	*hi = (int64_t)llround(dv + w);
+	*lo = clamp_i64(dv - w);
+	*hi = clamp_i64(dv + w);
 }

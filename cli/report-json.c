@@ -91,6 +91,7 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	ht_json_uint(&j, "inuse_bytes_low", lo);
 	ht_json_uint(&j, "inuse_bytes_high", hi);
 	ht_json_uint(&j, "site_count", v->nsites);
+	ht_json_bool(&j, "saturated", v->total.saturated);
 	ht_json_object_end(&j);
 
 	ht_json_object_begin(&j, "agent");

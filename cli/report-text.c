@@ -108,6 +108,11 @@ text_summary(const struct ht_view *v, const struct text *t)
 	fprintf(t->fp, LABEL "%10s overhead, %" PRIu64 " dropped sample%s\n",
 	    "heaptool agent", size_str(t, m->overhead_bytes, a, sizeof(a)),
 	    m->dropped_samples, plural(m->dropped_samples));
+	if (v->total.saturated)
+		fprintf(t->fp,
+		    "  warning: figures passed 2^64 - 1 and stop "
+		    "there: the profile is corrupt or hostile, none of its "
+		    "figures is to be believed\n");
 
 	if (v->nmods > 0) {
 		w = strlen("by module");

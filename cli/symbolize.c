@@ -140,8 +140,9 @@ ht_sym_new(const struct ht_module_rec *recs, size_t n,
 	for (i = 0; i < n; i++) {
 		sym->mods[i].rec = recs[i];
 		/* Our own copy: the symbolizer may outlive the profile. */
-		sym->mods[i].rec.path = strndup(recs[i].path != NULL ?
-		    recs[i].path : "", HT_PROFILE_MAX_PATH - 1);
+		sym->mods[i].rec.path =
+		    strndup(recs[i].path != NULL ? recs[i].path : "",
+			HT_PROFILE_MAX_PATH - 1);
 		if (sym->mods[i].rec.path == NULL) {
 			sym->nmods = i;
 			goto out_free;

@@ -22,15 +22,27 @@ static const char *const runtime_modules[] = {
 	"libheaptool-agent.so",
 };
 
+/* *to += v, stopping at UINT64_MAX rather than wrapping: figures of a
+ * hostile or corrupt profile may be anything, and a sum that wrapped
+ * would be a small, plausible and wrong number. */
+static void
+sat_add(uint64_t *to, uint64_t v, int *saturated)
+{
+	if (*to > UINT64_MAX - v)
+		*saturated = 1;
+	*to = ht_view_sat_add(*to, v);
+}
+
 static void
 figures_add(struct ht_view_figures *to, const struct ht_view_figures *f)
 {
-	to->inuse_bytes += f->inuse_bytes;
-	to->inuse_objects += f->inuse_objects;
-	to->alloc_bytes += f->alloc_bytes;
-	to->alloc_objects += f->alloc_objects;
-	to->samples += f->samples;
-	to->live_samples += f->live_samples;
+	to->saturated |= f->saturated;
+	sat_add(&to->inuse_bytes, f->inuse_bytes, &to->saturated);
+	sat_add(&to->inuse_objects, f->inuse_objects, &to->saturated);
+	sat_add(&to->alloc_bytes, f->alloc_bytes, &to->saturated);
+	sat_add(&to->alloc_objects, f->alloc_objects, &to->saturated);
+	sat_add(&to->samples, f->samples, &to->saturated);
+	sat_add(&to->live_samples, f->live_samples, &to->saturated);
 	/* Samples are independent, so the Horvitz-Thompson variances of
 	 * disjoint sets of sites add up. */
 	to->inuse_var += f->inuse_var;
@@ -68,8 +80,13 @@ ht_view_interval(const struct ht_view_figures *f, uint64_t *lo, uint64_t *hi)
 	double l, h;
 
 	ht_sample_interval((double)f->inuse_bytes, f->inuse_var, &l, &h);
-	*lo = l <= 0 ? 0 : (uint64_t)(l + 0.5);
-	*hi = h <= 0 ? 0 : (uint64_t)(h + 0.5);
+	/* 2^64 as a double: beyond it a conversion is undefined. */
+	*lo = l <= 0			? 0 :
+	    l >= 18446744073709551616.0 ? UINT64_MAX :
+					  (uint64_t)(l + 0.5);
+	*hi = h <= 0			? 0 :
+	    h >= 18446744073709551616.0 ? UINT64_MAX :
+					  (uint64_t)(h + 0.5);
 }
 
 /* The columns of the sort, most significant first. */
@@ -299,7 +316,8 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 		r = &v->rows[i];
 		r->site = s;
 		site_figures(v, s, &r->f);
-		v->now_inuse_bytes += s->inuse_bytes;
+		sat_add(&v->now_inuse_bytes, s->inuse_bytes,
+		    &v->total.saturated);
 		/* A record that stands for sites the agent folded (those
 		 * below a dump's threshold) counts as those sites. */
 		v->nsites += s->folded > 0 ? s->folded : 1;

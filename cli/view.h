@@ -60,7 +60,18 @@ struct ht_view_figures {
 	uint64_t samples;
 	uint64_t live_samples; /* meaningful when live_known */
 	double inuse_var;      /* variance of inuse_bytes */
+	/* A sum passed 2^64 - 1 and stopped there (a corrupt or hostile
+	 * profile): the figures are not to be believed. */
+	int saturated;
 };
+
+/* a + b, or UINT64_MAX where that would wrap: the sums of a profile's
+ * figures never wrap (a hostile profile's may be anything). */
+static inline uint64_t
+ht_view_sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 /* A site, or (site NULL) the fold of nfolded smaller sites. */
 struct ht_view_row {

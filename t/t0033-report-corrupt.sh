@@ -127,4 +127,30 @@ ok $? "text: each escape character shows as '?'"
 grep -q 'prog?]0;owned??\[31m??2J?' "$HT_TMP/esc.pprof"
 ok $? "pprof: the strings hold '?' for each escape byte"
 
+# Sums that would wrap: five sites of 2^64 - 1 bytes and objects.
+python3 "$HT_SRCDIR/t/lib/htformats.py" mkprofile "$HT_TMP/wrap.heap" --wrap
+timeout 10 "$HEAPTOOL" report --detail "$HT_TMP/wrap.heap" >"$HT_TMP/wrap.txt"
+ok $? "a profile whose sums would wrap: report reads it"
+grep -q '^  in use  *16.0 EiB in 18446744073709551615 objects' \
+    "$HT_TMP/wrap.txt" && grep -q 'warning: figures passed 2^64 - 1' \
+    "$HT_TMP/wrap.txt"
+ok $? "text: the sums stop at 2^64 - 1, and a warning says so"
+timeout 10 "$HEAPTOOL" report --json "$HT_TMP/wrap.heap" >"$HT_TMP/wrap.json"
+python3 - "$HT_TMP/wrap.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["totals"]
+sys.exit(0 if t["saturated"] is True and
+         t["inuse_objects"] == 2 ** 64 - 1 and
+         t["inuse_bytes_high"] >= t["inuse_bytes"] >= t["inuse_bytes_low"]
+         else 1)
+PY
+ok $? "JSON: totals.saturated, the maximum, an interval around it"
+python3 "$HT_SRCDIR/t/lib/htformats.py" mkprofile "$HT_TMP/small.heap"
+timeout 10 "$HEAPTOOL" diff "$HT_TMP/wrap.heap" "$HT_TMP/small.heap" \
+    >"$HT_TMP/wrap.diff"
+grep -q '^  in use .* ~-' "$HT_TMP/wrap.diff" &&
+    ! grep -q '^  in use .* ~+' "$HT_TMP/wrap.diff" &&
+    grep -q 'warning: figures passed 2^64 - 1' "$HT_TMP/wrap.diff"
+ok $? "diff: old > new is a decrease, never a wrapped increase; warned"
+
 done_testing

@@ -46,13 +46,14 @@ Commands:
       the sites' order, the frames outermost first equal to the site's
       function names (module+offset when unknown), values = KEY, their sum
       = totals.KEY; no name holds ';' or white space.
-  mkprofile OUT [--hostile]
+  mkprofile OUT [--hostile] [--wrap]
       write a sampled profile (format version 2, rate 4096) of a program
       "prog" whose module is not on this machine: site A (two frames) with
       a peak, site B (one frame) allocated after the peak, and a record for
       5 sites the agent folded.  --hostile puts terminal escapes (ESC, BEL,
       the C1 CSI U+009B, a byte that is not UTF-8) in the command, the
-      module's path and a thread's name.
+      module's path and a thread's name.  --wrap adds five sites whose
+      every figure is 2^64 - 1 (their sums would wrap).
   interval REPORT INDEX LOW HIGH
       site INDEX's 95% interval is [LOW, HIGH], give or take 1.
   field REPORT PATH VALUE
@@ -672,6 +673,11 @@ def cmd_mkprofile(args):
                 [0x401000, 0x402000], 0)
     out += site(8192, 2, 8192, 2, 2, 2, 4e6, 4e6, 0, 0, [0x403000], 0)
     out += site(1000, 3, 3000, 9, 4, 1, 1e6, 3e6, 500, 1, [], 5)
+    if "--wrap" in args[1:]:
+        big = 2 ** 64 - 1
+        for k in range(5):
+            out += site(big, big, big, big, big, big, 1e30, 1e30, big, big,
+                        [0x401100 + 16 * k], 0)
     out += rec(0, b"")
     with open(args[0], "wb") as fp:
         fp.write(out)
