@@ -194,8 +194,8 @@ find_modules(struct mod *mods, size_t want)
 		if (read_elf(real, &mods[got]) != 0)
 			continue;
 		/* The path as a process would have it mapped. */
-		snprintf(mods[got].rec.path, sizeof(mods[got].rec.path), "%s",
-		    real);
+		if ((mods[got].rec.path = strdup(real)) == NULL)
+			abort();
 		got++;
 	}
 	for (i = 0; i < n; i++)
