@@ -6,12 +6,18 @@
  * Oracles: the probe's constructor writes "probe NAME loaded" on the
  * target's output and the library shows in /proc/PID/maps; the reader
  * fixture, after the injection, still gets the bytes we write to its pipe
- * (its interrupted read was restarted correctly) with its vector register
- * intact (the probe clobbers it); the hammering fixture's checksum equals
- * that of a run without injection and it found no corrupted block; the
- * busy loop keeps counting after a timed-out attempt, untraced.  Refusals
- * are checked by their codes, and a stopped process must still be stopped
- * afterwards, and resumable.
+ * (its interrupted read was restarted correctly) with its vector register,
+ * signal mask and alternate signal stack intact (the probe clobbers the
+ * register); the hammering fixture's checksum equals that of a run without
+ * injection and it found no corrupted block; the busy loop keeps counting
+ * after a timed-out attempt, untraced.  Refusals are checked by their
+ * codes, and a stopped process must still be stopped afterwards, and
+ * resumable.
+ *
+ * The tracer's death: a child of ours makes the injection and kills itself
+ * with SIGKILL right after a given step of the remote call (the private
+ * hook of inject-int.h); the reader must then go on exactly as above, the
+ * signal its probe raised delivered once, and a later injection work.
  *
  * The pauses measured by the injector are printed as diagnostics, never
  * asserted (a noisy 2-core machine).
@@ -37,7 +43,7 @@
 #include <unistd.h>
 
 #include "basic.h"
-#include "inject.h"
+#include "inject-int.h"
 
 #define LINE_MS		20000	/* a target must answer within this */
 #define NHAMMER		20
@@ -308,10 +314,11 @@ check_ptrace(void)
  * (1), (5), (6): a reader blocked in read(2), injected three times.  The
  * first probe clobbers the vector register the reader keeps across its
  * read.  The second also raises SIGUSR1 in its constructor, that is during
- * the remote call: the signal must be held back and delivered once the
- * thread is restored, so that its handler (without SA_RESTART) interrupts
- * the original read, which returns EINTR exactly once.  The third load is
- * the first library again: only a reference, no constructor.
+ * the remote call: the signal stays pending, blocked, and the kernel
+ * delivers it once the thread's mask is restored, so that its handler
+ * (without SA_RESTART) interrupts the original read, which returns EINTR
+ * exactly once.  The third load is the first library again: only a
+ * reference, no constructor.
  */
 static void
 test_reader(const char *prog)
@@ -342,7 +349,7 @@ test_reader(const char *prog)
 	    "%s: second library injected", prog);
 	is_string("probe probe2 loaded", get_line(&t, line, sizeof(line)),
 	    "%s: its constructor ran", prog);
-	is_string("eintr usr1=1", get_line(&t, line, sizeof(line)),
+	is_string("eintr usr1=1 xmm=ok", get_line(&t, line, sizeof(line)),
 	    "%s: the signal raised during the call was delivered once, after "
 	    "it, to the original read", prog);
 
@@ -436,6 +443,130 @@ test_unsafe(const char *mode, const char *in, const char *left,
 	is_string("probe probe loaded", get_line(&t, line, sizeof(line)),
 	    "unsafe %s: the probe's constructor ran", mode);
 	kill_target(&t);
+}
+
+/* The step after which the tracer child dies, and after how many such
+ * steps (ST_CALL_SYSCALL comes once per system call stop of the call). */
+static int	die_step = -1, die_nth;
+
+static void
+die_at(struct ht_inject *h, int step)
+{
+	(void)h;
+	if (step == die_step && --die_nth <= 0)
+		raise(SIGKILL);
+}
+
+/* Inject lib into pid from a child that dies after step (the nth time).
+ * Returns 1 if it died there, 0 if it finished, -1 on trouble. */
+static int
+inject_and_die(pid_t pid, const char *lib, int step, int nth)
+{
+	struct ht_inject	*h;
+	pid_t			 c;
+	int			 st;
+
+	if ((c = fork()) == -1)
+		bail("fork: %s", strerror(errno));
+	if (c == 0) {
+		if ((h = ht_inject_new(pid)) == NULL)
+			_exit(2);
+		die_step = step;
+		die_nth = nth;
+		h->on_step = die_at;
+		_exit(ht_inject_load(h, lib, 5000) == 0 ? 0 : 1);
+	}
+	if (waitpid(c, &st, 0) != c)
+		return -1;
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+		return 1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Wait until nobody traces pid (the kernel detaches a dead tracer's
+ * tracees as it exits, so this is at once). */
+static int
+untraced(pid_t pid)
+{
+	uint64_t	end = now_ms() + LINE_MS;
+
+	while (tracer_of(pid) != 0 && now_ms() < end)
+		msleep(1);
+	return tracer_of(pid) == 0;
+}
+
+/*
+ * The reader (or the poll reader, whose poll restarts through
+ * restart_block, and whose restart rt_sigreturn cannot make: with the
+ * tracer dead it is issued again, its timeout full) with the tracer dying
+ * after step: whatever it left, the thread finishes by itself; then a
+ * second injection, with a live tracer, makes sure the library is loaded.
+ * probe2 raises SIGUSR1 during the call: a handler without SA_RESTART,
+ * so the original read (or poll) must end with EINTR once (decided by the
+ * trampoline if we died before the mask was restored), exactly as with a
+ * live tracer.  Then the reader must read normally: the same output as
+ * test_reader's, whatever the step.
+ */
+static void
+test_death(const char *mode, int step, int nth)
+{
+	struct target	t;
+	char		line[512], what[96];
+	const char	*intr = mode != NULL ? "poll -4 xmm=ok" :
+			    "eintr usr1=1 xmm=ok";
+	int		died, loaded = 0, eintr = 0, other = 0, i;
+
+	snprintf(what, sizeof(what), "death after %s%s #%d",
+	    ht_inj_step_name(step), mode != NULL ? " (poll)" : "", nth);
+	if (spawn(&t, "inject-read", mode, SP_PROBE_FD | SP_RAISE, line,
+	    sizeof(line)) != 0 || wait_in_syscall(t.pid, mode != NULL ?
+	    SYS_poll : 0) != 0) {
+		ok(0, "%s: started", what);
+		kill_target(&t);
+		return;
+	}
+	died = inject_and_die(t.pid, probe2, step, nth);
+	ok(died >= 0, "%s: the tracer %s", what, died == 1 ? "died there" :
+	    "finished (no such step)");
+	ok(untraced(t.pid), "%s: the target is no longer traced", what);
+	ok(kill(t.pid, 0) == 0 && proc_state(t.pid) != 'Z',
+	    "%s: the target is alive", what);
+	is_string("OK", ht_inject_codename(inject(t.pid, probe2, 5000, what)),
+	    "%s: a later injection works", what);
+	ok(say(&t, "death\n") == 0, "%s: written to its pipe", what);
+	for (i = 0; i < 4; i++) {
+		if (get_line(&t, line, sizeof(line)) == NULL)
+			break;
+		if (strcmp(line, "probe probe2 loaded") == 0)
+			loaded++;
+		else if (strcmp(line, intr) == 0)
+			eintr++;
+		else if (strcmp(line, "got 6 death xmm=ok") == 0)
+			break;
+		else {
+			diag("%s: unexpected line \"%s\"", what, line);
+			other++;
+		}
+	}
+	ok(i < 4 && other == 0 && loaded == 1 && eintr == 1,
+	    "%s: loaded once, the signal ended the read once, the read "
+	    "restarted with its registers, mask and signal stack", what);
+	kill_target(&t);
+}
+
+static void
+test_deaths(void)
+{
+	int	step;
+
+	for (step = 0; step < ST_NSTEPS; step++)
+		test_death(NULL, step, 1);
+	test_death(NULL, ST_CALL_SYSCALL, 5);
+	test_death(NULL, ST_CALL_SYSCALL, 20);
+	test_death("poll", ST_FRAME, 1);
+	test_death("poll", ST_CALL_SYSCALL, 10);
+	test_death("poll", ST_RETURNED, 1);
+	test_death("poll", ST_MASK, 1);
 }
 
 /* (2): 8 threads hammering the allocator, injected NHAMMER times. */
@@ -758,6 +889,7 @@ main(void)
 	    "dl_iterate_phdr");
 	test_unsafe("handler", "in handler", "left handler",
 	    "a signal handler");
+	test_deaths();
 	test_hammer();
 	test_busy();
 	test_busy_sys();
