@@ -333,8 +333,10 @@ run_call(struct ht_inject *h, uint64_t deadline, uint64_t *handle,
 		return r;
 	step(h, ST_MMAP_DONE);
 	if (page >= (uint64_t)-4095) {
-		ht_inj_fail(h, HT_INJ_ESYS, (int)-page, "mmap in thread %d of "
-		    "process %d", (int)h->cur, (int)h->pid);
+		ht_inj_fail_advice(h, HT_INJ_ESYS, (int)-page, (long)page ==
+		    -ENOMEM ? "it is short of memory or of address space "
+		    "(ulimit -v): try again later" : NULL, "mmap in thread %d "
+		    "of process %d", (int)h->cur, (int)h->pid);
 		return finish(h) == CALL_OK ? CALL_ERR : CALL_GONE;
 	}
 	code = ht_inj_tramp_code(&len);

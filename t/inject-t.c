@@ -24,6 +24,7 @@
  */
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -569,6 +570,73 @@ test_deaths(void)
 	test_death("poll", ST_MASK, 1);
 }
 
+/* The target's VmSize in bytes, 0 if unknown. */
+static uint64_t
+vm_size(pid_t pid)
+{
+	char		path[64], line[256];
+	uint64_t	kb = 0;
+	FILE		*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "VmSize:", 7) == 0)
+			kb = strtoull(line + 7, NULL, 10);
+	fclose(f);
+	return kb * 1024;
+}
+
+/*
+ * The call given up half way: the reader's address space limited to what
+ * it maps already, so that the mmap of the trampoline's page fails.  The
+ * thread must come back from its frame as it was; with the limit lifted,
+ * an injection works.
+ */
+static void
+test_nomem(void)
+{
+	struct ht_inject	*h;
+	struct target		 t;
+	struct rlimit		 rl, old;
+	char			 line[512];
+	int			 code;
+
+	if (spawn(&t, "inject-read", NULL, SP_PROBE_FD, line,
+	    sizeof(line)) != 0 || wait_in_syscall(t.pid, 0) != 0 ||
+	    prlimit(t.pid, RLIMIT_AS, NULL, &old) != 0) {
+		ok(0, "no memory: started");
+		kill_target(&t);
+		return;
+	}
+	rl.rlim_cur = vm_size(t.pid);
+	rl.rlim_max = old.rlim_max;
+	ok(rl.rlim_cur > 0 && prlimit(t.pid, RLIMIT_AS, &rl, NULL) == 0,
+	    "no memory: address space limited to %llu bytes",
+	    (unsigned long long)rl.rlim_cur);
+	h = ht_inject_new(t.pid);
+	code = ht_inject_load(h, probe1, 5000) == 0 ? HT_INJ_OK :
+	    ht_inject_errcode(h);
+	diag("no memory: %s", ht_inject_error(h));
+	is_string("ESYS", ht_inject_codename(code), "no memory: ESYS");
+	ok(strstr(ht_inject_error(h), "mmap") != NULL,
+	    "no memory: the message names the mmap");
+	ht_inject_free(h);
+	is_int(0, tracer_of(t.pid), "no memory: not traced");
+	ok(!mapped(t.pid, probe1), "no memory: nothing loaded");
+	ok(prlimit(t.pid, RLIMIT_AS, &old, NULL) == 0,
+	    "no memory: limit lifted");
+	is_string("OK", ht_inject_codename(inject(t.pid, probe1, 5000,
+	    "no memory, then some")), "no memory: then injected");
+	is_string("probe probe loaded", get_line(&t, line, sizeof(line)),
+	    "no memory: the probe's constructor ran");
+	ok(say(&t, "after\n") == 0, "no memory: written to its pipe");
+	is_string("got 6 after xmm=ok", get_line(&t, line, sizeof(line)),
+	    "no memory: the read restarted, registers, mask and stack kept");
+	kill_target(&t);
+}
+
 /* (2): 8 threads hammering the allocator, injected NHAMMER times. */
 static int
 hammer_result(struct target *t, char *sum, size_t sumsize,
@@ -890,6 +958,7 @@ main(void)
 	test_unsafe("handler", "in handler", "left handler",
 	    "a signal handler");
 	test_deaths();
+	test_nomem();
 	test_hammer();
 	test_busy();
 	test_busy_sys();
