@@ -294,6 +294,9 @@ def main():
                 if rc == 0:
                     break
                 time.sleep(0.3)
+            if tries > 0:
+                say("DIAG", "%s: the final attach worked at try %d" %
+                    (tag, tries + 1))
             if rc != 0:
                 finals.append("%s: status %s: %s" % (tag, rc, open(
                     os.path.join(tmp, "%s.trace.%d.err" % (setting, seq[0]))
