@@ -1,49 +1,35 @@
 /*
- * The remote call (see inject-int.h): the thread in hand, stopped at a
- * safe point, calls dlopen(lib, RTLD_NOW) (and dlerror() if that fails),
- * then is put back exactly as it was.
+ * The remote call (see inject-int.h for its steps and what each leaves
+ * behind if we die): the thread in hand, stopped at a safe point, calls
+ * dlopen(lib, RTLD_NOW) (and dlerror() if that fails) from a trampoline in
+ * a page it maps for it, then is put back exactly as it was.
  *
- * How the call returns: we push 0 as its return address.  dlopen returns to
- * address 0 and the fetch faults; the SIGSEGV stops the thread in a
- * signal-delivery-stop, where we recognise it by rip == 0 together with rsp
- * == our slot + 8 (a stray jump to 0 inside the call cannot match both) and
- * suppress it.  Nothing is ever mapped at 0 (vm.mmap_min_addr; we refuse a
- * process that maps page 0 anyway), so no other thread can execute there,
- * and unlike an int3 in a scratch page this needs no remote mmap: no extra
- * system call in the target, no mapping left behind.  Either way the trap
- * is a forced signal, and the kernel resets the disposition of a forced
- * signal that is blocked or ignored; so threads that block or ignore
- * SIGSEGV are never chosen.
+ * We follow the whole call with PTRACE_SYSCALL, stopping at each of its
+ * system calls: the trampoline's last one, the munmap of its page through
+ * the libc's "syscall; ret", is where we take the thread back before it
+ * runs rt_sigreturn (the frame is its way back if we are gone, not ours).
+ * Its registers, extended state and signal mask are then put back in a
+ * stop inside get_signal (PTRACE_INTERRUPT): leaving that stop, the kernel
+ * delivers what came meanwhile or restarts the interrupted system call by
+ * its own rules (arch_do_signal_or_restart on the original orig_rax and
+ * rax), with the thread's restart_block intact.  Signals are blocked
+ * during the call and stay pending, so none is lost if we die, none is
+ * held by us, and no handler runs on top of dlopen; SIGSTOP and faults,
+ * which no mask holds, are passed on at once (a fault in dlopen is fatal,
+ * as it would be anyway).  A group stop does not stop the call; the thread
+ * joins the stop when let go (__ptrace_unlink rearms it).
  *
- * Why restoring the saved registers is enough for the interrupted system
- * call: a thread stopped in a blocking system call (by PTRACE_INTERRUPT, or
- * at a syscall-exit-stop) has orig_rax = the call's number and rax = its
- * result, -ERESTARTSYS/-ERESTARTNOINTR/-ERESTARTNOHAND/-ERESTART_RESTARTBLOCK
- * if it was interrupted.  The kernel decides about the restart only when the
- * thread leaves its stop and finds no signal to deliver (x86's
- * arch_do_signal_or_restart): orig_rax >= 0 and rax one of those, then rax =
- * orig_rax (or restart_syscall) and rip -= 2.  We run the call with
- * orig_rax = -1, so that nothing restarts into it, and put the saved
- * registers back in the last stop (the SIGSEGV's): leaving that stop, the
- * kernel sees the original call's state and restarts it, or returns its
- * result, exactly as if we had never been there.  A signal that arrived
- * during the call is handed back in that same stop (PTRACE_SETSIGINFO and
- * the detach's signal), so its handler sees the original call interrupted
- * and SA_RESTART applies as usual.  (ERESTART_RESTARTBLOCK also relies on
- * the thread's restart_block, which only a sleep with a timeout that a
- * signal interrupts could overwrite; dlopen does not sleep that way.)
- *
- * A call that never returns (dlopen blocked for good) cannot be undone:
- * after CALL_GRACE_MS we let the thread go and say so.
+ * A call that does not return within the deadline is let go where it is:
+ * it finishes, restores itself and resumes on its own.
  */
 #include "config.h"
 
+#include <sys/mman.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <signal.h>
@@ -54,7 +40,6 @@
 #include "inject-int.h"
 #include "proc.h"
 
-#define RED_ZONE		128
 #define MAXVMAS			65536
 #define ERRSTR_MAX		512
 
@@ -102,104 +87,175 @@ stack_room(const struct ht_inject *h, uint64_t sp)
 	return h->vmas[lo].grows ? (uint64_t)-1 : sp - h->vmas[lo].lo;
 }
 
-/* Send a held-back signal again to the thread. */
 static void
-resend(struct ht_inject *h, pid_t tid, siginfo_t *si)
+step(struct ht_inject *h, int st)
 {
-	/* The kernel lets us queue a siginfo only with a negative si_code
-	 * other than SI_TKILL; the others go again as tgkill() (their
-	 * sender becomes us). */
-	if (si->si_code < 0 && si->si_code != SI_TKILL &&
-	    syscall(SYS_rt_tgsigqueueinfo, h->pid, tid, si->si_signo, si) ==
-	    0)
-		return;
-	(void)syscall(SYS_tgkill, h->pid, tid, si->si_signo);
-}
-
-static int
-is_fault(int sig, const siginfo_t *si)
-{
-	return (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
-	    sig == SIGFPE || sig == SIGTRAP || sig == SIGSYS) &&
-	    si->si_code > 0;
+	if (h->on_step != NULL && st >= 0)
+		h->on_step(h, st);
 }
 
 enum { CALL_OK, CALL_GONE, CALL_HUNG, CALL_ERR };
 
+/* The thread in hand exited, or the whole process (wait status st if r
+ * is 1). */
+static int
+call_gone(struct ht_inject *h, int r, int st)
+{
+	h->cur = 0;
+	if (r == 1 && WIFSIGNALED(st))
+		ht_inj_fail(h, HT_INJ_ECRASH, 0, "process %d was killed by "
+		    "signal %d (%s) during the call%s", (int)h->pid,
+		    WTERMSIG(st), strsignal(WTERMSIG(st)), WTERMSIG(st) ==
+		    SIGSYS ? " (a seccomp filter forbids a system call that "
+		    "dlopen needs)" : "");
+	else
+		ht_inj_fail(h, HT_INJ_ENOPROC, 0, "process %d exited during "
+		    "the call", (int)h->pid);
+	return CALL_GONE;
+}
+
 /*
- * Run fn(a0, a1) on the thread in hand with its stack pointer at sp (where
- * the return address 0 is written), and wait for its return to 0.  Signals
- * that arrive meanwhile are held back (h->defer) to be handed back once
- * the thread's own state is restored: a handler must not run on top of
- * dlopen, nor see our registers.  Faults raised by the call itself are
- * delivered: the call is broken, nothing we could restore would be right.
+ * Resume the thread in hand with PTRACE_SYSCALL, stop after stop, until
+ * the exit of system call nr made through the gadget with rsp at the
+ * frame (only ours are: the trampoline's and dlopen's own stacks are
+ * below the data block); *ret is its result.  step each (if not -1) at
+ * every other syscall-stop.
  */
 static int
-remote_call(struct ht_inject *h, uint64_t fn, uint64_t a0, uint64_t a1,
-    uint64_t sp, uint64_t deadline, uint64_t *ret)
+follow(struct ht_inject *h, long nr, uint64_t deadline, int each,
+    uint64_t *ret)
 {
-	struct user_regs_struct	c = h->regs, now;
-	static const uint64_t	zero = 0;
+	struct user_regs_struct	now;
 	pid_t			tid = h->cur;
-	siginfo_t		si;
-	int			st, sig, k, r;
+	int			st, sig = 0, k, r;
 
-	if (ht_inj_mem_write(h->pid, sp, &zero, sizeof(zero)) != 0) {
-		ht_inj_fail(h, HT_INJ_ESYS, errno, "writing the stack of "
-		    "thread %d", (int)tid);
-		return CALL_ERR;
-	}
-	c.rip = fn;
-	c.rdi = a0;
-	c.rsi = a1;
-	c.rax = 0;
-	c.rsp = sp;
-	c.orig_rax = (unsigned long)-1;
-	c.eflags &= ~(0x400UL | 0x100UL);	/* DF and TF clear, per ABI */
-	if (PT(h, PTRACE_SETREGS, tid, NULL, &c) != 0 ||
-	    PT(h, PTRACE_CONT, tid, NULL, NULL) != 0)
-		return CALL_ERR;
 	for (;;) {
-		r = ht_inj_wait_stop(h, tid, deadline, &st);
-		if (r == 0)
+		if (PT(h, PTRACE_SYSCALL, tid, NULL, (long)sig) != 0)
+			return errno == ESRCH ? call_gone(h, 0, 0) : CALL_ERR;
+		sig = 0;
+		if ((r = ht_inj_wait_stop(h, tid, deadline, &st)) == 0)
 			return CALL_HUNG;
-		if (r == -1 || (k = ht_inj_decode(st, &sig)) == S_GONE) {
-			h->cur = 0;
-			if (r != -1 && WIFSIGNALED(st))
-				ht_inj_fail(h, HT_INJ_ECRASH, 0, "process %d "
-				    "was killed by signal %d (%s) during the "
-				    "call%s", (int)h->pid, WTERMSIG(st),
-				    strsignal(WTERMSIG(st)), WTERMSIG(st) ==
-				    SIGSYS ? " (a seccomp filter forbids a "
-				    "system call that dlopen needs)" : "");
-			else
-				ht_inj_fail(h, HT_INJ_ENOPROC, 0, "process %d "
-				    "exited during the call", (int)h->pid);
-			return CALL_GONE;
+		if (r == -1 || (k = ht_inj_decode(st, &sig)) == S_GONE)
+			return call_gone(h, r, st);
+		if (k != S_SIGNAL)
+			sig = 0;
+		if (k != S_SYSCALL)
+			continue;
+		if (PT(h, PTRACE_GETREGS, tid, NULL, &now) != 0)
+			return errno == ESRCH ? call_gone(h, 0, 0) : CALL_ERR;
+		if (now.rip == h->gadget + 2 && (long)now.orig_rax == nr &&
+		    now.rsp == h->frame && ht_inj_at_syscall_exit(h, &now)) {
+			*ret = now.rax;
+			return CALL_OK;
 		}
-		sig = k == S_SIGNAL ? sig : 0;
-		if (k == S_SIGNAL) {
-			if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == -1)
-				memset(&si, 0, sizeof(si));
-			if (sig == SIGSEGV && ptrace(PTRACE_GETREGS, tid, NULL,
-			    &now) == 0 && now.rip == 0 && now.rsp == sp + 8) {
-				*ret = now.rax;
-				return CALL_OK;
-			}
-			if (!is_fault(sig, &si) && h->ndefer < MAXDEFER) {
-				si.si_signo = sig;
-				h->defer[h->ndefer++] = si;
-				sig = 0;
-			}
-		}
-		/* A group-stop (someone stopped the process) is not waited
-		 * out: the call finishes, and the thread, detached, joins
-		 * the stop again (__ptrace_unlink re-arms it). */
-		if (PT(h, PTRACE_CONT, tid, NULL, (long)sig) != 0) {
-			h->cur = 0;
-			return CALL_GONE;
-		}
+		if (each != -1)
+			step(h, each);
 	}
+}
+
+/*
+ * Make the thread in hand issue system call nr(a[0..5]) from the libc's
+ * "syscall; ret" with rsp at the frame, so that it returns into
+ * __restore_rt, and follow it to the call's exit; *ret is its result.
+ * block: block every signal once the registers are set.
+ */
+static int
+gadget_call(struct ht_inject *h, long nr, const uint64_t a[6], int st_set,
+    int block, uint64_t deadline, uint64_t *ret)
+{
+	struct user_regs_struct	c = h->regs;
+	static const uint64_t	all = ~(uint64_t)0;
+
+	c.rip = h->gadget;
+	c.rax = (uint64_t)nr;
+	c.rdi = a[0];
+	c.rsi = a[1];
+	c.rdx = a[2];
+	c.r10 = a[3];
+	c.r8 = a[4];
+	c.r9 = a[5];
+	c.rsp = h->frame;
+	c.orig_rax = (uint64_t)-1;
+	if (PT(h, PTRACE_SETREGS, h->cur, NULL, &c) != 0)
+		return errno == ESRCH ? call_gone(h, 0, 0) : CALL_ERR;
+	step(h, st_set);
+	if (block) {
+		if (PT(h, PTRACE_SETSIGMASK, h->cur, sizeof(all), &all) != 0)
+			return errno == ESRCH ? call_gone(h, 0, 0) : CALL_ERR;
+		step(h, ST_BLOCKED);
+	}
+	return follow(h, nr, deadline, -1, ret);
+}
+
+/*
+ * The thread in hand is in a syscall-stop whose registers lead to
+ * __restore_rt with our frame (the gadget's exit, or a stop before it):
+ * put it back with ptrace in a stop inside get_signal (ST_RESUME_SET to
+ * ST_DETACHED), or, if any of that fails, let it go to rt_sigreturn.
+ * Returns CALL_OK (the thread is let go; or, if it would not stop, left
+ * to run into its frame, still seized), or CALL_GONE.
+ */
+static int
+finish(struct ht_inject *h)
+{
+	struct user_regs_struct	c = h->regs;
+	struct iovec		iov = { h->xstate, h->xlen };
+	pid_t			tid = h->cur;
+	int			st, sig = 0, k, r;
+
+	c.rip = h->restore_rt;
+	c.rsp = h->frame + 8;
+	c.orig_rax = (uint64_t)-1;
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &c) == -1)
+		goto out_detach;
+	step(h, ST_RESUME_SET);
+	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == -1 ||
+	    ptrace(PTRACE_CONT, tid, NULL, NULL) == -1)
+		goto out_detach;
+	r = ht_inj_wait_stop(h, tid, ht_inj_now_ns() + STOP_GRACE_MS * MSEC,
+	    &st);
+	if (r == 0)
+		return CALL_OK;
+	if (r == -1 || (k = ht_inj_decode(st, &sig)) == S_GONE)
+		return call_gone(h, r, st);
+	/* An interrupt-stop, a group-stop, or SIGSTOP's signal-delivery-
+	 * stop: all inside get_signal, which the thread leaves through the
+	 * kernel's restart or delivery on the registers we put back. */
+	if (k != S_SIGNAL)
+		sig = 0;
+	step(h, ST_TRAPPED);
+	if (h->xkind == 1 ? ptrace(PTRACE_SETREGSET, tid,
+	    (void *)NT_X86_XSTATE, &iov) == -1 : ptrace(PTRACE_SETFPREGS, tid,
+	    NULL, &h->fpregs) == -1)
+		goto out_detach;
+	step(h, ST_XSTATE);
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(h->mask),
+	    &h->mask) == -1)
+		goto out_detach;
+	step(h, ST_MASK);
+	if (ptrace(PTRACE_SETREGS, tid, NULL, &h->regs) == -1)
+		goto out_detach;
+	step(h, ST_REGS);
+	(void)ht_inj_mem_write(h->pid, h->sp, h->saved, h->ilen);
+out_detach:
+	(void)ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	h->cur = 0;
+	step(h, ST_DETACHED);
+	return CALL_OK;
+}
+
+/* Give the page back and finish (an attempt that failed after mmap). */
+static int
+unmap_and_finish(struct ht_inject *h, uint64_t page, uint64_t deadline)
+{
+	const uint64_t	a[6] = { page, 4096, 0, 0, 0, 0 };
+	uint64_t	ret;
+	int		r;
+
+	if ((r = gadget_call(h, SYS_munmap, a, -1, 0, deadline, &ret)) !=
+	    CALL_OK)
+		return r;
+	return finish(h);
 }
 
 /* Read a NUL-terminated string of the target, page by page. */
@@ -232,17 +288,107 @@ no_room(struct ht_inject *h)
 	return T_UNSAFE;
 }
 
+/* Read what the call needs of the thread in hand before it changes
+ * anything: its extended state and signal mask.  0 or -1 (let go). */
+static int
+save_state(struct ht_inject *h)
+{
+	struct iovec	iov = { h->xstate, sizeof(h->xstate) };
+	pid_t		tid = h->cur;
+
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) == 0) {
+		h->xkind = 1;
+		h->xlen = iov.iov_len;
+	} else if (PT(h, PTRACE_GETFPREGS, tid, NULL, &h->fpregs) == 0)
+		h->xkind = 2;
+	else
+		return -1;
+	return PT(h, PTRACE_GETSIGMASK, tid, sizeof(h->mask), &h->mask);
+}
+
+/*
+ * Steps ST_MMAP_SET to ST_DETACHED (see inject-int.h).  Returns CALL_OK
+ * with dlopen's result in *handle (and dlerror's text in err if it is 0),
+ * the thread let go; CALL_ERR with the failure in h (the thread let go,
+ * or still in a stop, its registers leading to its frame); or CALL_GONE,
+ * or CALL_HUNG (the thread runs, seized).
+ */
+static int
+run_call(struct ht_inject *h, uint64_t deadline, uint64_t *handle,
+    char *err, size_t errsize)
+{
+	const uint64_t		 map[6] = { 0, 4096, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS,
+				    (uint64_t)-1, 0 };
+	uint64_t		 prot[6] = { 0, 4096, PROT_READ | PROT_EXEC,
+				    0, 0, 0 };
+	struct user_regs_struct	 c = h->regs;
+	const unsigned char	*code;
+	uint64_t		 page, ret, errp;
+	size_t			 len;
+	int			 r;
+
+	if ((r = gadget_call(h, SYS_mmap, map, ST_MMAP_SET, 1, deadline,
+	    &page)) != CALL_OK)
+		return r;
+	step(h, ST_MMAP_DONE);
+	if (page >= (uint64_t)-4095) {
+		ht_inj_fail_advice(h, HT_INJ_ESYS, (int)-page, (long)page ==
+		    -ENOMEM ? "it is short of memory or of address space "
+		    "(ulimit -v): try again later" : NULL, "mmap in thread %d "
+		    "of process %d", (int)h->cur, (int)h->pid);
+		return finish(h) == CALL_OK ? CALL_ERR : CALL_GONE;
+	}
+	code = ht_inj_tramp_code(&len);
+	if (ht_inj_mem_write(h->pid, page, code, len) != 0) {
+		ht_inj_fail(h, HT_INJ_ESYS, errno, "writing the memory of "
+		    "process %d", (int)h->pid);
+		return unmap_and_finish(h, page, deadline) == CALL_OK ?
+		    CALL_ERR : CALL_GONE;
+	}
+	step(h, ST_CODE);
+	prot[0] = page;
+	if ((r = gadget_call(h, SYS_mprotect, prot, ST_MPROTECT_SET, 0,
+	    deadline, &ret)) != CALL_OK)
+		return r;
+	step(h, ST_MPROTECT_DONE);
+	if (ret != 0) {
+		ht_inj_fail(h, HT_INJ_ESYS, (int)-ret, "mprotect in thread %d "
+		    "of process %d", (int)h->cur, (int)h->pid);
+		return unmap_and_finish(h, page, deadline) == CALL_OK ?
+		    CALL_ERR : CALL_GONE;
+	}
+
+	c.rip = page;
+	c.rsp = h->sp;
+	c.r12 = h->sp;
+	c.rax = 0;
+	c.orig_rax = (uint64_t)-1;
+	c.eflags &= ~(0x400UL | 0x100UL);	/* DF and TF clear, per ABI */
+	if (PT(h, PTRACE_SETREGS, h->cur, NULL, &c) != 0)
+		return errno == ESRCH ? call_gone(h, 0, 0) : CALL_ERR;
+	step(h, ST_CALL_SET);
+	if ((r = follow(h, SYS_munmap, deadline, ST_CALL_SYSCALL, &ret)) !=
+	    CALL_OK)
+		return r;
+	step(h, ST_RETURNED);
+	/* dlerror's text is the thread's: read it before it runs on. */
+	err[0] = '\0';
+	if (ht_inj_frame_results(h, handle, &errp) != 0)
+		*handle = errp = 0;
+	if (*handle == 0 && errp != 0)
+		read_string(h->pid, errp, err, errsize);
+	return finish(h);
+}
+
 int
 ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 {
-	struct iovec		 iov = { h->xstate, sizeof(h->xstate) };
-	unsigned char		 saved[PATH_MAX + 64], frame[PATH_MAX + 64];
-	unsigned char		 code[sizeof(h->dlopen_code)];
-	uint64_t		 top, path_at, sp, ret = 0, errp = 0;
-	size_t			 plen = strlen(lib) + 1, len;
-	pid_t			 tid = h->cur;
-	char			 err[ERRSTR_MAX];
-	int			 r, i, sig0 = 0, result;
+	unsigned char	code[sizeof(h->dlopen_code)];
+	uint64_t	handle = 0;
+	pid_t		tid = h->cur;
+	char		err[ERRSTR_MAX];
+	int		r;
 
 	/* The same program still?  An execve since we read its libc would
 	 * have us call into whatever is there now. */
@@ -253,99 +399,56 @@ ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 		    "(execve?) during the attach", (int)h->pid);
 		return T_FATAL;
 	}
-
-	/* Extended state first: the call will clobber vector registers.
-	 * Without XSAVE, the FPU and SSE state. */
-	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) == 0) {
-		h->xkind = 1;
-		h->xlen = iov.iov_len;
-	} else if (PT(h, PTRACE_GETFPREGS, tid, NULL, &h->fpregs) == 0)
-		h->xkind = 2;
-	else {
+	if (save_state(h) != 0) {
 		ht_inj_release(h, 0, h->t_stop);
 		return T_FATAL;
 	}
-
-	/* Below the red zone: the path, then 16-byte alignment, then our
-	 * return address, so that rsp + 8 is 16-aligned at dlopen's entry
-	 * as after a call. */
-	top = h->regs.rsp - RED_ZONE;
-	path_at = (top - plen) & ~(uint64_t)15;
-	sp = ((path_at - 16) & ~(uint64_t)15) - 8;
-	len = (size_t)(top - sp);
+	if (ht_inj_frame_build(h, lib) != 0) {
+		ht_inj_release(h, 0, h->t_stop);
+		ht_inj_fail(h, HT_INJ_EUNSUPP, 0, "the extended (XSAVE) state "
+		    "of thread %d of process %d is not one a signal frame "
+		    "can hold", (int)tid, (int)h->pid);
+		return T_FATAL;
+	}
 	/* A thread on a small stack (or on a signal stack, which the
 	 * unwinder already refused) must not overflow it in dlopen. */
-	if (stack_room(h, sp) < STACK_NEED)
+	if (stack_room(h, h->sp) < STACK_NEED)
 		return no_room(h);
 	/* Not mapped yet (a main thread near the end of its stack mapping;
 	 * the kernel grows it only for the thread itself). */
-	if (ht_inj_mem_read(h->pid, sp, saved, len) != 0)
+	if (ht_inj_mem_read(h->pid, h->sp, h->saved, h->ilen) != 0)
 		return no_room(h);
-	memset(frame, 0, len);
-	memcpy(frame + (path_at - sp), lib, plen);
-	if (ht_inj_mem_write(h->pid, sp, frame, len) != 0) {
-		(void)ht_inj_mem_write(h->pid, sp, saved, len);
+	if (ht_inj_mem_write(h->pid, h->sp, h->image, h->ilen) != 0) {
+		(void)ht_inj_mem_write(h->pid, h->sp, h->saved, h->ilen);
 		return no_room(h);
 	}
+	step(h, ST_FRAME);
 
-	h->ndefer = 0;
-	r = remote_call(h, h->dlopen_addr, path_at, RTLD_NOW, sp,
-	    call_deadline, &ret);
-	if (r == CALL_OK && ret == 0 && h->dlerror_addr != 0)
-		r = remote_call(h, h->dlerror_addr, 0, 0, sp, call_deadline,
-		    &errp);
+	r = run_call(h, call_deadline, &handle, err, sizeof(err));
+	h->pause_ns = ht_inj_now_ns() - h->t_stop;
+	h->tid = tid;
 	if (r == CALL_GONE)
 		return T_GONE;
 	if (r == CALL_HUNG) {
-		/* Nothing can be undone inside dlopen: let it go on, with
-		 * the signals it was sent meanwhile. */
-		for (i = 0; i < h->ndefer; i++)
-			resend(h, tid, &h->defer[i]);
+		/* It finishes, restores itself and resumes on its own. */
 		(void)ht_inj_stop_and_release(h, h->t_stop);
 		ht_inj_fail(h, HT_INJ_EHUNG, 0, "dlopen in thread %d of "
 		    "process %d did not return within %d s", (int)tid,
 		    (int)h->pid, CALL_GRACE_MS / 1000);
 		return T_FATAL;
 	}
-	err[0] = '\0';
-	if (r == CALL_OK && ret == 0 && errp != 0)
-		read_string(h->pid, errp, err, sizeof(err));
-
-	/* Put everything back, in the SIGSEGV's signal-delivery-stop. */
-	result = 0;
-	if (ht_inj_mem_write(h->pid, sp, saved, len) != 0)
-		result = ht_inj_fail(h, HT_INJ_ESYS, errno, "restoring the "
-		    "stack of thread %d", (int)tid);
-	iov.iov_base = h->xstate;
-	iov.iov_len = h->xlen;
-	if (h->xkind == 1 ? PT(h, PTRACE_SETREGSET, tid, NT_X86_XSTATE,
-	    &iov) != 0 : PT(h, PTRACE_SETFPREGS, tid, NULL, &h->fpregs) != 0)
-		result = -1;
-	if (PT(h, PTRACE_SETREGS, tid, NULL, &h->regs) != 0)
-		result = -1;
-	/* Held-back signals: the first one is delivered by the detach from
-	 * this stop with its own siginfo, the others are queued again. */
-	for (i = 1; i < h->ndefer; i++)
-		resend(h, tid, &h->defer[i]);
-	if (h->ndefer > 0) {
-		if (ptrace(PTRACE_SETSIGINFO, tid, NULL, &h->defer[0]) == 0)
-			sig0 = h->defer[0].si_signo;
-		else
-			resend(h, tid, &h->defer[0]);
-	}
-	(void)ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig0);
-	h->cur = 0;
-	h->pause_ns = ht_inj_now_ns() - h->t_stop;
-	h->tid = tid;
-	if (result != 0)
+	if (r != CALL_OK) {
+		/* A failed request, in a stop: its registers lead to its
+		 * frame, or are its own.  Message set already. */
+		if (h->cur != 0)
+			ht_inj_release(h, 0, 0);
 		return T_FATAL;
-	if (r != CALL_OK)
-		return T_FATAL;	/* message set by remote_call */
-
-	h->handle = ret;
-	if (ret == 0)
+	}
+	h->handle = handle;
+	if (handle == 0) {
 		ht_inj_fail(h, HT_INJ_EDLOPEN, 0, "dlopen(\"%s\") in process "
 		    "%d failed%s%s", lib, (int)h->pid, err[0] != '\0' ? ": " :
 		    "", err);
+	}
 	return T_SAFE;
 }

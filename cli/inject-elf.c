@@ -6,6 +6,13 @@
  * mapping, and in either case only if its build-id is the one in the
  * target's memory; the symbols' addresses are then the file's plus the
  * load bias of the mapping.
+ *
+ * __restore_rt, glibc's sa_restorer, is a local symbol, absent from a
+ * stripped libc: it is found by its bytes, as is a "syscall; ret".  Any
+ * occurrence in executable memory does: the bytes are the instructions
+ * that run from there, whatever function they belong to, and neither
+ * sequence falls through (rt_sigreturn does not return; ret goes where
+ * the stack says).
  */
 #include "config.h"
 
@@ -18,6 +25,12 @@
 #include "inject-int.h"
 #include "modfile.h"
 #include "proc.h"
+
+/* mov $15, %rax (rt_sigreturn); syscall */
+static const unsigned char	restore_rt_code[] = { 0x48, 0xc7, 0xc0, 0x0f,
+				    0x00, 0x00, 0x00, 0x0f, 0x05 };
+/* syscall; ret */
+static const unsigned char	syscall_ret_code[] = { 0x0f, 0x05, 0xc3 };
 
 /* The load bias of the file whose offset 0 is mapped at lo. */
 static int
@@ -145,6 +158,37 @@ dl_symbols(struct ht_inject *h, Elf *elf, uint64_t bias)
 	return 0;
 }
 
+/* The address of the first occurrence of pat in an executable segment of
+ * the file mapped at bias, if the target has those bytes there; or 0. */
+static uint64_t
+find_code(struct ht_inject *h, Elf *elf, uint64_t bias,
+    const unsigned char *pat, size_t len)
+{
+	GElf_Phdr	 ph;
+	const char	*raw, *p;
+	unsigned char	 mem[16];
+	uint64_t	 at;
+	size_t		 size, i, nph;
+
+	if ((raw = elf_rawfile(elf, &size)) == NULL ||
+	    elf_getphdrnum(elf, &nph) != 0)
+		return 0;
+	for (i = 0; i < nph; i++) {
+		if (gelf_getphdr(elf, (int)i, &ph) == NULL ||
+		    ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
+			continue;
+		if ((p = memmem(raw + ph.p_offset, ph.p_filesz, pat, len)) ==
+		    NULL)
+			continue;
+		at = bias + ph.p_vaddr + (uint64_t)(p - (raw + ph.p_offset));
+		if (len <= sizeof(mem) && ht_inj_mem_read(h->pid, at, mem,
+		    len) == 0 && memcmp(mem, pat, len) == 0)
+			return at;
+	}
+	return 0;
+}
+
 static int
 is_libc(const char *base)
 {
@@ -156,7 +200,6 @@ is_libc(const char *base)
 /* What the maps say about the libraries we need. */
 struct scan {
 	struct ht_inject	*h;
-	int			 page0;	/* something is mapped at 0 */
 	int			 musl;
 	uint64_t		 libc_lo, libc_hi;
 	char			 libdl[PATH_MAX];
@@ -169,8 +212,6 @@ scan_cb(void *arg, const struct ht_proc_map *m)
 	struct scan	*s = arg;
 	const char	*base;
 
-	if (m->lo == 0)
-		s->page0 = 1;
 	if (m->path[0] != '/' || strlen(m->path) >= PATH_MAX)
 		return 0;
 	base = ht_inj_basename(m->path);
@@ -213,10 +254,6 @@ ht_inj_find_libc(struct ht_inject *h)
 			return ht_inj_fail_perm(h, err, what);
 		return ht_inj_fail(h, HT_INJ_ESYS, err, "%s", what);
 	}
-	if (s.page0)
-		return ht_inj_fail(h, HT_INJ_EUNSUPP, 0, "process %d maps "
-		    "memory at address 0, which the injector needs unmapped",
-		    (int)h->pid);
 	if (h->libc_path[0] == '\0') {
 		if (s.musl)
 			return ht_inj_fail(h, HT_INJ_ESTATIC, 0, "process %d "
@@ -232,7 +269,15 @@ ht_inj_find_libc(struct ht_inject *h)
 		    "of process %d (%s) as it is mapped (a 64-bit glibc whose "
 		    "build-id matches)", (int)h->pid, h->libc_path);
 	r = dl_symbols(h, mf.elf, bias);
+	h->restore_rt = find_code(h, mf.elf, bias, restore_rt_code,
+	    sizeof(restore_rt_code));
+	h->gadget = find_code(h, mf.elf, bias, syscall_ret_code,
+	    sizeof(syscall_ret_code));
 	ht_modfile_close(&mf);
+	if (h->restore_rt == 0 || h->gadget == 0)
+		return ht_inj_fail(h, HT_INJ_EUNSUPP, 0, "the libc of process "
+		    "%d (%s) has no __restore_rt or no \"syscall; ret\" that "
+		    "the injector knows", (int)h->pid, h->libc_path);
 	if (r == 0)
 		return 0;
 

@@ -2,15 +2,101 @@
  * The injector's parts (inject.h is the contract), behind this one
  * private header:
  *   inject.c         the interface, the checks of the process, messages;
- *   inject-elf.c     the target's libc and the addresses of dlopen and
- *                    dlerror in it;
+ *   inject-elf.c     the target's libc: dlopen and dlerror in it, and the
+ *                    two code sequences the remote call returns through;
  *   inject-unwind.c  libdwfl on a stopped thread: is it at a safe point;
  *   inject-ptrace.c  ptrace requests and stops, the target's memory;
- *   inject-call.c    the remote call of dlopen and the thread's restore;
+ *   inject-frame.c   what the call leaves on the thread's stack (a signal
+ *                    frame of the thread's own state) and the trampoline;
+ *   inject-call.c    the remote call of dlopen, step by step, below;
  *   inject-thread.c  which threads to try, in which order, until when.
  * The order of the work and the reasons behind it are told at the top of
  * inject.c.  Every function here works on the handle of one
  * ht_inject_load, from the one thread that is the tracer.
+ *
+ * The remote call must survive the death of the tracer at any instant
+ * (SIGKILL, the OOM killer): the kernel then detaches the thread, which
+ * goes on with whatever registers it has (exit_ptrace: __ptrace_unlink
+ * wakes it from any ptrace-stop, or rearms a group stop).  So the thread
+ * never holds a state that needs us to finish: from its first change on,
+ * its registers always lead to glibc's __restore_rt ("mov $15, %rax;
+ * syscall"), whose rt_sigreturn rebuilds the thread from a signal frame
+ * we built on its stack below the red zone: every general register, rip,
+ * rsp and eflags, the XSAVE area (fpu__restore_sig, checked by its
+ * FP_XSTATE_MAGIC1/MAGIC2 words), and the signal mask.  The frame's
+ * uc_stack has an invalid mode, so restore_altstack's do_sigaltstack fails
+ * with EINVAL, an error rt_sigreturn ignores, and the thread's alternate
+ * stack stays as it is.  rt_sigreturn sets orig_rax to -1, so the kernel's
+ * syscall restart (arch_do_signal_or_restart) cannot apply after it: the
+ * frame does it itself, as the kernel would with no handler to run (rax =
+ * the call's number, rip - 2 for -ERESTARTSYS, -ERESTARTNOINTR,
+ * -ERESTARTNOHAND), and the trampoline turns it into -EINTR when a signal
+ * with a handler is pending that the kernel would have let interrupt it.
+ * rt_sigreturn also makes any restart_syscall return -EINTR
+ * (restart_block.fn = do_no_restart_syscall), so for
+ * -ERESTART_RESTARTBLOCK (poll, nanosleep, futex with a timeout) the frame
+ * issues the original call again, with its full timeout, unless the thread
+ * was already in restart_syscall, which can then only give -EINTR.
+ *
+ * While we live, we finish the call ourselves and rt_sigreturn never runs:
+ * the thread is put back with ptrace in a stop inside get_signal, where
+ * the kernel then makes its own restart decision with the restart_block
+ * intact, as if we had not been there.  With PTRACE_O_TRACESYSGOOD, a
+ * thread left in a syscall-stop by a dead tracer resumes with exit code
+ * SIGTRAP | 0x80, which ptrace_report_syscall "sends" to it and send_sig
+ * drops as an invalid signal; without it that would be a real SIGTRAP.
+ *
+ * The steps of the call (inject-call.c), and what the thread does if we
+ * die right after each (T: it traps through __restore_rt's rt_sigreturn
+ * with our frame and resumes where it was, as above):
+ *   ST_FRAME       frame, XSAVE area, data block and path written below
+ *                  the red zone; registers untouched: the thread resumes
+ *                  as if nothing happened (that stack is free).
+ *   ST_MMAP_SET    registers: rip at a "syscall; ret" of the libc, rax
+ *                  mmap (one read-write page), rsp at the frame, whose
+ *                  first word is the address of __restore_rt: mmap, T;
+ *                  the page is left behind.  (A signal pending right then
+ *                  may first run its handler, which returns to the
+ *                  syscall; the interrupted call then restarts after it,
+ *                  where the kernel would have ended it with EINTR.)
+ *   ST_BLOCKED     every signal blocked (PTRACE_SETSIGMASK; the frame has
+ *                  the thread's own mask, as PTRACE_GETSIGMASK gives it:
+ *                  the saved one in ppoll, pselect, sigsuspend since Linux
+ *                  5.1): as ST_MMAP_SET.  The mask is set after the
+ *                  registers, so the thread never runs its own code with
+ *                  every signal blocked; and no handler can run on top of
+ *                  the call, nor a signal get lost: they stay pending.
+ *   ST_MMAP_DONE   at mmap's syscall-exit-stop: T, the page left.
+ *   ST_CODE        the trampoline written into the page: T, page left.
+ *   ST_MPROTECT_SET, ST_MPROTECT_DONE  the same for mprotect(page, R|X).
+ *   ST_CALL_SET    registers: the trampoline (inject-frame.c) with rsp
+ *                  below the data block: it calls dlopen(path, RTLD_NOW),
+ *                  dlerror() if that failed, stores both in the data
+ *                  block, decides about EINTR (above), then munmaps its
+ *                  page through the libc's "syscall; ret" with rsp at the
+ *                  frame, so that the ret goes to __restore_rt: T, with
+ *                  nothing left behind.
+ *   ST_CALL_SYSCALL at each syscall-stop inside the call: as ST_CALL_SET.
+ *   ST_RETURNED    at munmap's syscall-exit-stop: the page is gone, the
+ *                  results are read: T.
+ *   ST_RESUME_SET  registers: rip at __restore_rt, rsp just above the
+ *                  frame, orig_rax -1 (as after the ret): T.  Then
+ *                  PTRACE_INTERRUPT and PTRACE_CONT: the thread stops in
+ *                  get_signal (ST_TRAPPED) before running user code.
+ *   ST_TRAPPED     in that stop: T.
+ *   ST_XSTATE      its extended state put back: T (the same state again).
+ *   ST_MASK        its signal mask put back: a pending signal may now be
+ *                  delivered with its handler running on the __restore_rt
+ *                  state, which it returns to: then T.
+ *   ST_REGS        its registers put back: the thread is itself again; as
+ *                  it leaves the stop, the kernel delivers what is pending
+ *                  or restarts the interrupted call.
+ *   ST_DETACHED    the stack bytes put back, the thread let go.
+ * A failure after ST_MMAP_SET ends the same way (an mmap that failed, a
+ * page that cannot be written: munmap it through the gadget first).  A
+ * call that does not return in time is let go where it is: it finishes by
+ * itself.  Memory is written only while the registers lead to T (or are
+ * untouched), and each step that changes the thread is one ptrace request.
  */
 #ifndef HT_INJECT_INT_H
 #define HT_INJECT_INT_H
@@ -36,8 +122,10 @@
 #define CALL_GRACE_MS		10000	/* the remote call's own allowance */
 #define STOP_GRACE_MS		2000	/* to stop, once told to */
 #define STACK_NEED		(32 * 1024)	/* dlopen, constructors */
-#define MAXDEFER		32
 #define XSTATE_MAX		16384	/* > any XSAVE area (AMX: 11 KB) */
+/* What the call writes below the red zone: the XSAVE area, the frame, the
+ * data block and the path (inject-frame.c). */
+#define IMAGE_MAX		(XSTATE_MAX + PATH_MAX + 1024)
 
 #define NSEC			1000000000ULL
 #define MSEC			1000000ULL
@@ -50,7 +138,7 @@ struct reasons {
 	int	unwind;		/* stack could not be unwound */
 	int	eintr;		/* in a call that would see EINTR: left */
 	int	dstate;		/* uninterruptible sleep */
-	int	sigsegv;	/* blocks or ignores SIGSEGV */
+	int	maskswap;	/* in ppoll & co. before Linux 5.1 */
 	int	stack;		/* too little stack left */
 	int	shstk;		/* shadow stack */
 	int	traced;		/* traced by someone else */
@@ -86,7 +174,10 @@ struct ht_inject {
 	char		 libc_path[PATH_MAX];
 	uint64_t	 dlopen_addr;
 	uint64_t	 dlerror_addr;
+	uint64_t	 restore_rt;	/* glibc's __restore_rt */
+	uint64_t	 gadget;	/* "syscall; ret" in the libc */
 	unsigned char	 dlopen_code[16];	/* to notice an execve */
+	int		 saved_sigmask;	/* GETSIGMASK sees a saved mask */
 	Dwfl		*dwfl;
 	int		 dwfl_stale;	/* an unwind failed: maps changed? */
 	uint64_t	 maps_hash;	/* of /proc/PID/maps at dwfl_setup */
@@ -103,19 +194,44 @@ struct ht_inject {
 	pid_t		 cur;		/* seized, 0 if none */
 	uint64_t	 t_stop;	/* when it was stopped for good */
 	struct user_regs_struct regs;	/* its registers at that stop */
-	siginfo_t	 defer[MAXDEFER];	/* signals held back */
-	int		 ndefer;
 
 	/* The unwinder's one-page window on the target's memory. */
 	uint64_t	 cpage;
 	int		 cvalid;
 	unsigned char	 cbuf[4096];
 
-	/* The thread's extended state while it makes the call. */
+	/* The thread's extended state and signal mask while it makes the
+	 * call. */
 	unsigned char	 xstate[XSTATE_MAX];
 	size_t		 xlen;
 	int		 xkind;		/* 1 NT_X86_XSTATE, 2 FPREGS */
 	struct user_fpregs_struct fpregs;
+	uint64_t	 mask;
+
+	/* The call's stack region [sp, top) (inject-frame.c): its image,
+	 * the bytes it replaced, and where the frame and data block are. */
+	uint64_t	 sp, top, frame;
+	size_t		 ilen;
+	unsigned char	 image[IMAGE_MAX];
+	unsigned char	 saved[IMAGE_MAX];
+
+	/* Called after each step of the call (ST_*), if set: the trace of
+	 * HEAPTOOL_INJECT_TRACE (inject.c), or a test's. */
+	void		(*on_step)(struct ht_inject *h, int step);
+	int		 trace_fd;
+};
+
+/* The steps of the call, in order (see the top of this file). */
+#define HT_INJ_STEPS(X)							\
+	X(FRAME) X(MMAP_SET) X(BLOCKED) X(MMAP_DONE) X(CODE)		\
+	X(MPROTECT_SET) X(MPROTECT_DONE) X(CALL_SET) X(CALL_SYSCALL)	\
+	X(RETURNED) X(RESUME_SET) X(TRAPPED) X(XSTATE) X(MASK) X(REGS)	\
+	X(DETACHED)
+enum {
+#define HT_INJ_STEP_ENUM(n)	ST_##n,
+	HT_INJ_STEPS(HT_INJ_STEP_ENUM)
+#undef HT_INJ_STEP_ENUM
+	ST_NSTEPS
 };
 
 /* What became of a thread tried: used (or usable), let go, exited, or
@@ -139,14 +255,18 @@ int		 ht_inj_fail_advice(struct ht_inject *h, int code, int err,
 		    __attribute__((format(printf, 5, 6)));
 int		 ht_inj_fail_perm(struct ht_inject *h, int err,
 		    const char *what);
+/* The name of step ST_* ("CALL_SET"), "?" if none. */
+const char	*ht_inj_step_name(int step);
 /* CLOCK_MONOTONIC in nanoseconds; a sleep that EINTR does not cut. */
 uint64_t	 ht_inj_now_ns(void);
 void		 ht_inj_sleep_us(unsigned us);
 
 /*
  * inject-elf.c.  Find the target's libc in its maps, and dlopen and
- * dlerror in it (or in libdl before glibc 2.34) into h.  Refuses a
- * process that maps page 0 (the call returns there).  Returns 0 or -1.
+ * dlerror in it (or in libdl before glibc 2.34) into h, and in the libc's
+ * executable segment the bytes of __restore_rt ("mov $15, %rax; syscall")
+ * and of "syscall; ret" (any occurrence will do: the bytes are what runs).
+ * Returns 0 or -1.
  */
 int		 ht_inj_find_libc(struct ht_inject *h);
 /*
@@ -203,6 +323,10 @@ void		 ht_inj_release(struct ht_inject *h, int sig, uint64_t t0);
 /* The thread in hand runs: stop it and let it go.  -1 if it would not
  * stop in time (it stays seized). */
 int		 ht_inj_stop_and_release(struct ht_inject *h, uint64_t t0);
+/* The thread in hand, in a syscall-stop with registers r: is it the
+ * stop at the call's exit? */
+int		 ht_inj_at_syscall_exit(struct ht_inject *h,
+		    const struct user_regs_struct *r);
 /* Seize tid and bring it to a safe point, following it to its next system
  * calls until slice_end if follow.  Returns a T_* code; with T_SAFE the
  * thread is in hand, stopped, h->regs and h->t_stop set. */
@@ -210,11 +334,26 @@ int		 ht_inj_try_thread(struct ht_inject *h, pid_t tid, int follow,
 		    uint64_t slice_end);
 
 /*
+ * inject-frame.c.  frame_build: lay out the call's stack region below the
+ * red zone of the thread in hand (h->regs, its extended state and mask
+ * read) and compose its image: h->sp (the trampoline's rsp and its data
+ * block), h->frame, h->top, h->image and h->ilen; nothing is written to
+ * the target.  -1 if it does not fit, or the XSAVE area is not one that
+ * rt_sigreturn would take.  frame_results: read the trampoline's results
+ * back (0, or -1).  tramp_code: the trampoline's code, to copy to the
+ * start of a page of the target.
+ */
+int		 ht_inj_frame_build(struct ht_inject *h, const char *lib);
+int		 ht_inj_frame_results(struct ht_inject *h, uint64_t *handle,
+		    uint64_t *err);
+const unsigned char *ht_inj_tramp_code(size_t *len);
+
+/*
  * inject-call.c.  read_vmas: this round's mappings, for the stack check.
  * call: the thread in hand is at a safe point: make it dlopen(lib), put it
- * back as it was, let it go.  T_SAFE when done (h->handle and h->code tell
- * how dlopen went), T_UNSAFE if this thread cannot be used after all and
- * was let go untouched, T_GONE or T_FATAL.
+ * back as it was, let it go (the steps ST_*, above).  T_SAFE when done
+ * (h->handle and h->code tell how dlopen went), T_UNSAFE if this thread
+ * cannot be used after all and was let go untouched, T_GONE or T_FATAL.
  */
 void		 ht_inj_read_vmas(struct ht_inject *h);
 int		 ht_inj_call(struct ht_inject *h, const char *lib,

@@ -167,9 +167,8 @@ ht_inj_stop_and_release(struct ht_inject *h, uint64_t t0)
 	return 0;
 }
 
-/* The syscall-stop just reported: an exit-stop? */
-static int
-at_syscall_exit(struct ht_inject *h)
+int
+ht_inj_at_syscall_exit(struct ht_inject *h, const struct user_regs_struct *r)
 {
 	struct __ptrace_syscall_info	si;
 
@@ -177,7 +176,7 @@ at_syscall_exit(struct ht_inject *h)
 	    &si) > 0)
 		return si.op == PTRACE_SYSCALL_INFO_EXIT;
 	/* Before Linux 5.3: at the entry-stop rax is still -ENOSYS. */
-	return (long)h->regs.rax != -ENOSYS;
+	return (long)r->rax != -ENOSYS;
 }
 
 /*
@@ -299,7 +298,7 @@ ht_inj_try_thread(struct ht_inject *h, pid_t tid, int follow,
 				ht_inj_release(h, 0, 0);
 				return T_GONE;
 			}
-			if (!at_syscall_exit(h))
+			if (!ht_inj_at_syscall_exit(h, &h->regs))
 				break;
 			pass++;
 			h->t_stop = ht_inj_now_ns();

@@ -62,14 +62,6 @@ struct cand {
 	int	tier;	/* 1 blocked, 2 blocked in an EINTR call, 3 running */
 };
 
-static int
-sig_in_mask(const char *hex, int sig)
-{
-	unsigned long long	m = strtoull(hex, NULL, 16);
-
-	return (m >> (sig - 1)) & 1;
-}
-
 struct listing {
 	struct ht_inject	*h;
 	struct cand		*c;
@@ -102,14 +94,9 @@ task_cb(void *arg, pid_t tid, char st)
 		h->why.traced++;
 		return 0;
 	}
-	if ((ht_proc_field(buf, "SigBlk", v, sizeof(v)) == 0 &&
-	    sig_in_mask(v, SIGSEGV)) || (ht_proc_field(buf, "SigIgn", v,
-	    sizeof(v)) == 0 && sig_in_mask(v, SIGSEGV))) {
-		h->why.sigsegv++;
-		return 0;
-	}
-	/* A return to 0 through a shadow stack faults differently (and the
-	 * shadow stack would not match). */
+	/* With a shadow stack, rt_sigreturn looks for the restore token a
+	 * signal delivery puts there, which our frame has not got: the
+	 * thread would die of SIGSEGV in __restore_rt. */
 	if (ht_proc_field(buf, "x86_Thread_features", v, sizeof(v)) == 0 &&
 	    strstr(v, "shstk") != NULL) {
 		h->why.shstk++;
@@ -163,7 +150,8 @@ timeout_message(struct ht_inject *h, int timeout_ms)
 	WHY(w->eintr, "%d blocked in calls that an interrupt would end with "
 	    "EINTR (left alone)", w->eintr);
 	WHY(w->dstate, "%d in uninterruptible sleep", w->dstate);
-	WHY(w->sigsegv, "%d blocking or ignoring SIGSEGV", w->sigsegv);
+	WHY(w->maskswap, "%d in calls that swap the signal mask (ppoll, "
+	    "pselect, sigsuspend: Linux 5.1 or later needed)", w->maskswap);
 	WHY(w->stack, "%d with less than %d KiB of stack left", w->stack,
 	    STACK_NEED / 1024);
 	WHY(w->shstk, "%d with a shadow stack", w->shstk);

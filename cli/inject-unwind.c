@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -448,23 +449,44 @@ frame_cb(Dwfl_Frame *frame, void *arg)
 	return DWARF_CB_OK;
 }
 
+/* System calls that run with a temporary signal mask and leave the
+ * thread's own to restore (TIF_RESTORE_SIGMASK) when interrupted. */
+static int
+swaps_mask(long nr)
+{
+	switch (nr) {
+	case SYS_ppoll:
+	case SYS_pselect6:
+	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+	case SYS_rt_sigsuspend:
+#ifdef SYS_io_pgetevents
+	case SYS_io_pgetevents:
+#endif
+		return 1;
+	}
+	return 0;
+}
+
 /* A safe point: in a system call, and the whole stack unwinds without a
  * frame that may hold one of dlopen's locks. */
 int
 ht_inj_safe_point(struct ht_inject *h)
 {
 	struct walk	w;
-	uint64_t	mask = 0;
 	int		r;
 
 	if ((long)h->regs.orig_rax < 0) {
 		h->why.running++;
 		return 0;
 	}
-	/* The trap is a forced SIGSEGV (see inject-call.c). */
-	if (ptrace(PTRACE_GETSIGMASK, h->cur, (void *)sizeof(mask), &mask) ==
-	    0 && (mask >> (SIGSEGV - 1) & 1)) {
-		h->why.sigsegv++;
+	/* The call restores the thread's signal mask as PTRACE_GETSIGMASK
+	 * gives it, which is the mask to restore after ppoll & co. only
+	 * since Linux 5.1 (before, their temporary one). */
+	if (!h->saved_sigmask && swaps_mask((long)h->regs.orig_rax)) {
+		h->why.maskswap++;
 		return 0;
 	}
 	memset(&w, 0, sizeof(w));

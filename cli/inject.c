@@ -10,11 +10,17 @@
  *
  * Every message is composed here, by the failure functions below; the
  * other parts only say what failed.
+ *
+ * HEAPTOOL_INJECT_TRACE=FILE appends to FILE a line per step of the
+ * remote call ("CALL_SET 1234567890", the step and CLOCK_MONOTONIC in
+ * ns), each with one write(2): a test that kills us can tell where we
+ * were (t/t0023-attach-kill.sh).
  */
 #include "config.h"
 
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +47,50 @@ static const struct {
 	HT_INJECT_CODES(HT_INJECT_TABLE)
 #undef HT_INJECT_TABLE
 };
+
+static const char *const step_names[ST_NSTEPS] = {
+#define HT_INJ_STEP_NAME(n)	#n,
+	HT_INJ_STEPS(HT_INJ_STEP_NAME)
+#undef HT_INJ_STEP_NAME
+};
+
+static void
+trace(struct ht_inject *h, const char *what)
+{
+	char	buf[96];
+	int	n;
+
+	n = snprintf(buf, sizeof(buf), "%s %llu\n", what,
+	    (unsigned long long)ht_inj_now_ns());
+	if (n > 0 && write(h->trace_fd, buf, (size_t)n) != n)
+		return;	/* a trace, not worth a failure */
+}
+
+const char *
+ht_inj_step_name(int step)
+{
+	return step >= 0 && step < ST_NSTEPS ? step_names[step] : "?";
+}
+
+static void
+trace_step(struct ht_inject *h, int step)
+{
+	trace(h, ht_inj_step_name(step));
+}
+
+/* PTRACE_GETSIGMASK gives the mask that ppoll, pselect, sigsuspend will
+ * restore (not their temporary one) since Linux 5.1. */
+static int
+getsigmask_saved(void)
+{
+	struct utsname	u;
+	int		major, minor;
+
+	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) !=
+	    2)
+		return 0;
+	return major > 5 || (major == 5 && minor >= 1);
+}
 
 static int
 vfail(struct ht_inject *h, int code, int err, const char *advice,
@@ -247,12 +297,18 @@ struct ht_inject *
 ht_inject_new(pid_t pid)
 {
 	struct ht_inject	*h;
+	const char		*path;
 
 	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return NULL;
 	h->pid = pid;
 	h->sfd = -1;
+	h->trace_fd = -1;
 	snprintf(h->root, sizeof(h->root), "/proc/%d/root", (int)pid);
+	if ((path = getenv("HEAPTOOL_INJECT_TRACE")) != NULL &&
+	    path[0] != '\0' && (h->trace_fd = open(path, O_WRONLY | O_APPEND |
+	    O_CREAT | O_CLOEXEC, 0600)) != -1)
+		h->on_step = trace_step;
 	return h;
 }
 
@@ -281,6 +337,9 @@ ht_inject_load(struct ht_inject *h, const char *lib, int timeout_ms)
 		    "%d, seized by an earlier attempt, still does not stop",
 		    (int)h->cur, (int)h->pid);
 	elf_version(EV_CURRENT);
+	h->saved_sigmask = getsigmask_saved();
+	if (h->trace_fd != -1)
+		trace(h, "LOAD");
 	if (check_process(h) != 0 || ht_inj_find_libc(h) != 0 ||
 	    check_lib(h, lib) != 0)
 		return -1;
@@ -309,6 +368,8 @@ ht_inject_load(struct ht_inject *h, const char *lib, int timeout_ms)
 		h->code = HT_INJ_OK;
 		h->msg[0] = '\0';
 	}
+	if (h->trace_fd != -1)
+		trace(h, r == 0 ? "LOADED" : "FAILED");
 	return r;
 }
 
@@ -367,5 +428,7 @@ ht_inject_free(struct ht_inject *h)
 		(void)ht_inj_stop_and_release(h, 0);
 	ht_inj_dwfl_teardown(h);
 	free(h->vmas);
+	if (h->trace_fd != -1)
+		close(h->trace_fd);
 	free(h);
 }

@@ -8,13 +8,22 @@
  * frame of the allocator, the dynamic loader, fork or exit, so that it holds
  * none of the locks dlopen needs.  Threads blocked in a system call are tried
  * first; running threads are followed to their next system call; a thread
- * that does not qualify is let go at once.  The chosen thread calls the
- * libc's dlopen(path, RTLD_NOW) (dlerror() too if that fails) and returns to
- * address 0, where its SIGSEGV is intercepted and suppressed; then its
- * general and extended (FPU/SSE/AVX) registers and the stack bytes written
- * are put back, the interrupted system call completes or restarts as the
- * kernel would have done it, any signal that arrived meanwhile is handed
- * back, and the thread is detached.
+ * that does not qualify is let go at once.  The chosen thread, its signals
+ * blocked, maps a page, calls the libc's dlopen(path, RTLD_NOW) (dlerror()
+ * too if that fails) from a trampoline there, and unmaps it; then its
+ * general and extended (FPU/SSE/AVX) registers, its signal mask and the
+ * stack bytes written are put back, the interrupted system call completes
+ * or restarts as the kernel would have done it, the signals that arrived
+ * meanwhile are delivered by the kernel, and the thread is detached.
+ *
+ * The tracer (the caller) may die at any instant, SIGKILL included: the
+ * thread then finishes the call by itself, puts itself back through an
+ * rt_sigreturn of a signal frame that holds its state (built on its stack
+ * before anything else changes), and resumes where it was, with or
+ * without the library loaded; at worst a page stays mapped.  The one
+ * difference: a system call interrupted with a timeout (poll, nanosleep)
+ * starts again with its full timeout, or fails with EINTR if it was
+ * already restarted once.
  *
  * Refused, with a one-line message saying what to do: no such process, a
  * zombie, a stopped (SIGSTOP) process (left stopped), a process already
@@ -63,8 +72,8 @@
 	    "(architecture, glibc version) and that its user can "	\
 	    "read it")							\
 	X(ECRASH, "the target died while loading the library")	\
-	X(EHUNG, "the target's thread is still inside dlopen and "	\
-	    "may crash when it returns")				\
+	X(EHUNG, "the target's thread is still inside dlopen; it "	\
+	    "resumes where it was when dlopen returns")		\
 	X(ESYS, "this is unexpected; please report it")
 
 enum ht_inject_code {

@@ -6,18 +6,25 @@
  * Oracles: the probe's constructor writes "probe NAME loaded" on the
  * target's output and the library shows in /proc/PID/maps; the reader
  * fixture, after the injection, still gets the bytes we write to its pipe
- * (its interrupted read was restarted correctly) with its vector register
- * intact (the probe clobbers it); the hammering fixture's checksum equals
- * that of a run without injection and it found no corrupted block; the
- * busy loop keeps counting after a timed-out attempt, untraced.  Refusals
- * are checked by their codes, and a stopped process must still be stopped
- * afterwards, and resumable.
+ * (its interrupted read was restarted correctly) with its vector register,
+ * signal mask and alternate signal stack intact (the probe clobbers the
+ * register); the hammering fixture's checksum equals that of a run without
+ * injection and it found no corrupted block; the busy loop keeps counting
+ * after a timed-out attempt, untraced.  Refusals are checked by their
+ * codes, and a stopped process must still be stopped afterwards, and
+ * resumable.
+ *
+ * The tracer's death: a child of ours makes the injection and kills itself
+ * with SIGKILL right after a given step of the remote call (the private
+ * hook of inject-int.h); the reader must then go on exactly as above, the
+ * signal its probe raised delivered once, and a later injection work.
  *
  * The pauses measured by the injector are printed as diagnostics, never
  * asserted (a noisy 2-core machine).
  */
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -36,7 +43,7 @@
 #include <unistd.h>
 
 #include "basic.h"
-#include "inject.h"
+#include "inject-int.h"
 #include "target.h"
 
 #define LINE_MS		20000	/* a target gets where it is expected in this */
@@ -221,10 +228,11 @@ check_ptrace(void)
  * (1), (5), (6): a reader blocked in read(2), injected three times.  The
  * first probe clobbers the vector register the reader keeps across its
  * read.  The second also raises SIGUSR1 in its constructor, that is during
- * the remote call: the signal must be held back and delivered once the
- * thread is restored, so that its handler (without SA_RESTART) interrupts
- * the original read, which returns EINTR exactly once.  The third load is
- * the first library again: only a reference, no constructor.
+ * the remote call: the signal stays pending, blocked, and the kernel
+ * delivers it once the thread's mask is restored, so that its handler
+ * (without SA_RESTART) interrupts the original read, which returns EINTR
+ * exactly once.  The third load is the first library again: only a
+ * reference, no constructor.
  */
 static void
 test_reader(const char *prog)
@@ -256,7 +264,7 @@ test_reader(const char *prog)
 	    "%s: second library injected", prog);
 	is_string("probe probe2 loaded", target_line(t, line, sizeof(line)),
 	    "%s: its constructor ran", prog);
-	is_string("eintr usr1=1", target_line(t, line, sizeof(line)),
+	is_string("eintr usr1=1 xmm=ok", target_line(t, line, sizeof(line)),
 	    "%s: the signal raised during the call was delivered once, after "
 	    "it, to the original read", prog);
 
@@ -353,6 +361,196 @@ test_unsafe(const char *mode, const char *in, const char *left,
 	    "unsafe, then safe")), "unsafe %s: injected once out of it", mode);
 	is_string("probe probe loaded", target_line(t, line, sizeof(line)),
 	    "unsafe %s: the probe's constructor ran", mode);
+	target_kill(t);
+}
+
+/* The step after which the tracer child dies, and after how many such
+ * steps (ST_CALL_SYSCALL comes once per system call stop of the call). */
+static int	die_step = -1, die_nth;
+
+static void
+die_at(struct ht_inject *h, int step)
+{
+	(void)h;
+	if (step == die_step && --die_nth <= 0)
+		raise(SIGKILL);
+}
+
+/* Inject lib into pid from a child that dies after step (the nth time).
+ * Returns 1 if it died there, 0 if it finished, -1 on trouble. */
+static int
+inject_and_die(pid_t pid, const char *lib, int step, int nth)
+{
+	struct ht_inject	*h;
+	pid_t			 c;
+	int			 st;
+
+	if ((c = fork()) == -1)
+		bail("fork: %s", strerror(errno));
+	if (c == 0) {
+		if ((h = ht_inject_new(pid)) == NULL)
+			_exit(2);
+		die_step = step;
+		die_nth = nth;
+		h->on_step = die_at;
+		_exit(ht_inject_load(h, lib, 5000) == 0 ? 0 : 1);
+	}
+	if (waitpid(c, &st, 0) != c)
+		return -1;
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+		return 1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* Wait until nobody traces pid (the kernel detaches a dead tracer's
+ * tracees as it exits, so this is at once). */
+static int
+untraced(pid_t pid)
+{
+	uint64_t	end = now_ms() + LINE_MS;
+
+	while (tracer_of(pid) != 0 && now_ms() < end)
+		msleep(1);
+	return tracer_of(pid) == 0;
+}
+
+/*
+ * The reader (or the poll reader, whose poll restarts through
+ * restart_block, and whose restart rt_sigreturn cannot make: with the
+ * tracer dead it is issued again, its timeout full) with the tracer dying
+ * after step: whatever it left, the thread finishes by itself; then a
+ * second injection, with a live tracer, makes sure the library is loaded.
+ * probe2 raises SIGUSR1 during the call: a handler without SA_RESTART,
+ * so the original read (or poll) must end with EINTR once (decided by the
+ * trampoline if we died before the mask was restored), exactly as with a
+ * live tracer.  Then the reader must read normally: the same output as
+ * test_reader's, whatever the step.
+ */
+static void
+test_death(const char *mode, int step, int nth)
+{
+	struct target	*t;
+	char		line[512], what[96];
+	const char	*intr = mode != NULL ? "poll -4 xmm=ok" :
+			    "eintr usr1=1 xmm=ok";
+	int		died, loaded = 0, eintr = 0, other = 0, i;
+
+	snprintf(what, sizeof(what), "death after %s%s #%d",
+	    ht_inj_step_name(step), mode != NULL ? " (poll)" : "", nth);
+	if ((t = spawn("inject-read", mode, SP_PROBE_FD | SP_RAISE)) == NULL ||
+	    wait_in_syscall(target_pid(t), mode != NULL ? SYS_poll : 0) != 0) {
+		ok(0, "%s: started", what);
+		target_kill(t);
+		return;
+	}
+	died = inject_and_die(target_pid(t), probe2, step, nth);
+	ok(died >= 0, "%s: the tracer %s", what, died == 1 ? "died there" :
+	    "finished (no such step)");
+	ok(untraced(target_pid(t)), "%s: the target is no longer traced", what);
+	ok(kill(target_pid(t), 0) == 0 && proc_state(target_pid(t)) != 'Z',
+	    "%s: the target is alive", what);
+	is_string("OK", ht_inject_codename(inject(target_pid(t), probe2, 5000, what)),
+	    "%s: a later injection works", what);
+	ok(target_send(t, "death\n") == 0, "%s: written to its pipe", what);
+	for (i = 0; i < 4; i++) {
+		if (target_line(t, line, sizeof(line)) == NULL)
+			break;
+		if (strcmp(line, "probe probe2 loaded") == 0)
+			loaded++;
+		else if (strcmp(line, intr) == 0)
+			eintr++;
+		else if (strcmp(line, "got 6 death xmm=ok") == 0)
+			break;
+		else {
+			diag("%s: unexpected line \"%s\"", what, line);
+			other++;
+		}
+	}
+	ok(i < 4 && other == 0 && loaded == 1 && eintr == 1,
+	    "%s: loaded once, the signal ended the read once, the read "
+	    "restarted with its registers, mask and signal stack", what);
+	target_kill(t);
+}
+
+static void
+test_deaths(void)
+{
+	int	step;
+
+	for (step = 0; step < ST_NSTEPS; step++)
+		test_death(NULL, step, 1);
+	test_death(NULL, ST_CALL_SYSCALL, 5);
+	test_death(NULL, ST_CALL_SYSCALL, 20);
+	test_death("poll", ST_FRAME, 1);
+	test_death("poll", ST_CALL_SYSCALL, 10);
+	test_death("poll", ST_RETURNED, 1);
+	test_death("poll", ST_MASK, 1);
+}
+
+/* The target's VmSize in bytes, 0 if unknown. */
+static uint64_t
+vm_size(pid_t pid)
+{
+	char		path[64], line[256];
+	uint64_t	kb = 0;
+	FILE		*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, "VmSize:", 7) == 0)
+			kb = strtoull(line + 7, NULL, 10);
+	fclose(f);
+	return kb * 1024;
+}
+
+/*
+ * The call given up half way: the reader's address space limited to what
+ * it maps already, so that the mmap of the trampoline's page fails.  The
+ * thread must come back from its frame as it was; with the limit lifted,
+ * an injection works.
+ */
+static void
+test_nomem(void)
+{
+	struct ht_inject	*h;
+	struct target		*t;
+	struct rlimit		 rl, old;
+	char			 line[512];
+	int			 code;
+
+	if ((t = spawn("inject-read", NULL, SP_PROBE_FD)) == NULL ||
+	    wait_in_syscall(target_pid(t), 0) != 0 ||
+	    prlimit(target_pid(t), RLIMIT_AS, NULL, &old) != 0) {
+		ok(0, "no memory: started");
+		target_kill(t);
+		return;
+	}
+	rl.rlim_cur = vm_size(target_pid(t));
+	rl.rlim_max = old.rlim_max;
+	ok(rl.rlim_cur > 0 && prlimit(target_pid(t), RLIMIT_AS, &rl, NULL) == 0,
+	    "no memory: address space limited to %llu bytes",
+	    (unsigned long long)rl.rlim_cur);
+	h = ht_inject_new(target_pid(t));
+	code = ht_inject_load(h, probe1, 5000) == 0 ? HT_INJ_OK :
+	    ht_inject_errcode(h);
+	diag("no memory: %s", ht_inject_error(h));
+	is_string("ESYS", ht_inject_codename(code), "no memory: ESYS");
+	ok(strstr(ht_inject_error(h), "mmap") != NULL,
+	    "no memory: the message names the mmap");
+	ht_inject_free(h);
+	is_int(0, tracer_of(target_pid(t)), "no memory: not traced");
+	ok(!mapped(target_pid(t), probe1), "no memory: nothing loaded");
+	ok(prlimit(target_pid(t), RLIMIT_AS, &old, NULL) == 0,
+	    "no memory: limit lifted");
+	is_string("OK", ht_inject_codename(inject(target_pid(t), probe1, 5000,
+	    "no memory, then some")), "no memory: then injected");
+	is_string("probe probe loaded", target_line(t, line, sizeof(line)),
+	    "no memory: the probe's constructor ran");
+	ok(target_send(t, "after\n") == 0, "no memory: written to its pipe");
+	is_string("got 6 after xmm=ok", target_line(t, line, sizeof(line)),
+	    "no memory: the read restarted, registers, mask and stack kept");
 	target_kill(t);
 }
 
@@ -684,6 +882,8 @@ main(void)
 	    "dl_iterate_phdr");
 	test_unsafe("handler", "in handler", "left handler",
 	    "a signal handler");
+	test_deaths();
+	test_nomem();
 	test_hammer();
 	test_busy();
 	test_busy_sys();

@@ -1,7 +1,9 @@
 /*
- * Fixture of t/inject-t: eight threads hammering malloc, calloc, realloc
- * and free while the main thread waits in pthread_join, and a ninth that
- * waits for a line on standard input to stop them.
+ * Fixture of t/inject-t and t/t0023-attach-kill.sh: eight threads
+ * hammering malloc, calloc, realloc and free while the main thread waits
+ * in pthread_join, and a ninth that waits for a line on standard input to
+ * stop them (or, with --until FILE, looks for FILE every 10 ms, sleeping in
+ * nanosleep, whose restart goes through restart_syscall).
  *
  * Each worker repeats one round of seeded operations on 64 slots, checking
  * the contents of every block before it reallocates or frees it, and
@@ -10,15 +12,21 @@
  * "ready PID", and once stopped "rounds N bad B checksum X", where B counts
  * rounds whose hash differed and blocks found corrupted (0 expected) and X
  * combines the threads' hashes (equal with and without injection).  Then
- * it sleeps until killed.
+ * it sleeps until killed, or with --until exits, 0 if B is 0.
+ *
+ * --sigusr1 installs a SIGUSR1 handler without SA_RESTART that counts the
+ * signals (a storm of them must change nothing but the count, printed to
+ * standard error): the waits that it interrupts with EINTR are resumed.
  */
 #include <sys/prctl.h>
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NWORKER	8
@@ -35,6 +43,15 @@ struct worker {
 
 static struct worker	workers[NWORKER];
 static volatile int	stop;
+static const char	*until;
+static volatile sig_atomic_t	nsig;
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	nsig++;
+}
 
 static uint64_t
 rng(uint64_t *s)
@@ -148,23 +165,43 @@ work(void *arg)
 static void *
 control(void *arg)
 {
-	char	c;
+	struct timespec	ts = { 0, 10 * 1000000 };
+	char		c;
 
 	(void)arg;
-	while (read(0, &c, 1) == 1 && c != '\n')
-		;
+	if (until != NULL)
+		while (access(until, F_OK) != 0)
+			(void)nanosleep(&ts, NULL);
+	else
+		while (read(0, &c, 1) == 1 && c != '\n')
+			;
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
-	pthread_t	ctl;
-	uint64_t	sum = 0;
-	unsigned long	rounds = 0, bad = 0;
-	unsigned	i;
+	struct sigaction	sa;
+	pthread_t		ctl;
+	uint64_t		sum = 0;
+	unsigned long		rounds = 0, bad = 0;
+	unsigned		i;
+	int			a;
 
+	for (a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "--until") == 0 && a + 1 < argc)
+			until = argv[++a];
+		else if (strcmp(argv[a], "--sigusr1") == 0) {
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = on_usr1;
+			sigaction(SIGUSR1, &sa, NULL);
+		} else {
+			fprintf(stderr, "usage: inject-hammer [--until FILE] "
+			    "[--sigusr1]\n");
+			return 2;
+		}
+	}
 	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (pthread_create(&ctl, NULL, control, NULL) != 0)
@@ -185,6 +222,10 @@ main(void)
 	pthread_join(ctl, NULL);
 	printf("rounds %lu bad %lu checksum %016llx\n", rounds, bad,
 	    (unsigned long long)sum);
+	if (until != NULL) {
+		fprintf(stderr, "signals %d\n", (int)nsig);
+		return bad == 0 ? 0 : 1;
+	}
 	for (;;)
 		pause();
 }

@@ -8,7 +8,14 @@
  * injector borrowed and did not restore would see it (see inject-read.c).
  * If HT_PROBE_RAISE names it, it also sends SIGUSR1 to its own thread: a
  * signal that arrives while the injector's call is running.
+ *
+ * Built with PROBE_SYSCALLS (libinject-slow.so, the stand-in for the agent
+ * of t/t0023-attach-kill.sh), the constructor also makes that many system
+ * calls: the injector stops at each one, so the remote call lasts long
+ * enough for a kill at a random time to land in it often.
  */
+#include <sys/syscall.h>
+
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +35,10 @@ probe_init(void)
 	char		 buf[64];
 	int		 n;
 
+#ifdef PROBE_SYSCALLS
+	for (n = 0; n < PROBE_SYSCALLS; n++)
+		(void)syscall(SYS_getppid);
+#endif
 	ht_probe_loads++;
 	if (fd != NULL) {
 		n = snprintf(buf, sizeof(buf), "probe %s loaded\n", PROBE_NAME);

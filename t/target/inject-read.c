@@ -4,20 +4,25 @@
  * vector registers.
  *
  * Prints "ready PID", then for each chunk read "got N TEXT xmm=ok" (or
- * "xmm=bad"), "eintr usr1=K" for a read that failed with EINTR (K: the
- * SIGUSR1 handler's runs so far; it is installed without SA_RESTART), "end
- * N" at the end of its input.  The read is issued in inline assembly with a
- * pattern in ymm8 (xmm8 without AVX) loaded just before the syscall
- * instruction and compared just after it: the kernel keeps vector
- * registers across a system call, so a difference can only come from an
- * injector that borrowed this thread and did not restore them (the probe
- * library clobbers xmm8).  If the injector broke the restart of the read,
- * N shows the kernel's -ERESTARTSYS (-512) instead of the bytes written.
+ * "xmm=bad"), "eintr usr1=K xmm=ok" for a read that failed with EINTR (K:
+ * the SIGUSR1 handler's runs so far; it is installed without SA_RESTART),
+ * "end N" at the end of its input.  The read (and the poll) is issued in
+ * inline assembly with a pattern in ymm8 (xmm8 without AVX) loaded just
+ * before the syscall instruction and compared just after it: the kernel
+ * keeps vector registers across a system call, so a difference can only
+ * come from an injector that borrowed this thread and did not restore them
+ * (the probe library clobbers xmm8).  If the injector broke the restart of
+ * the read, N shows the kernel's -ERESTARTSYS (-512) instead of the bytes
+ * written.
+ * The reader also runs with SIGWINCH blocked and an alternate signal stack,
+ * and prints "state changed" if either differs after a read: the injector
+ * restores both (the mask explicitly, the stack by leaving it alone).
  *
  * Modes (the first argument):
  *   poll     wait in poll(2) with a timeout before each read; the kernel
  *            restarts it through restart_syscall (-ERESTART_RESTARTBLOCK);
- *            "poll R" if it returns anything but 1;
+ *            "poll R xmm=ok" if it returns anything but 1 (-4: EINTR),
+ *            "poll 1 xmm=bad" if it broke the pattern;
  *   dliter   first block reading a line inside a dl_iterate_phdr callback,
  *            that is holding the loader's lock (no safe point), between
  *            "in dl_iterate_phdr" and "left dl_iterate_phdr";
@@ -27,6 +32,7 @@
  * Built three ways: non-PIE with lazy binding, PIE with full RELRO, static.
  */
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include <link.h>
 #include <poll.h>
@@ -41,6 +47,7 @@ static const uint64_t	pattern[4] = { 0x0123456789abcdefULL,
 			    0x99aabbccddeeff00ULL };
 
 static volatile sig_atomic_t	usr1;
+static char			altstack[65536];
 
 static void
 on_usr1(int sig)
@@ -79,8 +86,24 @@ blocked_handler(int sig)
 		return;
 }
 
+/* The signal mask and alternate stack as set up in main, still? */
+static int
+state_ok(void)
+{
+	sigset_t	m;
+	stack_t		ss;
+
+	if (sigprocmask(SIG_BLOCK, NULL, &m) != 0 || sigaltstack(NULL, &ss) !=
+	    0)
+		return 0;
+	return sigismember(&m, SIGWINCH) && !sigismember(&m, SIGUSR1) &&
+	    ss.ss_sp == altstack && ss.ss_size == sizeof(altstack) &&
+	    ss.ss_flags == 0;
+}
+
+/* System call nr(a0, a1, a2) with the pattern in ymm8 across it. */
 static long
-raw_read(void *buf, size_t len, int avx, int *vec_ok)
+raw_syscall(long nr, long a0, long a1, long a2, int avx, int *vec_ok)
 {
 	uint64_t	out[4] = { 0, 0, 0, 0 };
 	long		ret;
@@ -91,7 +114,7 @@ raw_read(void *buf, size_t len, int avx, int *vec_ok)
 		    "vmovdqu %%ymm8, (%[out])\n\t"
 		    "vzeroupper"
 		    : "=a"(ret)
-		    : "a"(0L), "D"(0L), "S"(buf), "d"(len),
+		    : "a"(nr), "D"(a0), "S"(a1), "d"(a2),
 		      [in] "r"(pattern), [out] "r"(out)
 		    : "rcx", "r11", "memory", "xmm8");
 	else
@@ -99,7 +122,7 @@ raw_read(void *buf, size_t len, int avx, int *vec_ok)
 		    "syscall\n\t"
 		    "movdqu %%xmm8, (%[out])"
 		    : "=a"(ret)
-		    : "a"(0L), "D"(0L), "S"(buf), "d"(len),
+		    : "a"(nr), "D"(a0), "S"(a1), "d"(a2),
 		      [in] "r"(pattern), [out] "r"(out)
 		    : "rcx", "r11", "memory", "xmm8");
 	*vec_ok = memcmp(out, pattern, avx ? 32 : 16) == 0;
@@ -111,9 +134,11 @@ main(int argc, char **argv)
 {
 	struct sigaction	sa;
 	struct pollfd		pfd = { 0, POLLIN, 0 };
+	sigset_t		mask;
+	stack_t			ss;
 	char			buf[256];
-	long			n;
-	int			avx, vec_ok, r, use_poll;
+	long			n, r;
+	int			avx, vec_ok, use_poll;
 
 	__builtin_cpu_init();
 	avx = __builtin_cpu_supports("avx");
@@ -121,6 +146,13 @@ main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_usr1;
 	sigaction(SIGUSR1, &sa, NULL);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGWINCH);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	ss.ss_sp = altstack;
+	ss.ss_flags = 0;
+	ss.ss_size = sizeof(altstack);
+	sigaltstack(&ss, NULL);
 	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready %d\n", (int)getpid());
@@ -132,13 +164,24 @@ main(int argc, char **argv)
 		raise(SIGUSR2);
 	}
 	for (;;) {
-		if (use_poll && (r = poll(&pfd, 1, 600000)) != 1) {
-			printf("poll %d\n", r);
-			continue;
+		if (use_poll) {
+			r = raw_syscall(SYS_poll, (long)&pfd, 1, 600000, avx,
+			    &vec_ok);
+			if (!state_ok())
+				printf("state changed\n");
+			if (r != 1 || !vec_ok) {
+				printf("poll %ld xmm=%s\n", r, vec_ok ? "ok" :
+				    "bad");
+				continue;
+			}
 		}
-		n = raw_read(buf, sizeof(buf) - 1, avx, &vec_ok);
+		n = raw_syscall(SYS_read, 0, (long)buf, sizeof(buf) - 1, avx,
+		    &vec_ok);
+		if (!state_ok())
+			printf("state changed\n");
 		if (n == -4) {
-			printf("eintr usr1=%d\n", (int)usr1);
+			printf("eintr usr1=%d xmm=%s\n", (int)usr1, vec_ok ?
+			    "ok" : "bad");
 			continue;
 		}
 		if (n <= 0) {
