@@ -40,13 +40,13 @@
 #include "inject-int.h"
 #include "proc.h"
 
-#define MAXVMAS			65536
-#define ERRSTR_MAX		512
+#define MAXVMAS	   65536
+#define ERRSTR_MAX 512
 
 static int
 vma_cb(void *arg, const struct ht_proc_map *m)
 {
-	struct ht_inject	*h = arg;
+	struct ht_inject *h = arg;
 
 	if (h->nvma == MAXVMAS)
 		return 1;
@@ -73,7 +73,7 @@ ht_inj_read_vmas(struct ht_inject *h)
 static uint64_t
 stack_room(const struct ht_inject *h, uint64_t sp)
 {
-	size_t	lo = 0, hi = h->nvma, mid;
+	size_t lo = 0, hi = h->nvma, mid;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -103,14 +103,19 @@ call_gone(struct ht_inject *h, int r, int st)
 {
 	h->cur = 0;
 	if (r == 1 && WIFSIGNALED(st))
-		ht_inj_fail(h, HT_INJ_ECRASH, 0, "process %d was killed by "
-		    "signal %d (%s) during the call%s", (int)h->pid,
-		    WTERMSIG(st), strsignal(WTERMSIG(st)), WTERMSIG(st) ==
-		    SIGSYS ? " (a seccomp filter forbids a system call that "
-		    "dlopen needs)" : "");
+		ht_inj_fail(h, HT_INJ_ECRASH, 0,
+		    "process %d was killed by "
+		    "signal %d (%s) during the call%s",
+		    (int)h->pid, WTERMSIG(st), strsignal(WTERMSIG(st)),
+		    WTERMSIG(st) == SIGSYS ?
+			" (a seccomp filter forbids a system call that "
+			"dlopen needs)" :
+			"");
 	else
-		ht_inj_fail(h, HT_INJ_ENOPROC, 0, "process %d exited during "
-		    "the call", (int)h->pid);
+		ht_inj_fail(h, HT_INJ_ENOPROC, 0,
+		    "process %d exited during "
+		    "the call",
+		    (int)h->pid);
 	return CALL_GONE;
 }
 
@@ -122,12 +127,11 @@ call_gone(struct ht_inject *h, int r, int st)
  * every other syscall-stop.
  */
 static int
-follow(struct ht_inject *h, long nr, uint64_t deadline, int each,
-    uint64_t *ret)
+follow(struct ht_inject *h, long nr, uint64_t deadline, int each, uint64_t *ret)
 {
-	struct user_regs_struct	now;
-	pid_t			tid = h->cur;
-	int			st, sig = 0, k, r;
+	struct user_regs_struct now;
+	pid_t tid = h->cur;
+	int st, sig = 0, k, r;
 
 	for (;;) {
 		if (PT(h, PTRACE_SYSCALL, tid, NULL, (long)sig) != 0)
@@ -163,8 +167,8 @@ static int
 gadget_call(struct ht_inject *h, long nr, const uint64_t a[6], int st_set,
     int block, uint64_t deadline, uint64_t *ret)
 {
-	struct user_regs_struct	c = h->regs;
-	static const uint64_t	all = ~(uint64_t)0;
+	struct user_regs_struct c = h->regs;
+	static const uint64_t all = ~(uint64_t)0;
 
 	c.rip = h->gadget;
 	c.rax = (uint64_t)nr;
@@ -198,10 +202,10 @@ gadget_call(struct ht_inject *h, long nr, const uint64_t a[6], int st_set,
 static int
 finish(struct ht_inject *h)
 {
-	struct user_regs_struct	c = h->regs;
-	struct iovec		iov = { h->xstate, h->xlen };
-	pid_t			tid = h->cur;
-	int			st, sig = 0, k, r;
+	struct user_regs_struct c = h->regs;
+	struct iovec iov = { h->xstate, h->xlen };
+	pid_t tid = h->cur;
+	int st, sig = 0, k, r;
 
 	c.rip = h->restore_rt;
 	c.rsp = h->frame + 8;
@@ -224,13 +228,14 @@ finish(struct ht_inject *h)
 	if (k != S_SIGNAL)
 		sig = 0;
 	step(h, ST_TRAPPED);
-	if (h->xkind == 1 ? ptrace(PTRACE_SETREGSET, tid,
-	    (void *)NT_X86_XSTATE, &iov) == -1 : ptrace(PTRACE_SETFPREGS, tid,
-	    NULL, &h->fpregs) == -1)
+	if (h->xkind == 1 ?
+		ptrace(PTRACE_SETREGSET, tid, (void *)NT_X86_XSTATE, &iov) ==
+		    -1 :
+		ptrace(PTRACE_SETFPREGS, tid, NULL, &h->fpregs) == -1)
 		goto out_detach;
 	step(h, ST_XSTATE);
-	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(h->mask),
-	    &h->mask) == -1)
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(h->mask), &h->mask) ==
+	    -1)
 		goto out_detach;
 	step(h, ST_MASK);
 	if (ptrace(PTRACE_SETREGS, tid, NULL, &h->regs) == -1)
@@ -248,9 +253,9 @@ out_detach:
 static int
 unmap_and_finish(struct ht_inject *h, uint64_t page, uint64_t deadline)
 {
-	const uint64_t	a[6] = { page, 4096, 0, 0, 0, 0 };
-	uint64_t	ret;
-	int		r;
+	const uint64_t a[6] = { page, 4096, 0, 0, 0, 0 };
+	uint64_t ret;
+	int r;
 
 	if ((r = gadget_call(h, SYS_munmap, a, -1, 0, deadline, &ret)) !=
 	    CALL_OK)
@@ -262,7 +267,7 @@ unmap_and_finish(struct ht_inject *h, uint64_t page, uint64_t deadline)
 static void
 read_string(pid_t pid, uint64_t addr, char *buf, size_t size)
 {
-	size_t	got = 0, n;
+	size_t got = 0, n;
 
 	buf[0] = '\0';
 	while (got < size - 1) {
@@ -293,8 +298,8 @@ no_room(struct ht_inject *h)
 static int
 save_state(struct ht_inject *h)
 {
-	struct iovec	iov = { h->xstate, sizeof(h->xstate) };
-	pid_t		tid = h->cur;
+	struct iovec iov = { h->xstate, sizeof(h->xstate) };
+	pid_t tid = h->cur;
 
 	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &iov) == 0) {
 		h->xkind = 1;
@@ -314,49 +319,57 @@ save_state(struct ht_inject *h)
  * or CALL_HUNG (the thread runs, seized).
  */
 static int
-run_call(struct ht_inject *h, uint64_t deadline, uint64_t *handle,
-    char *err, size_t errsize)
+run_call(struct ht_inject *h, uint64_t deadline, uint64_t *handle, char *err,
+    size_t errsize)
 {
-	const uint64_t		 map[6] = { 0, 4096, PROT_READ | PROT_WRITE,
-				    MAP_PRIVATE | MAP_ANONYMOUS,
-				    (uint64_t)-1, 0 };
-	uint64_t		 prot[6] = { 0, 4096, PROT_READ | PROT_EXEC,
-				    0, 0, 0 };
-	struct user_regs_struct	 c = h->regs;
-	const unsigned char	*code;
-	uint64_t		 page, ret, errp;
-	size_t			 len;
-	int			 r;
+	const uint64_t map[6] = { 0, 4096, PROT_READ | PROT_WRITE,
+		MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0 };
+	uint64_t prot[6] = { 0, 4096, PROT_READ | PROT_EXEC, 0, 0, 0 };
+	struct user_regs_struct c = h->regs;
+	const unsigned char *code;
+	uint64_t page, ret, errp;
+	size_t len;
+	int r;
 
 	if ((r = gadget_call(h, SYS_mmap, map, ST_MMAP_SET, 1, deadline,
-	    &page)) != CALL_OK)
+		 &page)) != CALL_OK)
 		return r;
 	step(h, ST_MMAP_DONE);
 	if (page >= (uint64_t)-4095) {
-		ht_inj_fail_advice(h, HT_INJ_ESYS, (int)-page, (long)page ==
-		    -ENOMEM ? "it is short of memory or of address space "
-		    "(ulimit -v): try again later" : NULL, "mmap in thread %d "
-		    "of process %d", (int)h->cur, (int)h->pid);
+		ht_inj_fail_advice(h, HT_INJ_ESYS, (int)-page,
+		    (long)page == -ENOMEM ?
+			"it is short of memory or of address space "
+			"(ulimit -v): try again later" :
+			NULL,
+		    "mmap in thread %d "
+		    "of process %d",
+		    (int)h->cur, (int)h->pid);
 		return finish(h) == CALL_OK ? CALL_ERR : CALL_GONE;
 	}
 	code = ht_inj_tramp_code(&len);
 	if (ht_inj_mem_write(h->pid, page, code, len) != 0) {
-		ht_inj_fail(h, HT_INJ_ESYS, errno, "writing the memory of "
-		    "process %d", (int)h->pid);
+		ht_inj_fail(h, HT_INJ_ESYS, errno,
+		    "writing the memory of "
+		    "process %d",
+		    (int)h->pid);
 		return unmap_and_finish(h, page, deadline) == CALL_OK ?
-		    CALL_ERR : CALL_GONE;
+		    CALL_ERR :
+		    CALL_GONE;
 	}
 	step(h, ST_CODE);
 	prot[0] = page;
 	if ((r = gadget_call(h, SYS_mprotect, prot, ST_MPROTECT_SET, 0,
-	    deadline, &ret)) != CALL_OK)
+		 deadline, &ret)) != CALL_OK)
 		return r;
 	step(h, ST_MPROTECT_DONE);
 	if (ret != 0) {
-		ht_inj_fail(h, HT_INJ_ESYS, (int)-ret, "mprotect in thread %d "
-		    "of process %d", (int)h->cur, (int)h->pid);
+		ht_inj_fail(h, HT_INJ_ESYS, (int)-ret,
+		    "mprotect in thread %d "
+		    "of process %d",
+		    (int)h->cur, (int)h->pid);
 		return unmap_and_finish(h, page, deadline) == CALL_OK ?
-		    CALL_ERR : CALL_GONE;
+		    CALL_ERR :
+		    CALL_GONE;
 	}
 
 	c.rip = page;
@@ -364,7 +377,7 @@ run_call(struct ht_inject *h, uint64_t deadline, uint64_t *handle,
 	c.r12 = h->sp;
 	c.rax = 0;
 	c.orig_rax = (uint64_t)-1;
-	c.eflags &= ~(0x400UL | 0x100UL);	/* DF and TF clear, per ABI */
+	c.eflags &= ~(0x400UL | 0x100UL); /* DF and TF clear, per ABI */
 	if (PT(h, PTRACE_SETREGS, h->cur, NULL, &c) != 0)
 		return errno == ESRCH ? call_gone(h, 0, 0) : CALL_ERR;
 	step(h, ST_CALL_SET);
@@ -384,19 +397,21 @@ run_call(struct ht_inject *h, uint64_t deadline, uint64_t *handle,
 int
 ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 {
-	unsigned char	code[sizeof(h->dlopen_code)];
-	uint64_t	handle = 0;
-	pid_t		tid = h->cur;
-	char		err[ERRSTR_MAX];
-	int		r;
+	unsigned char code[sizeof(h->dlopen_code)];
+	uint64_t handle = 0;
+	pid_t tid = h->cur;
+	char err[ERRSTR_MAX];
+	int r;
 
 	/* The same program still?  An execve since we read its libc would
 	 * have us call into whatever is there now. */
 	if (ht_inj_mem_read(h->pid, h->dlopen_addr, code, sizeof(code)) != 0 ||
 	    memcmp(code, h->dlopen_code, sizeof(code)) != 0) {
 		ht_inj_release(h, 0, h->t_stop);
-		ht_inj_fail(h, HT_INJ_ENOPROC, 0, "process %d changed "
-		    "(execve?) during the attach", (int)h->pid);
+		ht_inj_fail(h, HT_INJ_ENOPROC, 0,
+		    "process %d changed "
+		    "(execve?) during the attach",
+		    (int)h->pid);
 		return T_FATAL;
 	}
 	if (save_state(h) != 0) {
@@ -405,9 +420,11 @@ ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 	}
 	if (ht_inj_frame_build(h, lib) != 0) {
 		ht_inj_release(h, 0, h->t_stop);
-		ht_inj_fail(h, HT_INJ_EUNSUPP, 0, "the extended (XSAVE) state "
+		ht_inj_fail(h, HT_INJ_EUNSUPP, 0,
+		    "the extended (XSAVE) state "
 		    "of thread %d of process %d is not one a signal frame "
-		    "can hold", (int)tid, (int)h->pid);
+		    "can hold",
+		    (int)tid, (int)h->pid);
 		return T_FATAL;
 	}
 	/* A thread on a small stack (or on a signal stack, which the
@@ -432,9 +449,10 @@ ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 	if (r == CALL_HUNG) {
 		/* It finishes, restores itself and resumes on its own. */
 		(void)ht_inj_stop_and_release(h, h->t_stop);
-		ht_inj_fail(h, HT_INJ_EHUNG, 0, "dlopen in thread %d of "
-		    "process %d did not return within %d s", (int)tid,
-		    (int)h->pid, CALL_GRACE_MS / 1000);
+		ht_inj_fail(h, HT_INJ_EHUNG, 0,
+		    "dlopen in thread %d of "
+		    "process %d did not return within %d s",
+		    (int)tid, (int)h->pid, CALL_GRACE_MS / 1000);
 		return T_FATAL;
 	}
 	if (r != CALL_OK) {
@@ -446,9 +464,10 @@ ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 	}
 	h->handle = handle;
 	if (handle == 0) {
-		ht_inj_fail(h, HT_INJ_EDLOPEN, 0, "dlopen(\"%s\") in process "
-		    "%d failed%s%s", lib, (int)h->pid, err[0] != '\0' ? ": " :
-		    "", err);
+		ht_inj_fail(h, HT_INJ_EDLOPEN, 0,
+		    "dlopen(\"%s\") in process "
+		    "%d failed%s%s",
+		    lib, (int)h->pid, err[0] != '\0' ? ": " : "", err);
 	}
 	return T_SAFE;
 }

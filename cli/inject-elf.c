@@ -27,17 +27,17 @@
 #include "proc.h"
 
 /* mov $15, %rax (rt_sigreturn); syscall */
-static const unsigned char	restore_rt_code[] = { 0x48, 0xc7, 0xc0, 0x0f,
-				    0x00, 0x00, 0x00, 0x0f, 0x05 };
+static const unsigned char restore_rt_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00,
+	0x00, 0x00, 0x0f, 0x05 };
 /* syscall; ret */
-static const unsigned char	syscall_ret_code[] = { 0x0f, 0x05, 0xc3 };
+static const unsigned char syscall_ret_code[] = { 0x0f, 0x05, 0xc3 };
 
 /* The load bias of the file whose offset 0 is mapped at lo. */
 static int
 elf_bias(Elf *elf, uint64_t lo, uint64_t *bias)
 {
-	size_t		 i, nph;
-	GElf_Phdr	 ph;
+	size_t i, nph;
+	GElf_Phdr ph;
 
 	if (elf_getphdrnum(elf, &nph) != 0)
 		return -1;
@@ -55,14 +55,14 @@ elf_bias(Elf *elf, uint64_t lo, uint64_t *bias)
 static int
 elf_dynsym(Elf *elf, const char *name, uint64_t *value)
 {
-	Elf_Scn		*scn = NULL, *dyn = NULL, *ver = NULL;
-	Elf_Data	*dd, *vd = NULL;
-	GElf_Shdr	 sh, dsh;
-	GElf_Sym	 sym;
-	GElf_Versym	 vs;
-	size_t		 i, n;
-	const char	*s;
-	int		 found = 0;
+	Elf_Scn *scn = NULL, *dyn = NULL, *ver = NULL;
+	Elf_Data *dd, *vd = NULL;
+	GElf_Shdr sh, dsh;
+	GElf_Sym sym;
+	GElf_Versym vs;
+	size_t i, n;
+	const char *s;
+	int found = 0;
 
 	while ((scn = elf_nextscn(elf, scn)) != NULL) {
 		if (gelf_getshdr(scn, &sh) == NULL)
@@ -98,9 +98,9 @@ elf_dynsym(Elf *elf, const char *name, uint64_t *value)
 }
 
 struct mapped {
-	struct ht_inject	*h;
-	uint64_t		 lo;
-	uint64_t		 bias;	/* of the last file checked */
+	struct ht_inject *h;
+	uint64_t lo;
+	uint64_t bias; /* of the last file checked */
 };
 
 /* Is elf the file mapped at m->lo: 64-bit, and its build-id, if it has
@@ -108,11 +108,11 @@ struct mapped {
 static int
 mapped_here(Elf *elf, void *arg, char *why, size_t whylen)
 {
-	struct mapped		*m = arg;
-	const unsigned char	*id;
-	unsigned char		 mem[64];
-	size_t			 idlen;
-	GElf_Addr		 vaddr;
+	struct mapped *m = arg;
+	const unsigned char *id;
+	unsigned char mem[64];
+	size_t idlen;
+	GElf_Addr vaddr;
 
 	if (gelf_getclass(elf) != ELFCLASS64 ||
 	    elf_bias(elf, m->lo, &m->bias) != 0) {
@@ -120,8 +120,9 @@ mapped_here(Elf *elf, void *arg, char *why, size_t whylen)
 		return -1;
 	}
 	if (ht_modfile_build_id(elf, &id, &idlen, &vaddr) == 0 &&
-	    (idlen > sizeof(mem) || ht_inj_mem_read(m->h->pid, m->bias + vaddr,
-	    mem, idlen) != 0 || memcmp(mem, id, idlen) != 0)) {
+	    (idlen > sizeof(mem) ||
+		ht_inj_mem_read(m->h->pid, m->bias + vaddr, mem, idlen) != 0 ||
+		memcmp(mem, id, idlen) != 0)) {
 		snprintf(why, whylen, "build-id differs from the mapped one");
 		return -1;
 	}
@@ -132,9 +133,9 @@ int
 ht_inj_open_mapped(struct ht_inject *h, const char *path, uint64_t lo,
     uint64_t hi, struct ht_modfile *mf, uint64_t *bias)
 {
-	struct mapped		m = { h, lo, 0 };
-	struct ht_modfile_req	req = { path, h->root, h->pid, lo, hi,
-				    mapped_here, &m };
+	struct mapped m = { h, lo, 0 };
+	struct ht_modfile_req req = { path, h->root, h->pid, lo, hi,
+		mapped_here, &m };
 
 	if (ht_modfile_open(&req, mf) != 0)
 		return -1;
@@ -164,11 +165,11 @@ static uint64_t
 find_code(struct ht_inject *h, Elf *elf, uint64_t bias,
     const unsigned char *pat, size_t len)
 {
-	GElf_Phdr	 ph;
-	const char	*raw, *p;
-	unsigned char	 mem[16];
-	uint64_t	 at;
-	size_t		 size, i, nph;
+	GElf_Phdr ph;
+	const char *raw, *p;
+	unsigned char mem[16];
+	uint64_t at;
+	size_t size, i, nph;
 
 	if ((raw = elf_rawfile(elf, &size)) == NULL ||
 	    elf_getphdrnum(elf, &nph) != 0)
@@ -182,8 +183,9 @@ find_code(struct ht_inject *h, Elf *elf, uint64_t bias,
 		    NULL)
 			continue;
 		at = bias + ph.p_vaddr + (uint64_t)(p - (raw + ph.p_offset));
-		if (len <= sizeof(mem) && ht_inj_mem_read(h->pid, at, mem,
-		    len) == 0 && memcmp(mem, pat, len) == 0)
+		if (len <= sizeof(mem) &&
+		    ht_inj_mem_read(h->pid, at, mem, len) == 0 &&
+		    memcmp(mem, pat, len) == 0)
 			return at;
 	}
 	return 0;
@@ -194,23 +196,23 @@ is_libc(const char *base)
 {
 	return strcmp(base, "libc.so.6") == 0 ||
 	    (strncmp(base, "libc-2.", 7) == 0 &&
-	    strcmp(base + strlen(base) - 3, ".so") == 0);
+		strcmp(base + strlen(base) - 3, ".so") == 0);
 }
 
 /* What the maps say about the libraries we need. */
 struct scan {
-	struct ht_inject	*h;
-	int			 musl;
-	uint64_t		 libc_lo, libc_hi;
-	char			 libdl[PATH_MAX];
-	uint64_t		 dl_lo, dl_hi;
+	struct ht_inject *h;
+	int musl;
+	uint64_t libc_lo, libc_hi;
+	char libdl[PATH_MAX];
+	uint64_t dl_lo, dl_hi;
 };
 
 static int
 scan_cb(void *arg, const struct ht_proc_map *m)
 {
-	struct scan	*s = arg;
-	const char	*base;
+	struct scan *s = arg;
+	const char *base;
 
 	if (m->path[0] != '/' || strlen(m->path) >= PATH_MAX)
 		return 0;
@@ -234,11 +236,11 @@ scan_cb(void *arg, const struct ht_proc_map *m)
 int
 ht_inj_find_libc(struct ht_inject *h)
 {
-	struct scan		s;
-	struct ht_modfile	mf;
-	char			what[96];
-	uint64_t		bias;
-	int			r, err;
+	struct scan s;
+	struct ht_modfile mf;
+	char what[96];
+	uint64_t bias;
+	int r, err;
 
 	memset(&s, 0, sizeof(s));
 	s.h = h;
@@ -246,8 +248,10 @@ ht_inj_find_libc(struct ht_inject *h)
 	if (ht_proc_maps(h->pid, scan_cb, &s) == -1) {
 		err = errno;
 		if (err == ENOENT || err == ESRCH)
-			return ht_inj_fail(h, HT_INJ_ENOPROC, 0, "no process "
-			    "%d", (int)h->pid);
+			return ht_inj_fail(h, HT_INJ_ENOPROC, 0,
+			    "no process "
+			    "%d",
+			    (int)h->pid);
 		snprintf(what, sizeof(what), "reading /proc/%d/maps",
 		    (int)h->pid);
 		if (err == EACCES || err == EPERM)
@@ -256,18 +260,24 @@ ht_inj_find_libc(struct ht_inject *h)
 	}
 	if (h->libc_path[0] == '\0') {
 		if (s.musl)
-			return ht_inj_fail(h, HT_INJ_ESTATIC, 0, "process %d "
-			    "uses musl libc, not glibc", (int)h->pid);
-		return ht_inj_fail(h, HT_INJ_ESTATIC, 0, "process %d has no "
+			return ht_inj_fail(h, HT_INJ_ESTATIC, 0,
+			    "process %d "
+			    "uses musl libc, not glibc",
+			    (int)h->pid);
+		return ht_inj_fail(h, HT_INJ_ESTATIC, 0,
+		    "process %d has no "
 		    "libc.so.6 mapped: it is statically linked or does not "
-		    "use glibc", (int)h->pid);
+		    "use glibc",
+		    (int)h->pid);
 	}
 
 	if (ht_inj_open_mapped(h, h->libc_path, s.libc_lo, s.libc_hi, &mf,
-	    &bias) != 0)
-		return ht_inj_fail(h, HT_INJ_ESTATIC, 0, "cannot read the libc "
+		&bias) != 0)
+		return ht_inj_fail(h, HT_INJ_ESTATIC, 0,
+		    "cannot read the libc "
 		    "of process %d (%s) as it is mapped (a 64-bit glibc whose "
-		    "build-id matches)", (int)h->pid, h->libc_path);
+		    "build-id matches)",
+		    (int)h->pid, h->libc_path);
 	r = dl_symbols(h, mf.elf, bias);
 	h->restore_rt = find_code(h, mf.elf, bias, restore_rt_code,
 	    sizeof(restore_rt_code));
@@ -275,21 +285,25 @@ ht_inj_find_libc(struct ht_inject *h)
 	    sizeof(syscall_ret_code));
 	ht_modfile_close(&mf);
 	if (h->restore_rt == 0 || h->gadget == 0)
-		return ht_inj_fail(h, HT_INJ_EUNSUPP, 0, "the libc of process "
+		return ht_inj_fail(h, HT_INJ_EUNSUPP, 0,
+		    "the libc of process "
 		    "%d (%s) has no __restore_rt or no \"syscall; ret\" that "
-		    "the injector knows", (int)h->pid, h->libc_path);
+		    "the injector knows",
+		    (int)h->pid, h->libc_path);
 	if (r == 0)
 		return 0;
 
 	/* glibc before 2.34 has dlopen in libdl, if the program uses it. */
-	if (s.libdl[0] != '\0' && ht_inj_open_mapped(h, s.libdl, s.dl_lo,
-	    s.dl_hi, &mf, &bias) == 0) {
+	if (s.libdl[0] != '\0' &&
+	    ht_inj_open_mapped(h, s.libdl, s.dl_lo, s.dl_hi, &mf, &bias) == 0) {
 		r = dl_symbols(h, mf.elf, bias);
 		ht_modfile_close(&mf);
 		if (r == 0)
 			return 0;
 	}
-	return ht_inj_fail(h, HT_INJ_EUNSUPP, 0, "the libc of process %d (%s) "
+	return ht_inj_fail(h, HT_INJ_EUNSUPP, 0,
+	    "the libc of process %d (%s) "
 	    "does not export dlopen (glibc older than 2.34, and no libdl "
-	    "loaded)", (int)h->pid, h->libc_path);
+	    "loaded)",
+	    (int)h->pid, h->libc_path);
 }

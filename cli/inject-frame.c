@@ -30,113 +30,115 @@
 
 #include "inject-int.h"
 
-#define RED_ZONE		128
-#define FXSAVE_SIZE		512
-#define XSAVE_HDR		512	/* the header after the legacy area */
-#define SW_BYTES		464	/* fx_sw_bytes in the legacy area */
-#define XFEATURE_TILEDATA	18	/* AMX: dynamic, per-task permission */
+#define RED_ZONE	  128
+#define FXSAVE_SIZE	  512
+#define XSAVE_HDR	  512 /* the header after the legacy area */
+#define SW_BYTES	  464 /* fx_sw_bytes in the legacy area */
+#define XFEATURE_TILEDATA 18  /* AMX: dynamic, per-task permission */
 
 /* uc_flags, as the kernel sets them (arch/x86/include/uapi/asm/
  * ucontext.h): an XSAVE area, a valid ss to restore as it is. */
-#define UC_FP_XSTATE		0x1
-#define UC_SIGCONTEXT_SS	0x2
-#define UC_STRICT_RESTORE_SS	0x4
+#define UC_FP_XSTATE	     0x1
+#define UC_SIGCONTEXT_SS     0x2
+#define UC_STRICT_RESTORE_SS 0x4
 
 /* Not 0 (enabled), SS_ONSTACK or SS_DISABLE: do_sigaltstack refuses it
  * with EINVAL, which restore_altstack ignores. */
-#define SS_INVALID		3
+#define SS_INVALID 3
 
 /* The kernel's restart codes (include/linux/errno.h). */
-#define ERESTARTSYS		512
-#define ERESTARTNOINTR		513
-#define ERESTARTNOHAND		514
-#define ERESTART_RESTARTBLOCK	516
+#define ERESTARTSYS	      512
+#define ERESTARTNOINTR	      513
+#define ERESTARTNOHAND	      514
+#define ERESTART_RESTARTBLOCK 516
 
 /* The kernel's 64-bit rt_sigframe (arch/x86/include/asm/sigframe.h), with
  * its struct ucontext (a 64-bit sigset_t) and struct sigcontext. */
 struct ksigcontext {
-	uint64_t	r8, r9, r10, r11, r12, r13, r14, r15;
-	uint64_t	rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
-	uint16_t	cs, gs, fs, ss;
-	uint64_t	err, trapno, oldmask, cr2;
-	uint64_t	fpstate;
-	uint64_t	reserved1[8];
+	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+	uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
+	uint16_t cs, gs, fs, ss;
+	uint64_t err, trapno, oldmask, cr2;
+	uint64_t fpstate;
+	uint64_t reserved1[8];
 };
 
 struct kstack {
-	uint64_t	ss_sp;
-	int32_t		ss_flags;
-	int32_t		pad;
-	uint64_t	ss_size;
+	uint64_t ss_sp;
+	int32_t ss_flags;
+	int32_t pad;
+	uint64_t ss_size;
 };
 
 struct kucontext {
-	uint64_t		uc_flags;
-	uint64_t		uc_link;
-	struct kstack		uc_stack;
-	struct ksigcontext	uc_mcontext;
-	uint64_t		uc_sigmask;
+	uint64_t uc_flags;
+	uint64_t uc_link;
+	struct kstack uc_stack;
+	struct ksigcontext uc_mcontext;
+	uint64_t uc_sigmask;
 };
 
 struct rt_sigframe {
-	uint64_t		pretcode;
-	struct kucontext	uc;
-	unsigned char		info[128];
+	uint64_t pretcode;
+	struct kucontext uc;
+	unsigned char info[128];
 };
 
 /* The data block, at the trampoline's initial rsp; TD_* are its offsets
  * for the assembler. */
 struct tramp_data {
-	uint64_t	dlopen;		/* in */
-	uint64_t	dlerror;	/* in, 0 if none */
-	uint64_t	gadget;		/* in: "syscall; ret" */
-	uint64_t	frame;		/* in: the rt_sigframe */
-	uint64_t	res;		/* in: the interrupted call's rax */
-	uint64_t	rip;		/* in: and its rip */
-	uint64_t	mask;		/* in: the thread's own signal mask */
-	uint64_t	handle;		/* out: dlopen's result */
-	uint64_t	err;		/* out: dlerror's */
-	uint64_t	pending;	/* scratch: rt_sigpending */
-	uint64_t	sa[4];		/* scratch: a kernel struct sigaction */
-	char		path[];
+	uint64_t dlopen;  /* in */
+	uint64_t dlerror; /* in, 0 if none */
+	uint64_t gadget;  /* in: "syscall; ret" */
+	uint64_t frame;	  /* in: the rt_sigframe */
+	uint64_t res;	  /* in: the interrupted call's rax */
+	uint64_t rip;	  /* in: and its rip */
+	uint64_t mask;	  /* in: the thread's own signal mask */
+	uint64_t handle;  /* out: dlopen's result */
+	uint64_t err;	  /* out: dlerror's */
+	uint64_t pending; /* scratch: rt_sigpending */
+	uint64_t sa[4];	  /* scratch: a kernel struct sigaction */
+	char path[];
 };
 
-#define TD_DLOPEN	0
-#define TD_DLERROR	8
-#define TD_GADGET	16
-#define TD_FRAME	24
-#define TD_RES		32
-#define TD_RIP		40
-#define TD_MASK		48
-#define TD_HANDLE	56
-#define TD_ERR		64
-#define TD_PENDING	72
-#define TD_SA		80
-#define TD_PATH		112
-#define F_RAX		152	/* the frame's rax and rip */
-#define F_RIP		176
+#define TD_DLOPEN  0
+#define TD_DLERROR 8
+#define TD_GADGET  16
+#define TD_FRAME   24
+#define TD_RES	   32
+#define TD_RIP	   40
+#define TD_MASK	   48
+#define TD_HANDLE  56
+#define TD_ERR	   64
+#define TD_PENDING 72
+#define TD_SA	   80
+#define TD_PATH	   112
+#define F_RAX	   152 /* the frame's rax and rip */
+#define F_RIP	   176
 
 _Static_assert(sizeof(struct ksigcontext) == 256, "struct sigcontext");
 _Static_assert(offsetof(struct kucontext, uc_sigmask) == 296, "ucontext");
 _Static_assert(sizeof(struct rt_sigframe) == 440, "rt_sigframe");
 _Static_assert(offsetof(struct tramp_data, gadget) == TD_GADGET &&
-    offsetof(struct tramp_data, frame) == TD_FRAME &&
-    offsetof(struct tramp_data, res) == TD_RES &&
-    offsetof(struct tramp_data, rip) == TD_RIP &&
-    offsetof(struct tramp_data, mask) == TD_MASK &&
-    offsetof(struct tramp_data, handle) == TD_HANDLE &&
-    offsetof(struct tramp_data, err) == TD_ERR &&
-    offsetof(struct tramp_data, pending) == TD_PENDING &&
-    offsetof(struct tramp_data, sa) == TD_SA &&
-    offsetof(struct tramp_data, path) == TD_PATH, "tramp_data");
+	offsetof(struct tramp_data, frame) == TD_FRAME &&
+	offsetof(struct tramp_data, res) == TD_RES &&
+	offsetof(struct tramp_data, rip) == TD_RIP &&
+	offsetof(struct tramp_data, mask) == TD_MASK &&
+	offsetof(struct tramp_data, handle) == TD_HANDLE &&
+	offsetof(struct tramp_data, err) == TD_ERR &&
+	offsetof(struct tramp_data, pending) == TD_PENDING &&
+	offsetof(struct tramp_data, sa) == TD_SA &&
+	offsetof(struct tramp_data, path) == TD_PATH,
+    "tramp_data");
 _Static_assert(offsetof(struct rt_sigframe, uc.uc_mcontext.rax) == F_RAX &&
-    offsetof(struct rt_sigframe, uc.uc_mcontext.rip) == F_RIP, "F_*");
+	offsetof(struct rt_sigframe, uc.uc_mcontext.rip) == F_RIP,
+    "F_*");
 _Static_assert(RTLD_NOW == 2 && SA_RESTART == 0x10000000 &&
-    offsetof(struct tramp_data, dlerror) == TD_DLERROR,
+	offsetof(struct tramp_data, dlerror) == TD_DLERROR,
     "the trampoline's constants");
 
-#define S(x)	#x
-#define XS(x)	S(x)
+#define S(x)  #x
+#define XS(x) S(x)
 
 /*
  * The trampoline.  dlopen and dlerror are called with rsp 16-byte aligned;
@@ -151,70 +153,92 @@ _Static_assert(RTLD_NOW == 2 && SA_RESTART == 0x10000000 &&
  * takes __restore_rt from the frame's first word.
  */
 __asm__(
-	".pushsection .text\n"
-	".globl ht_inj_tramp\n"
-	".hidden ht_inj_tramp\n"
-	".globl ht_inj_tramp_end\n"
-	".hidden ht_inj_tramp_end\n"
-	"ht_inj_tramp:\n"
-	"	lea	" XS(TD_PATH) "(%r12), %rdi\n"
-	"	mov	$2, %esi\n"
-	"	call	*" XS(TD_DLOPEN) "(%r12)\n"
-	"	mov	%rax, " XS(TD_HANDLE) "(%r12)\n"
-	"	test	%rax, %rax\n"
-	"	jnz	1f\n"
-	"	mov	" XS(TD_DLERROR) "(%r12), %rax\n"
-	"	test	%rax, %rax\n"
-	"	jz	1f\n"
-	"	call	*%rax\n"
-	"	mov	%rax, " XS(TD_ERR) "(%r12)\n"
-	"1:	mov	" XS(TD_RES) "(%r12), %rax\n"
-	"	cmp	$-" XS(ERESTARTSYS) ", %rax\n"
-	"	je	2f\n"
-	"	cmp	$-" XS(ERESTARTNOHAND) ", %rax\n"
-	"	je	2f\n"
-	"	cmp	$-" XS(ERESTART_RESTARTBLOCK) ", %rax\n"
-	"	jne	9f\n"
-	"2:	lea	" XS(TD_PENDING) "(%r12), %rdi\n"
-	"	mov	$8, %esi\n"
-	"	mov	$" XS(SYS_rt_sigpending) ", %eax\n"
-	"	syscall\n"
-	"	test	%rax, %rax\n"
-	"	jnz	9f\n"
-	"	mov	" XS(TD_MASK) "(%r12), %rbx\n"
-	"	not	%rbx\n"
-	"	and	" XS(TD_PENDING) "(%r12), %rbx\n"
-	"3:	test	%rbx, %rbx\n"
-	"	jz	9f\n"
-	"	bsf	%rbx, %rdi\n"
-	"	btr	%rdi, %rbx\n"
-	"	inc	%rdi\n"
-	"	xor	%esi, %esi\n"
-	"	lea	" XS(TD_SA) "(%r12), %rdx\n"
-	"	mov	$8, %r10d\n"
-	"	mov	$" XS(SYS_rt_sigaction) ", %eax\n"
-	"	syscall\n"
-	"	test	%rax, %rax\n"
-	"	jnz	3b\n"
-	"	cmpq	$1, " XS(TD_SA) "(%r12)\n"
-	"	jbe	3b\n"
-	"	cmpq	$-" XS(ERESTARTSYS) ", " XS(TD_RES) "(%r12)\n"
-	"	jne	4f\n"
-	"	testl	$0x10000000, " XS(TD_SA) "+8(%r12)\n"
-	"	jnz	9f\n"
-	"4:	mov	" XS(TD_FRAME) "(%r12), %rax\n"
-	"	movq	$-" XS(EINTR) ", " XS(F_RAX) "(%rax)\n"
-	"	mov	" XS(TD_RIP) "(%r12), %rcx\n"
-	"	mov	%rcx, " XS(F_RIP) "(%rax)\n"
-	"9:	lea	ht_inj_tramp(%rip), %rdi\n"
-	"	mov	$4096, %esi\n"
-	"	mov	$" XS(SYS_munmap) ", %eax\n"
-	"	mov	" XS(TD_FRAME) "(%r12), %rsp\n"
-	"	jmp	*" XS(TD_GADGET) "(%r12)\n"
-	"ht_inj_tramp_end:\n"
-	".popsection\n");
+    ".pushsection .text\n"
+    ".globl ht_inj_tramp\n"
+    ".hidden ht_inj_tramp\n"
+    ".globl ht_inj_tramp_end\n"
+    ".hidden ht_inj_tramp_end\n"
+    "ht_inj_tramp:\n"
+    "	lea	" XS(
+	TD_PATH) "(%r12), %rdi\n"
+		 "	mov	$2, %esi\n"
+		 "	call	*" XS(
+		     TD_DLOPEN) "(%r12)\n"
+				"	mov	%rax, " XS(
+				    TD_HANDLE) "(%r12)\n"
+					       "	test	%rax, %rax\n"
+					       "	jnz	1f\n"
+					       "	mov	" XS(
+						   TD_DLERROR) "(%r12), %rax\n"
+							       "	test"
+							       "	%rax, "
+							       "%rax\n"
+							       "	jz"
+							       "	1f\n"
+							       "	call"
+							       "	*%rax\n"
+							       "	mov"
+							       "	%rax,"
+							       " " XS(
+								   TD_ERR) "(%"
+									   "r12"
+									   ")\n"
+									   "1:	mov	" XS(
+									       TD_RES) "(%r12), %rax\n"
+										       "	cmp	$-" XS(
+											   ERESTARTSYS) ", %rax\n"
+													"	je	2f\n"
+													"	cmp	$-" XS(ERESTARTNOHAND) ", %rax\n"
+																	       "	je	2f\n"
+																	       "	cmp	$-" XS(ERESTART_RESTARTBLOCK) ", %rax\n"
+																							      "	jne	9f\n"
+																							      "2:	lea	" XS(TD_PENDING) "(%r12), %rdi\n"
+																												 "	mov	$8, %esi\n"
+																												 "	mov	$" XS(SYS_rt_sigpending) ", %eax\n"
+																																	 "	syscall\n"
+																																	 "	test	%rax, %rax\n"
+																																	 "	jnz	9f\n"
+																																	 "	mov	" XS(TD_MASK) "(%r12), %rbx\n"
+																																				      "	not	%rbx\n"
+																																				      "	and	" XS(TD_PENDING) "(%r12), %rbx\n"
+																																								 "3:	test	%rbx, %rbx\n"
+																																								 "	jz	9f\n"
+																																								 "	bsf	%rbx, %rdi\n"
+																																								 "	btr	%rdi, %rbx\n"
+																																								 "	inc	%rdi\n"
+																																								 "	xor	%esi, %esi\n"
+																																								 "	lea	" XS(TD_SA) "(%r12), %rdx\n"
+																																											    "	mov	$8, %r10d\n"
+																																											    "	mov	$" XS(SYS_rt_sigaction) ", %eax\n"
+																																																"	syscall\n"
+																																																"	test	%rax, %rax\n"
+																																																"	jnz	3b\n"
+																																																"	cmpq	$1, " XS(
+																																																    TD_SA) "(%r12)\n"
+																																																	   "	jbe	3b\n"
+																																																	   "	cmpq	$-" XS(
+																																																	       ERESTARTSYS) ", " XS(TD_RES) "(%r12)\n"
+																																																					    "	jne	4f\n"
+																																																					    "	testl	$0x10000000, " XS(TD_SA) "+8(%r12)\n"
+																																																										 "	jnz	9f\n"
+																																																										 "4:	mov	" XS(
+																																																										     TD_FRAME) "(%r12), %rax\n"
+																																																											       "	movq	$-" XS(
+																																																												   EINTR) ", " XS(F_RAX) "(%rax)\n"
+																																																															 "	mov	" XS(TD_RIP) "(%r12), %rcx\n"
+																																																																		     "	mov	%rcx, " XS(
+																																																																			 F_RIP) "(%rax)\n"
+																																																																				"9:	lea	ht_inj_tramp(%rip), %rdi\n"
+																																																																				"	mov	$4096, %esi\n"
+																																																																				"	mov	$" XS(SYS_munmap) ", %eax\n"
+																																																																								  "	mov	" XS(
+																																																																								      TD_FRAME) "(%r12), %rsp\n"
+																																																																										"	jmp	*" XS(
+																																																																										    TD_GADGET) "(%r12)\n"
+																																																																											       "ht_inj_tramp_end:\n"
+																																																																											       ".popsection\n");
 
-extern const unsigned char	ht_inj_tramp[], ht_inj_tramp_end[];
+extern const unsigned char ht_inj_tramp[], ht_inj_tramp_end[];
 
 const unsigned char *
 ht_inj_tramp_code(size_t *len)
@@ -269,13 +293,13 @@ static size_t
 xstate_for_frame(unsigned char *xa, size_t xlen)
 {
 	struct {
-		uint32_t	magic1, extended_size;
-		uint64_t	xfeatures;
-		uint32_t	xstate_size;
-		uint32_t	padding[7];
+		uint32_t magic1, extended_size;
+		uint64_t xfeatures;
+		uint32_t xstate_size;
+		uint32_t padding[7];
 	} __attribute__((packed)) sw;
-	uint32_t	eax, ebx, ecx, edx, magic2 = FP_XSTATE_MAGIC2;
-	uint64_t	xcr0, bv;
+	uint32_t eax, ebx, ecx, edx, magic2 = FP_XSTATE_MAGIC2;
+	uint64_t xcr0, bv;
 
 	_Static_assert(sizeof(sw) == FXSAVE_SIZE - SW_BYTES, "fx_sw_bytes");
 	if (xlen < XSAVE_HDR + 64 || xlen > XSTATE_MAX)
@@ -283,8 +307,8 @@ xstate_for_frame(unsigned char *xa, size_t xlen)
 	memcpy(&xcr0, xa + SW_BYTES, sizeof(xcr0));
 	memcpy(&bv, xa + XSAVE_HDR, sizeof(bv));
 	if ((xcr0 >> XFEATURE_TILEDATA & 1) && !(bv >> XFEATURE_TILEDATA & 1) &&
-	    __get_cpuid_count(0xd, XFEATURE_TILEDATA, &eax, &ebx, &ecx,
-	    &edx) && ebx >= XSAVE_HDR + 64 && ebx + eax == xlen) {
+	    __get_cpuid_count(0xd, XFEATURE_TILEDATA, &eax, &ebx, &ecx, &edx) &&
+	    ebx >= XSAVE_HDR + 64 && ebx + eax == xlen) {
 		xlen = ebx;
 		xcr0 &= ~(1ULL << XFEATURE_TILEDATA);
 	}
@@ -301,13 +325,13 @@ xstate_for_frame(unsigned char *xa, size_t xlen)
 int
 ht_inj_frame_build(struct ht_inject *h, const char *lib)
 {
-	const struct user_regs_struct	*r = &h->regs;
-	struct rt_sigframe		 f;
-	struct tramp_data		 d;
-	struct ksigcontext		*sc = &f.uc.uc_mcontext;
-	uint64_t			 xa, xsz;
-	size_t				 plen = strlen(lib) + 1;
-	unsigned char			*x;
+	const struct user_regs_struct *r = &h->regs;
+	struct rt_sigframe f;
+	struct tramp_data d;
+	struct ksigcontext *sc = &f.uc.uc_mcontext;
+	uint64_t xa, xsz;
+	size_t plen = strlen(lib) + 1;
+	unsigned char *x;
 
 	xsz = h->xkind == 1 ? h->xlen + sizeof(uint32_t) : FXSAVE_SIZE;
 	h->top = r->rsp - RED_ZONE;
@@ -329,8 +353,8 @@ ht_inj_frame_build(struct ht_inject *h, const char *lib)
 
 	memset(&f, 0, sizeof(f));
 	f.pretcode = h->restore_rt;
-	f.uc.uc_flags = (h->xkind == 1 ? UC_FP_XSTATE : 0) |
-	    UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+	f.uc.uc_flags = (h->xkind == 1 ? UC_FP_XSTATE : 0) | UC_SIGCONTEXT_SS |
+	    UC_STRICT_RESTORE_SS;
 	f.uc.uc_stack.ss_flags = SS_INVALID;
 	sc->r8 = r->r8;
 	sc->r9 = r->r9;
@@ -371,7 +395,7 @@ ht_inj_frame_build(struct ht_inject *h, const char *lib)
 int
 ht_inj_frame_results(struct ht_inject *h, uint64_t *handle, uint64_t *err)
 {
-	struct tramp_data	d;
+	struct tramp_data d;
 
 	if (ht_inj_mem_read(h->pid, h->sp, &d, sizeof(d)) != 0)
 		return -1;

@@ -27,8 +27,8 @@ int
 ht_inj_ptrace(struct ht_inject *h, int req, const char *name, pid_t tid,
     void *addr, void *data)
 {
-	char	what[128];
-	int	err;
+	char what[128];
+	int err;
 
 	if (ptrace((enum __ptrace_request)req, tid, addr, data) != -1)
 		return 0;
@@ -37,8 +37,10 @@ ht_inj_ptrace(struct ht_inject *h, int req, const char *name, pid_t tid,
 	    name, (int)tid, (int)h->pid);
 	switch (err) {
 	case ESRCH:
-		ht_inj_fail(h, HT_INJ_ENOPROC, 0, "%s: the thread exited or "
-		    "left its stop", what);
+		ht_inj_fail(h, HT_INJ_ENOPROC, 0,
+		    "%s: the thread exited or "
+		    "left its stop",
+		    what);
 		break;
 	case EPERM:
 	case EACCES:
@@ -55,7 +57,7 @@ ht_inj_ptrace(struct ht_inject *h, int req, const char *name, pid_t tid,
 int
 ht_inj_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	struct iovec	l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
 
 	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
 }
@@ -63,11 +65,10 @@ ht_inj_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 int
 ht_inj_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
 {
-	struct iovec	l = { (void *)(uintptr_t)buf, len };
-	struct iovec	r = { (void *)(uintptr_t)addr, len };
+	struct iovec l = { (void *)(uintptr_t)buf, len };
+	struct iovec r = { (void *)(uintptr_t)addr, len };
 
-	return process_vm_writev(pid, &l, 1, &r, 1, 0) == (ssize_t)len ?
-	    0 : -1;
+	return process_vm_writev(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
 /*
@@ -78,14 +79,13 @@ ht_inj_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len)
  * threads may take it, so the sleep is short and waitpid is asked anyway.
  */
 int
-ht_inj_wait_stop(struct ht_inject *h, pid_t tid, uint64_t deadline,
-    int *status)
+ht_inj_wait_stop(struct ht_inject *h, pid_t tid, uint64_t deadline, int *status)
 {
-	struct signalfd_siginfo	ssi;
-	struct pollfd		pfd = { h->sfd, POLLIN, 0 };
-	unsigned		us = 5;
-	uint64_t		t;
-	pid_t			r;
+	struct signalfd_siginfo ssi;
+	struct pollfd pfd = { h->sfd, POLLIN, 0 };
+	unsigned us = 5;
+	uint64_t t;
+	pid_t r;
 
 	for (;;) {
 		r = waitpid(tid, status, __WALL | WNOHANG);
@@ -96,8 +96,11 @@ ht_inj_wait_stop(struct ht_inject *h, pid_t tid, uint64_t deadline,
 		if ((t = ht_inj_now_ns()) >= deadline)
 			return 0;
 		if (h->sfd != -1) {
-			if (poll(&pfd, 1, deadline - t > 2 * MSEC ? 2 :
-			    (int)((deadline - t + MSEC - 1) / MSEC)) > 0)
+			if (poll(&pfd, 1,
+				deadline - t > 2 * MSEC ?
+				    2 :
+				    (int)((deadline - t + MSEC - 1) / MSEC)) >
+			    0)
 				while (read(h->sfd, &ssi, sizeof(ssi)) > 0)
 					;
 			continue;
@@ -134,7 +137,7 @@ ht_inj_decode(int status, int *sig)
 void
 ht_inj_release(struct ht_inject *h, int sig, uint64_t t0)
 {
-	uint64_t	d;
+	uint64_t d;
 
 	(void)ptrace(PTRACE_DETACH, h->cur, NULL, (void *)(long)sig);
 	d = ht_inj_now_ns() - t0;
@@ -148,11 +151,11 @@ ht_inj_release(struct ht_inject *h, int sig, uint64_t t0)
 int
 ht_inj_stop_and_release(struct ht_inject *h, uint64_t t0)
 {
-	int	st, sig, k;
+	int st, sig, k;
 
 	(void)ptrace(PTRACE_INTERRUPT, h->cur, NULL, NULL);
-	switch (ht_inj_wait_stop(h, h->cur, ht_inj_now_ns() +
-	    STOP_GRACE_MS * MSEC, &st)) {
+	switch (ht_inj_wait_stop(h, h->cur,
+	    ht_inj_now_ns() + STOP_GRACE_MS * MSEC, &st)) {
 	case 0:
 		return -1;
 	case -1:
@@ -170,10 +173,10 @@ ht_inj_stop_and_release(struct ht_inject *h, uint64_t t0)
 int
 ht_inj_at_syscall_exit(struct ht_inject *h, const struct user_regs_struct *r)
 {
-	struct __ptrace_syscall_info	si;
+	struct __ptrace_syscall_info si;
 
-	if (ptrace(PTRACE_GET_SYSCALL_INFO, h->cur, (void *)sizeof(si),
-	    &si) > 0)
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, h->cur, (void *)sizeof(si), &si) >
+	    0)
 		return si.op == PTRACE_SYSCALL_INFO_EXIT;
 	/* Before Linux 5.3: at the entry-stop rax is still -ENOSYS. */
 	return (long)r->rax != -ENOSYS;
@@ -187,12 +190,13 @@ ht_inj_at_syscall_exit(struct ht_inject *h, const struct user_regs_struct *r)
 static int
 reported(struct ht_inject *h, pid_t tid, int r, int st, int *sig, int *fate)
 {
-	int	k;
+	int k;
 
 	if (r == 0) {
-		ht_inj_fail(h, HT_INJ_ESYS, 0, "thread %d of process %d did "
-		    "not stop within %d ms of PTRACE_INTERRUPT", (int)tid,
-		    (int)h->pid, STOP_GRACE_MS);
+		ht_inj_fail(h, HT_INJ_ESYS, 0,
+		    "thread %d of process %d did "
+		    "not stop within %d ms of PTRACE_INTERRUPT",
+		    (int)tid, (int)h->pid, STOP_GRACE_MS);
 		*fate = T_FATAL;
 		return -1;
 	}
@@ -215,8 +219,8 @@ int
 ht_inj_try_thread(struct ht_inject *h, pid_t tid, int follow,
     uint64_t slice_end)
 {
-	uint64_t	t0;
-	int		st, sig, k, r, fate = T_GONE, ending = 0, pass = 0;
+	uint64_t t0;
+	int st, sig, k, r, fate = T_GONE, ending = 0, pass = 0;
 
 	if (PT(h, PTRACE_SEIZE, tid, NULL, PTRACE_O_TRACESYSGOOD) != 0)
 		return h->code == HT_INJ_ENOPROC ? T_GONE : T_FATAL;
@@ -230,8 +234,8 @@ ht_inj_try_thread(struct ht_inject *h, pid_t tid, int follow,
 	/* The interrupt-stop.  A signal may be reported first: pass it on,
 	 * the interrupt stays pending. */
 	for (;;) {
-		r = ht_inj_wait_stop(h, tid, ht_inj_now_ns() +
-		    STOP_GRACE_MS * MSEC, &st);
+		r = ht_inj_wait_stop(h, tid,
+		    ht_inj_now_ns() + STOP_GRACE_MS * MSEC, &st);
 		if ((k = reported(h, tid, r, st, &sig, &fate)) < 0)
 			return fate;
 		if (k == S_GROUP) {
@@ -269,13 +273,14 @@ ht_inj_try_thread(struct ht_inject *h, pid_t tid, int follow,
 			return T_GONE;
 		}
 		sig = 0;
-		r = ht_inj_wait_stop(h, tid, ending ? ht_inj_now_ns() +
-		    STOP_GRACE_MS * MSEC : slice_end, &st);
+		r = ht_inj_wait_stop(h, tid,
+		    ending ? ht_inj_now_ns() + STOP_GRACE_MS * MSEC : slice_end,
+		    &st);
 		if (r == 0 && !ending) {
 			(void)ptrace(PTRACE_INTERRUPT, tid, NULL, NULL);
 			ending = 1;
-			r = ht_inj_wait_stop(h, tid, ht_inj_now_ns() +
-			    STOP_GRACE_MS * MSEC, &st);
+			r = ht_inj_wait_stop(h, tid,
+			    ht_inj_now_ns() + STOP_GRACE_MS * MSEC, &st);
 		}
 		if ((k = reported(h, tid, r, st, &sig, &fate)) < 0)
 			return fate;

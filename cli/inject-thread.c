@@ -25,11 +25,11 @@
 #include "inject-int.h"
 #include "proc.h"
 
-#define SLICE_MS		20	/* following a running thread */
-#define ROUND_PAUSE_US		1000	/* between rounds: let threads move, */
-#define ROUND_PAUSE_MAX_US	16000	/* doubling up to this */
-#define EINTR_DELAY_MS		250	/* before threads that get EINTR */
-#define MAXTHREADS		4096
+#define SLICE_MS	   20	 /* following a running thread */
+#define ROUND_PAUSE_US	   1000	 /* between rounds: let threads move, */
+#define ROUND_PAUSE_MAX_US 16000 /* doubling up to this */
+#define EINTR_DELAY_MS	   250	 /* before threads that get EINTR */
+#define MAXTHREADS	   4096
 
 /* Calls that the kernel ends with EINTR (not a restart) when the thread
  * is interrupted, even without a handler: tried last. */
@@ -58,25 +58,25 @@ eintr_call(long nr)
 }
 
 struct cand {
-	pid_t	tid;
-	int	tier;	/* 1 blocked, 2 blocked in an EINTR call, 3 running */
+	pid_t tid;
+	int tier; /* 1 blocked, 2 blocked in an EINTR call, 3 running */
 };
 
 struct listing {
-	struct ht_inject	*h;
-	struct cand		*c;
-	int			 n, max;
-	int			 live;
+	struct ht_inject *h;
+	struct cand *c;
+	int n, max;
+	int live;
 };
 
 /* A thread worth trying goes on the list; the others say why not. */
 static int
 task_cb(void *arg, pid_t tid, char st)
 {
-	struct listing		*l = arg;
-	struct ht_inject	*h = l->h;
-	char			 buf[8192], v[256];
-	long			 nr;
+	struct listing *l = arg;
+	struct ht_inject *h = l->h;
+	char buf[8192], v[256];
+	long nr;
 
 	if (l->n >= l->max)
 		return 1;
@@ -89,8 +89,9 @@ task_cb(void *arg, pid_t tid, char st)
 	}
 	if (ht_proc_file(h->pid, tid, "status", buf, sizeof(buf)) <= 0)
 		return 0;
-	if (st == 't' || (ht_proc_field(buf, "TracerPid", v, sizeof(v)) ==
-	    0 && strtol(v, NULL, 10) != 0)) {
+	if (st == 't' ||
+	    (ht_proc_field(buf, "TracerPid", v, sizeof(v)) == 0 &&
+		strtol(v, NULL, 10) != 0)) {
 		h->why.traced++;
 		return 0;
 	}
@@ -120,7 +121,7 @@ task_cb(void *arg, pid_t tid, char st)
 static int
 list_threads(struct ht_inject *h, struct cand *c, int max, int *live)
 {
-	struct listing	l = { h, c, 0, max, 0 };
+	struct listing l = { h, c, 0, max, 0 };
 
 	(void)ht_proc_tasks(h->pid, task_cb, &l);
 	*live = l.live;
@@ -130,37 +131,45 @@ list_threads(struct ht_inject *h, struct cand *c, int max, int *live)
 static void
 timeout_message(struct ht_inject *h, int timeout_ms)
 {
-	const struct reasons	*w = &h->why;
-	char			 b[768];
-	size_t			 n = 0;
+	const struct reasons *w = &h->why;
+	char b[768];
+	size_t n = 0;
 
-#define WHY(cond, ...) do {						\
-	if ((cond) && n < sizeof(b))					\
-		n += (size_t)snprintf(b + n, sizeof(b) - n, "%s",	\
-		    n > 0 ? ", " : "");					\
-	if ((cond) && n < sizeof(b))					\
-		n += (size_t)snprintf(b + n, sizeof(b) - n, __VA_ARGS__); \
-} while (0)
+#define WHY(cond, ...)                                                         \
+	do {                                                                   \
+		if ((cond) && n < sizeof(b))                                   \
+			n += (size_t)snprintf(b + n, sizeof(b) - n, "%s",      \
+			    n > 0 ? ", " : "");                                \
+		if ((cond) && n < sizeof(b))                                   \
+			n += (size_t)snprintf(b + n, sizeof(b) - n,            \
+			    __VA_ARGS__);                                      \
+	} while (0)
 	b[0] = '\0';
 	WHY(w->running, "%d running user code without system calls",
 	    w->running);
 	WHY(w->unsafe, "%d inside %s or the like", w->unsafe, w->fn);
 	WHY(w->unwind, "%d whose stack could not be unwound (%s)", w->unwind,
 	    w->unwind_msg);
-	WHY(w->eintr, "%d blocked in calls that an interrupt would end with "
-	    "EINTR (left alone)", w->eintr);
+	WHY(w->eintr,
+	    "%d blocked in calls that an interrupt would end with "
+	    "EINTR (left alone)",
+	    w->eintr);
 	WHY(w->dstate, "%d in uninterruptible sleep", w->dstate);
-	WHY(w->maskswap, "%d in calls that swap the signal mask (ppoll, "
-	    "pselect, sigsuspend: Linux 5.1 or later needed)", w->maskswap);
+	WHY(w->maskswap,
+	    "%d in calls that swap the signal mask (ppoll, "
+	    "pselect, sigsuspend: Linux 5.1 or later needed)",
+	    w->maskswap);
 	WHY(w->stack, "%d with less than %d KiB of stack left", w->stack,
 	    STACK_NEED / 1024);
 	WHY(w->shstk, "%d with a shadow stack", w->shstk);
 	WHY(w->traced, "%d traced by another tracer", w->traced);
 	WHY(w->stopped, "%d stopped", w->stopped);
 #undef WHY
-	ht_inj_fail(h, HT_INJ_ETIMEDOUT, 0, "no thread of process %d reached a "
-	    "safe point in %d.%d s: %s", (int)h->pid, timeout_ms / 1000,
-	    timeout_ms % 1000 / 100, n > 0 ? b : "no thread to try");
+	ht_inj_fail(h, HT_INJ_ETIMEDOUT, 0,
+	    "no thread of process %d reached a "
+	    "safe point in %d.%d s: %s",
+	    (int)h->pid, timeout_ms / 1000, timeout_ms % 1000 / 100,
+	    n > 0 ? b : "no thread to try");
 }
 
 /* A round that found n threads to try among live: does it show that no
@@ -170,21 +179,31 @@ hopeless(struct ht_inject *h, int n, int live)
 {
 	if (live == 0) {
 		if (kill(h->pid, 0) == -1 && errno == ESRCH)
-			return ht_inj_fail(h, HT_INJ_ENOPROC, 0, "process %d "
-			    "exited", (int)h->pid);
-		return ht_inj_fail(h, HT_INJ_EZOMBIE, 0, "process %d has no "
-		    "live thread", (int)h->pid);
+			return ht_inj_fail(h, HT_INJ_ENOPROC, 0,
+			    "process %d "
+			    "exited",
+			    (int)h->pid);
+		return ht_inj_fail(h, HT_INJ_EZOMBIE, 0,
+		    "process %d has no "
+		    "live thread",
+		    (int)h->pid);
 	}
 	if (n == 0 && h->why.stopped == live)
-		return ht_inj_fail(h, HT_INJ_ESTOPPED, 0, "process %d was "
-		    "stopped (SIGSTOP or job control)", (int)h->pid);
+		return ht_inj_fail(h, HT_INJ_ESTOPPED, 0,
+		    "process %d was "
+		    "stopped (SIGSTOP or job control)",
+		    (int)h->pid);
 	if (n == 0 && h->why.traced == live)
-		return ht_inj_fail(h, HT_INJ_ETRACED, 0, "every thread of "
-		    "process %d is traced by another tracer", (int)h->pid);
+		return ht_inj_fail(h, HT_INJ_ETRACED, 0,
+		    "every thread of "
+		    "process %d is traced by another tracer",
+		    (int)h->pid);
 	if (n == 0 && h->why.shstk == live)
-		return ht_inj_fail(h, HT_INJ_EUNSUPP, 0, "process %d uses "
+		return ht_inj_fail(h, HT_INJ_EUNSUPP, 0,
+		    "process %d uses "
 		    "shadow stacks (CET), which the injector does not "
-		    "support", (int)h->pid);
+		    "support",
+		    (int)h->pid);
 	return 0;
 }
 
@@ -193,10 +212,10 @@ ht_inj_search(struct ht_inject *h, const char *lib, uint64_t start,
     uint64_t deadline, int timeout_ms)
 {
 	static const struct reasons none;
-	struct cand	*c;
-	uint64_t	 t, slice_end;
-	unsigned	 pause = ROUND_PAUSE_US;
-	int		 n, i, tier, live, r, late, ret = -1;
+	struct cand *c;
+	uint64_t t, slice_end;
+	unsigned pause = ROUND_PAUSE_US;
+	int n, i, tier, live, r, late, ret = -1;
 
 	if ((c = calloc(MAXTHREADS, sizeof(*c))) == NULL)
 		return ht_inj_fail(h, HT_INJ_ESYS, ENOMEM, "injector");
@@ -244,9 +263,9 @@ ht_inj_search(struct ht_inject *h, const char *lib, uint64_t start,
 				r = ht_inj_try_thread(h, c[i].tid, tier == 3,
 				    slice_end);
 				if (r == T_SAFE)
-					r = ht_inj_call(h, lib, (deadline > t ?
-					    deadline : t) +
-					    CALL_GRACE_MS * MSEC);
+					r = ht_inj_call(h, lib,
+					    (deadline > t ? deadline : t) +
+						CALL_GRACE_MS * MSEC);
 				if (r == T_SAFE) {
 					ret = h->handle != 0 ? 0 : -1;
 					goto out;

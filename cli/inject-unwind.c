@@ -28,7 +28,7 @@
 #include "modfile.h"
 #include "proc.h"
 
-#define MAXFRAMES		256
+#define MAXFRAMES 256
 
 /*
  * A module's file as the target maps it (inject-elf.c), so that a
@@ -42,9 +42,9 @@ static int
 find_elf_cb(Dwfl_Module *mod, void **userdata, const char *name,
     Dwarf_Addr base, char **file_name, Elf **elfp)
 {
-	struct ht_inject	*h = *userdata;
-	struct ht_modfile	 mf;
-	uint64_t		 bias;
+	struct ht_inject *h = *userdata;
+	struct ht_modfile mf;
+	uint64_t bias;
 
 	if (h == NULL || name[0] != '/' || strstr(name, " (deleted)") != NULL)
 		return dwfl_linux_proc_find_elf(mod, userdata, name, base,
@@ -66,10 +66,10 @@ find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname,
     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
     GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const unsigned char	*bits;
-	GElf_Addr		 vaddr;
-	char			 path[PATH_MAX], *p;
-	int			 n, i, fd;
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	char path[PATH_MAX], *p;
+	int n, i, fd;
 
 	(void)userdata;
 	(void)modname;
@@ -79,8 +79,9 @@ find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname,
 	(void)debuglink_crc;
 	if ((n = dwfl_module_build_id(mod, &bits, &vaddr)) < 2)
 		return -1;
-	p = path + snprintf(path, sizeof(path),
-	    "/usr/lib/debug/.build-id/%02x/", bits[0]);
+	p = path +
+	    snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/",
+		bits[0]);
 	for (i = 1; i < n && p < path + sizeof(path) - 8; i++)
 		p += sprintf(p, "%02x", bits[i]);
 	strcpy(p, ".debug");
@@ -101,7 +102,7 @@ static const Dwfl_Callbacks dwfl_cbs = {
 static pid_t
 next_thread_cb(Dwfl *dwfl, void *arg, void **thread_argp)
 {
-	struct ht_inject	*h = arg;
+	struct ht_inject *h = arg;
 
 	(void)dwfl;
 	if (*thread_argp != NULL || h->cur == 0)
@@ -113,7 +114,7 @@ next_thread_cb(Dwfl *dwfl, void *arg, void **thread_argp)
 static bool
 get_thread_cb(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 {
-	struct ht_inject	*h = arg;
+	struct ht_inject *h = arg;
 
 	(void)dwfl;
 	if (tid != h->cur)
@@ -125,19 +126,19 @@ get_thread_cb(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
 static bool
 memory_read_cb(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
-	struct ht_inject	*h = arg;
-	uint64_t		 page = addr & ~(uint64_t)4095;
+	struct ht_inject *h = arg;
+	uint64_t page = addr & ~(uint64_t)4095;
 
 	(void)dwfl;
 	if (addr - page > sizeof(h->cbuf) - sizeof(*result))
-		return ht_inj_mem_read(h->pid, addr, result,
-		    sizeof(*result)) == 0;
+		return ht_inj_mem_read(h->pid, addr, result, sizeof(*result)) ==
+		    0;
 	if (!h->cvalid || h->cpage != page) {
 		h->cvalid = 0;
-		if (ht_inj_mem_read(h->pid, page, h->cbuf,
-		    sizeof(h->cbuf)) != 0)
+		if (ht_inj_mem_read(h->pid, page, h->cbuf, sizeof(h->cbuf)) !=
+		    0)
 			return ht_inj_mem_read(h->pid, addr, result,
-			    sizeof(*result)) == 0;
+				   sizeof(*result)) == 0;
 		h->cpage = page;
 		h->cvalid = 1;
 	}
@@ -148,12 +149,12 @@ memory_read_cb(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 static bool
 set_initial_registers_cb(Dwfl_Thread *thread, void *arg)
 {
-	struct ht_inject		*h = arg;
-	const struct user_regs_struct	*r = &h->regs;
+	struct ht_inject *h = arg;
+	const struct user_regs_struct *r = &h->regs;
 	/* DWARF numbering of x86-64; 16 is the return address column. */
-	Dwarf_Word	dw[17] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi,
-			    r->rdi, r->rbp, r->rsp, r->r8, r->r9, r->r10,
-			    r->r11, r->r12, r->r13, r->r14, r->r15, r->rip };
+	Dwarf_Word dw[17] = { r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi,
+		r->rbp, r->rsp, r->r8, r->r9, r->r10, r->r11, r->r12, r->r13,
+		r->r14, r->r15, r->rip };
 
 	return dwfl_thread_state_registers(thread, 0, 17, dw);
 }
@@ -179,31 +180,28 @@ static const Dwfl_Thread_Callbacks thread_cbs = {
  *   gettext/locale: the locks dlerror's messages take.
  * Any frame in the dynamic loader's module counts as well, named or not.
  */
-static const char *const unsafe_fns[] = {
-	"malloc*", "free", "cfree", "calloc", "realloc", "reallocarray",
-	"memalign", "posix_memalign", "aligned_alloc", "valloc", "pvalloc",
-	"mallinfo*", "mallopt", "mid_memalign", "int_*", "sysmalloc*",
-	"systrim", "mtrim", "heap_trim", "new_heap", "alloc_new_heap",
-	"grow_heap", "shrink_heap", "tcache*", "arena_*", "get_free_list",
-	"reused_arena", "detach_arena", "remove_from_free_list",
-	"ptmalloc_*", "Znw*", "Zna*", "Zdl*", "Zda*",
+static const char *const unsafe_fns[] = { "malloc*", "free", "cfree", "calloc",
+	"realloc", "reallocarray", "memalign", "posix_memalign",
+	"aligned_alloc", "valloc", "pvalloc", "mallinfo*", "mallopt",
+	"mid_memalign", "int_*", "sysmalloc*", "systrim", "mtrim", "heap_trim",
+	"new_heap", "alloc_new_heap", "grow_heap", "shrink_heap", "tcache*",
+	"arena_*", "get_free_list", "reused_arena", "detach_arena",
+	"remove_from_free_list", "ptmalloc_*", "Znw*", "Zna*", "Zdl*", "Zda*",
 	"dl_*", "dlopen*", "dlmopen*", "dlclose*", "dlsym*", "dlvsym*",
-	"dladdr*", "dlinfo*", "dlerror*", "tls_get_addr", "early_init",
-	"fork*", "Fork", "vfork", "posix_spawn*", "spawni*", "nptl_fork*",
-	"run_fork_handlers",
-	"pthread_create*", "allocate_stack", "nptl_deallocate_stack",
-	"nptl_free_stacks", "free_stacks", "queue_stack", "thread_freeres",
-	"exit", "run_exit_handlers", "call_tls_dtors", "cxa_finalize",
-	"dcgettext", "dcngettext", "dcigettext", "nl_*", "setlocale",
-	"newlocale", "textdomain", "bindtextdomain",
-	NULL
-};
+	"dladdr*", "dlinfo*", "dlerror*", "tls_get_addr", "early_init", "fork*",
+	"Fork", "vfork", "posix_spawn*", "spawni*", "nptl_fork*",
+	"run_fork_handlers", "pthread_create*", "allocate_stack",
+	"nptl_deallocate_stack", "nptl_free_stacks", "free_stacks",
+	"queue_stack", "thread_freeres", "exit", "run_exit_handlers",
+	"call_tls_dtors", "cxa_finalize", "dcgettext", "dcngettext",
+	"dcigettext", "nl_*", "setlocale", "newlocale", "textdomain",
+	"bindtextdomain", NULL };
 
 static int
 unsafe_name(const char *fn)
 {
-	const char *const	*u;
-	size_t			 n;
+	const char *const *u;
+	size_t n;
 
 	if (strncmp(fn, "__GI_", 5) == 0)
 		fn += 5;
@@ -214,7 +212,7 @@ unsafe_name(const char *fn)
 	for (u = unsafe_fns; *u != NULL; u++) {
 		n = strlen(*u);
 		if ((*u)[n - 1] == '*' ? strncmp(fn, *u, n - 1) == 0 :
-		    strcmp(fn, *u) == 0)
+					 strcmp(fn, *u) == 0)
 			return 1;
 	}
 	return 0;
@@ -232,13 +230,13 @@ static int
 prime_module_cb(Dwfl_Module *mod, void **userdata, const char *name,
     Dwarf_Addr start, void *arg)
 {
-	struct ht_inject	*h = arg;
-	struct urange		*nu;
-	Dwarf_Addr		 bias;
-	GElf_Sym		 sym;
-	GElf_Addr		 addr;
-	const char		*fn;
-	int			 i, n;
+	struct ht_inject *h = arg;
+	struct urange *nu;
+	Dwarf_Addr bias;
+	GElf_Sym sym;
+	GElf_Addr addr;
+	const char *fn;
+	int i, n;
 
 	(void)name;
 	(void)start;
@@ -252,7 +250,7 @@ prime_module_cb(Dwfl_Module *mod, void **userdata, const char *name,
 		    NULL);
 		if (fn == NULL || sym.st_size == 0 ||
 		    (GELF_ST_TYPE(sym.st_info) != STT_FUNC &&
-		    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC) ||
+			GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC) ||
 		    !unsafe_name(fn))
 			continue;
 		if (h->nur == h->urcap) {
@@ -275,7 +273,7 @@ prime_module_cb(Dwfl_Module *mod, void **userdata, const char *name,
 static int
 urange_cmp(const void *a, const void *b)
 {
-	const struct urange	*x = a, *y = b;
+	const struct urange *x = a, *y = b;
 
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
@@ -284,7 +282,7 @@ urange_cmp(const void *a, const void *b)
 static const char *
 unsafe_at(const struct ht_inject *h, uint64_t pc)
 {
-	size_t	lo = 0, hi = h->nur, mid;
+	size_t lo = 0, hi = h->nur, mid;
 
 	/* The last range starting at or below pc. */
 	while (lo < hi) {
@@ -301,8 +299,8 @@ unsafe_at(const struct ht_inject *h, uint64_t pc)
 static uint64_t
 hash_bytes(uint64_t hash, const void *p, size_t len)
 {
-	const unsigned char	*b = p;
-	size_t			 i;
+	const unsigned char *b = p;
+	size_t i;
 
 	for (i = 0; i < len; i++)
 		hash = (hash ^ b[i]) * 0x100000001b3ULL;
@@ -312,7 +310,7 @@ hash_bytes(uint64_t hash, const void *p, size_t len)
 static int
 hash_cb(void *arg, const struct ht_proc_map *m)
 {
-	uint64_t	*hash = arg;
+	uint64_t *hash = arg;
 
 	*hash = hash_bytes(*hash, &m->lo, sizeof(m->lo));
 	*hash = hash_bytes(*hash, &m->hi, sizeof(m->hi));
@@ -327,7 +325,7 @@ hash_cb(void *arg, const struct ht_proc_map *m)
 static uint64_t
 maps_hash(pid_t pid)
 {
-	uint64_t	hash = 0xcbf29ce484222325ULL;
+	uint64_t hash = 0xcbf29ce484222325ULL;
 
 	if (ht_proc_maps(pid, hash_cb, &hash) != 0)
 		return 0;
@@ -354,7 +352,7 @@ ht_inj_dwfl_teardown(struct ht_inject *h)
 int
 ht_inj_dwfl_setup(struct ht_inject *h)
 {
-	int	r;
+	int r;
 
 	ht_inj_dwfl_teardown(h);
 	h->dwfl_stale = 0;
@@ -367,10 +365,14 @@ ht_inj_dwfl_setup(struct ht_inject *h)
 	if (dwfl_report_end(h->dwfl, NULL, NULL) != 0 || r != 0) {
 		ht_inj_dwfl_teardown(h);
 		if (r == ENOENT || r == ESRCH)
-			return ht_inj_fail(h, HT_INJ_ENOPROC, 0, "process %d "
-			    "exited", (int)h->pid);
-		return ht_inj_fail(h, HT_INJ_ESYS, r > 0 ? r : 0, "libdwfl: "
-		    "reading the modules of process %d", (int)h->pid);
+			return ht_inj_fail(h, HT_INJ_ENOPROC, 0,
+			    "process %d "
+			    "exited",
+			    (int)h->pid);
+		return ht_inj_fail(h, HT_INJ_ESYS, r > 0 ? r : 0,
+		    "libdwfl: "
+		    "reading the modules of process %d",
+		    (int)h->pid);
 	}
 	if (dwfl_getmodules(h->dwfl, prime_module_cb, h, 0) != 0) {
 		ht_inj_dwfl_teardown(h);
@@ -388,27 +390,28 @@ ht_inj_dwfl_setup(struct ht_inject *h)
 static int
 is_loader(const char *path)
 {
-	const char	*b = ht_inj_basename(path);
+	const char *b = ht_inj_basename(path);
 
-	return strncmp(b, "ld-linux", 8) == 0 || strncmp(b, "ld64.so", 7) ==
-	    0 || (strncmp(b, "ld-", 3) == 0 && strstr(b, ".so") != NULL);
+	return strncmp(b, "ld-linux", 8) == 0 ||
+	    strncmp(b, "ld64.so", 7) == 0 ||
+	    (strncmp(b, "ld-", 3) == 0 && strstr(b, ".so") != NULL);
 }
 
 struct walk {
-	struct ht_inject	*h;
-	int			 depth;
-	int			 bad;
-	char			 what[128];
+	struct ht_inject *h;
+	int depth;
+	int bad;
+	char what[128];
 };
 
 static int
 frame_cb(Dwfl_Frame *frame, void *arg)
 {
-	struct walk	*w = arg;
-	Dwfl_Module	*mod;
-	Dwarf_Addr	 pc;
-	const char	*mname = NULL, *fn = NULL;
-	bool		 activation;
+	struct walk *w = arg;
+	Dwfl_Module *mod;
+	Dwarf_Addr pc;
+	const char *mname = NULL, *fn = NULL;
+	bool activation;
 
 	if (!dwfl_frame_pc(frame, &pc, &activation)) {
 		w->bad = 2;
@@ -475,8 +478,8 @@ swaps_mask(long nr)
 int
 ht_inj_safe_point(struct ht_inject *h)
 {
-	struct walk	w;
-	int		r;
+	struct walk w;
+	int r;
 
 	if ((long)h->regs.orig_rax < 0) {
 		h->why.running++;
@@ -508,4 +511,3 @@ ht_inj_safe_point(struct ht_inject *h)
 	}
 	return 1;
 }
-

@@ -37,19 +37,19 @@
 #include "modfile.h"
 #include "proc.h"
 
-#define DEFAULT_TIMEOUT_MS	5000
+#define DEFAULT_TIMEOUT_MS 5000
 
 static const struct {
-	const char	*name;
-	const char	*advice;
+	const char *name;
+	const char *advice;
 } codes[HT_INJ_NCODES] = {
-#define HT_INJECT_TABLE(n, a)	[HT_INJ_##n] = { #n, a },
+#define HT_INJECT_TABLE(n, a) [HT_INJ_##n] = { #n, a },
 	HT_INJECT_CODES(HT_INJECT_TABLE)
 #undef HT_INJECT_TABLE
 };
 
 static const char *const step_names[ST_NSTEPS] = {
-#define HT_INJ_STEP_NAME(n)	#n,
+#define HT_INJ_STEP_NAME(n) #n,
 	HT_INJ_STEPS(HT_INJ_STEP_NAME)
 #undef HT_INJ_STEP_NAME
 };
@@ -57,13 +57,13 @@ static const char *const step_names[ST_NSTEPS] = {
 static void
 trace(struct ht_inject *h, const char *what)
 {
-	char	buf[96];
-	int	n;
+	char buf[96];
+	int n;
 
 	n = snprintf(buf, sizeof(buf), "%s %llu\n", what,
 	    (unsigned long long)ht_inj_now_ns());
 	if (n > 0 && write(h->trace_fd, buf, (size_t)n) != n)
-		return;	/* a trace, not worth a failure */
+		return; /* a trace, not worth a failure */
 }
 
 const char *
@@ -83,11 +83,10 @@ trace_step(struct ht_inject *h, int step)
 static int
 getsigmask_saved(void)
 {
-	struct utsname	u;
-	int		major, minor;
+	struct utsname u;
+	int major, minor;
 
-	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) !=
-	    2)
+	if (uname(&u) != 0 || sscanf(u.release, "%d.%d", &major, &minor) != 2)
 		return 0;
 	return major > 5 || (major == 5 && minor >= 1);
 }
@@ -96,7 +95,7 @@ static int
 vfail(struct ht_inject *h, int code, int err, const char *advice,
     const char *fmt, va_list ap)
 {
-	size_t	n;
+	size_t n;
 
 	h->code = code;
 	vsnprintf(h->msg, sizeof(h->msg), fmt, ap);
@@ -114,7 +113,7 @@ vfail(struct ht_inject *h, int code, int err, const char *advice,
 int
 ht_inj_fail(struct ht_inject *h, int code, int err, const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	vfail(h, code, err, NULL, fmt, ap);
@@ -123,10 +122,10 @@ ht_inj_fail(struct ht_inject *h, int code, int err, const char *fmt, ...)
 }
 
 int
-ht_inj_fail_advice(struct ht_inject *h, int code, int err,
-    const char *advice, const char *fmt, ...)
+ht_inj_fail_advice(struct ht_inject *h, int code, int err, const char *advice,
+    const char *fmt, ...)
 {
-	va_list	ap;
+	va_list ap;
 
 	va_start(ap, fmt);
 	vfail(h, code, err, advice, fmt, ap);
@@ -137,38 +136,43 @@ ht_inj_fail_advice(struct ht_inject *h, int code, int err,
 int
 ht_inj_fail_perm(struct ht_inject *h, int err, const char *what)
 {
-	char	buf[4096], v[64], advice[256];
-	long	scope = -1, tuid = -1;
+	char buf[4096], v[64], advice[256];
+	long scope = -1, tuid = -1;
 
-	if (ht_proc_file(0, 0, "sys/kernel/yama/ptrace_scope", v,
-	    sizeof(v)) > 0)
+	if (ht_proc_file(0, 0, "sys/kernel/yama/ptrace_scope", v, sizeof(v)) >
+	    0)
 		scope = strtol(v, NULL, 10);
 	if (ht_proc_file(h->pid, 0, "status", buf, sizeof(buf)) > 0 &&
 	    ht_proc_field(buf, "Uid", v, sizeof(v)) == 0)
 		tuid = strtol(v, NULL, 10);
 	if (scope == 3)
-		snprintf(advice, sizeof(advice), "kernel.yama.ptrace_scope is "
+		snprintf(advice, sizeof(advice),
+		    "kernel.yama.ptrace_scope is "
 		    "3, which forbids ptrace until reboot");
 	else if (scope == 2 && geteuid() != 0)
-		snprintf(advice, sizeof(advice), "kernel.yama.ptrace_scope is "
+		snprintf(advice, sizeof(advice),
+		    "kernel.yama.ptrace_scope is "
 		    "2: run as root, or set it to 0 or 1");
 	else if (geteuid() != 0 && tuid >= 0 && (uid_t)tuid != geteuid())
-		snprintf(advice, sizeof(advice), "the process runs as uid %ld: "
-		    "run as that user or as root", tuid);
+		snprintf(advice, sizeof(advice),
+		    "the process runs as uid %ld: "
+		    "run as that user or as root",
+		    tuid);
 	else if (geteuid() == 0)
-		snprintf(advice, sizeof(advice), "root without CAP_SYS_PTRACE "
+		snprintf(advice, sizeof(advice),
+		    "root without CAP_SYS_PTRACE "
 		    "(a container?): grant CAP_SYS_PTRACE, or run where the "
 		    "target is visible with that capability");
 	else
 		advice[0] = '\0';
-	return ht_inj_fail_advice(h, HT_INJ_EPERM, err, advice[0] != '\0' ?
-	    advice : NULL, "%s", what);
+	return ht_inj_fail_advice(h, HT_INJ_EPERM, err,
+	    advice[0] != '\0' ? advice : NULL, "%s", what);
 }
 
 uint64_t
 ht_inj_now_ns(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
@@ -177,7 +181,7 @@ ht_inj_now_ns(void)
 void
 ht_inj_sleep_us(unsigned us)
 {
-	struct timespec	ts = { 0, (long)us * 1000 };
+	struct timespec ts = { 0, (long)us * 1000 };
 
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
@@ -196,7 +200,7 @@ live_cb(void *arg, pid_t tid, char st)
 static int
 count_live_tasks(pid_t pid)
 {
-	int	n = 0;
+	int n = 0;
 
 	(void)ht_proc_tasks(pid, live_cb, &n);
 	return n;
@@ -205,16 +209,18 @@ count_live_tasks(pid_t pid)
 static int
 check_process(struct ht_inject *h)
 {
-	char	buf[8192], v[256], comm[64], tc[64] = "?", advice[96];
-	long	tgid, tracer;
+	char buf[8192], v[256], comm[64], tc[64] = "?", advice[96];
+	long tgid, tracer;
 
 	if (h->pid <= 0)
 		return ht_inj_fail(h, HT_INJ_ENOPROC, 0, "no process %d",
 		    (int)h->pid);
 	if (ht_proc_file(h->pid, 0, "status", buf, sizeof(buf)) == -1) {
 		if (errno == ENOENT || errno == ESRCH)
-			return ht_inj_fail(h, HT_INJ_ENOPROC, 0, "no process "
-			    "%d", (int)h->pid);
+			return ht_inj_fail(h, HT_INJ_ENOPROC, 0,
+			    "no process "
+			    "%d",
+			    (int)h->pid);
 		return ht_inj_fail(h, HT_INJ_ESYS, errno, "/proc/%d/status",
 		    (int)h->pid);
 	}
@@ -223,8 +229,8 @@ check_process(struct ht_inject *h)
 		snprintf(advice, sizeof(advice), "use the process ID, %ld",
 		    tgid);
 		return ht_inj_fail_advice(h, HT_INJ_ENOPROC, 0, advice,
-		    "%d is a thread of process %ld, not a process",
-		    (int)h->pid, tgid);
+		    "%d is a thread of process %ld, not a process", (int)h->pid,
+		    tgid);
 	}
 	if (ht_proc_field(buf, "Name", comm, sizeof(comm)) != 0)
 		strcpy(comm, "?");
@@ -232,31 +238,41 @@ check_process(struct ht_inject *h)
 		return ht_inj_fail(h, HT_INJ_ENOPROC, 0, "no process %d",
 		    (int)h->pid);
 	if ((v[0] == 'Z' || v[0] == 'X') && count_live_tasks(h->pid) == 0)
-		return ht_inj_fail(h, HT_INJ_EZOMBIE, 0, "process %d (%s) is "
-		    "a zombie", (int)h->pid, comm);
+		return ht_inj_fail(h, HT_INJ_EZOMBIE, 0,
+		    "process %d (%s) is "
+		    "a zombie",
+		    (int)h->pid, comm);
 	if (v[0] == 'T')
-		return ht_inj_fail(h, HT_INJ_ESTOPPED, 0, "process %d (%s) is "
+		return ht_inj_fail(h, HT_INJ_ESTOPPED, 0,
+		    "process %d (%s) is "
 		    "stopped (SIGSTOP or job control): attaching now would "
-		    "leave it in an unclear state", (int)h->pid, comm);
+		    "leave it in an unclear state",
+		    (int)h->pid, comm);
 	if (ht_proc_field(buf, "TracerPid", v, sizeof(v)) == 0 &&
 	    (tracer = strtol(v, NULL, 10)) != 0) {
 		if (ht_proc_file((pid_t)tracer, 0, "comm", tc, sizeof(tc)) > 0)
 			tc[strcspn(tc, "\n")] = '\0';
-		return ht_inj_fail(h, HT_INJ_ETRACED, 0, "process %d (%s) is "
-		    "already traced by process %ld (%s)", (int)h->pid, comm,
-		    tracer, tc);
+		return ht_inj_fail(h, HT_INJ_ETRACED, 0,
+		    "process %d (%s) is "
+		    "already traced by process %ld (%s)",
+		    (int)h->pid, comm, tracer, tc);
 	}
 	if (ht_proc_field(buf, "Seccomp", v, sizeof(v)) == 0 && v[0] == '1')
-		return ht_inj_fail_advice(h, HT_INJ_EUNSUPP, 0, "it cannot "
-		    "load a library", "process %d (%s) runs in seccomp strict "
-		    "mode", (int)h->pid, comm);
+		return ht_inj_fail_advice(h, HT_INJ_EUNSUPP, 0,
+		    "it cannot "
+		    "load a library",
+		    "process %d (%s) runs in seccomp strict "
+		    "mode",
+		    (int)h->pid, comm);
 	/* Mode 2: a filter, which may kill the process on a system call the
 	 * loader makes (openat, mmap, mprotect...); we cannot read it. */
 	if (ht_proc_field(buf, "Seccomp", v, sizeof(v)) == 0 && v[0] == '2' &&
 	    !h->allow_seccomp)
-		return ht_inj_fail(h, HT_INJ_ESECCOMP, 0, "process %d (%s) "
+		return ht_inj_fail(h, HT_INJ_ESECCOMP, 0,
+		    "process %d (%s) "
 		    "runs under a seccomp filter, which may kill it when it "
-		    "loads the agent", (int)h->pid, comm);
+		    "loads the agent",
+		    (int)h->pid, comm);
 	return 0;
 }
 
@@ -265,39 +281,43 @@ check_process(struct ht_inject *h)
 static int
 check_lib(struct ht_inject *h, const char *lib)
 {
-	struct stat	sb;
-	int		rootfd, fd, r;
+	struct stat sb;
+	int rootfd, fd, r;
 
 	if (lib == NULL || lib[0] == '\0' || strlen(lib) >= PATH_MAX)
-		return ht_inj_fail(h, HT_INJ_ENOLIB, 0, "no library path "
+		return ht_inj_fail(h, HT_INJ_ENOLIB, 0,
+		    "no library path "
 		    "given, or too long");
 	if (lib[0] != '/')
-		return 0;	/* the target's loader searches for it */
+		return 0; /* the target's loader searches for it */
 	if ((rootfd = open(h->root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return 0;	/* cannot check: let dlopen tell */
+		return 0; /* cannot check: let dlopen tell */
 	fd = ht_modfile_open_in_root(rootfd, lib, O_PATH);
 	close(rootfd);
 	if (fd == -1) {
 		if (errno == ENOENT || errno == ENOTDIR)
-			return ht_inj_fail(h, HT_INJ_ENOLIB, 0, "%s does not "
+			return ht_inj_fail(h, HT_INJ_ENOLIB, 0,
+			    "%s does not "
 			    "exist in the file system of process %d (its "
-			    "mount namespace and root)", lib, (int)h->pid);
+			    "mount namespace and root)",
+			    lib, (int)h->pid);
 		return 0;
 	}
 	r = fstat(fd, &sb);
 	close(fd);
 	if (r == 0 && !S_ISREG(sb.st_mode))
-		return ht_inj_fail(h, HT_INJ_ENOLIB, 0, "%s is not a regular "
-		    "file in the file system of process %d", lib,
-		    (int)h->pid);
+		return ht_inj_fail(h, HT_INJ_ENOLIB, 0,
+		    "%s is not a regular "
+		    "file in the file system of process %d",
+		    lib, (int)h->pid);
 	return 0;
 }
 
 struct ht_inject *
 ht_inject_new(pid_t pid)
 {
-	struct ht_inject	*h;
-	const char		*path;
+	struct ht_inject *h;
+	const char *path;
 
 	if ((h = calloc(1, sizeof(*h))) == NULL)
 		return NULL;
@@ -306,8 +326,9 @@ ht_inject_new(pid_t pid)
 	h->trace_fd = -1;
 	snprintf(h->root, sizeof(h->root), "/proc/%d/root", (int)pid);
 	if ((path = getenv("HEAPTOOL_INJECT_TRACE")) != NULL &&
-	    path[0] != '\0' && (h->trace_fd = open(path, O_WRONLY | O_APPEND |
-	    O_CREAT | O_CLOEXEC, 0600)) != -1)
+	    path[0] != '\0' &&
+	    (h->trace_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+		 0600)) != -1)
 		h->on_step = trace_step;
 	return h;
 }
@@ -321,9 +342,9 @@ ht_inject_allow_seccomp(struct ht_inject *h, int allow)
 int
 ht_inject_load(struct ht_inject *h, const char *lib, int timeout_ms)
 {
-	uint64_t	start = ht_inj_now_ns(), deadline;
-	sigset_t	chld, omask;
-	int		r;
+	uint64_t start = ht_inj_now_ns(), deadline;
+	sigset_t chld, omask;
+	int r;
 
 	h->code = HT_INJ_OK;
 	h->msg[0] = '\0';
@@ -333,7 +354,8 @@ ht_inject_load(struct ht_inject *h, const char *lib, int timeout_ms)
 		timeout_ms = DEFAULT_TIMEOUT_MS;
 	deadline = start + (uint64_t)timeout_ms * MSEC;
 	if (h->cur != 0 && ht_inj_stop_and_release(h, 0) != 0)
-		return ht_inj_fail(h, HT_INJ_ESYS, 0, "thread %d of process "
+		return ht_inj_fail(h, HT_INJ_ESYS, 0,
+		    "thread %d of process "
 		    "%d, seized by an earlier attempt, still does not stop",
 		    (int)h->cur, (int)h->pid);
 	elf_version(EV_CURRENT);
@@ -344,9 +366,11 @@ ht_inject_load(struct ht_inject *h, const char *lib, int timeout_ms)
 	    check_lib(h, lib) != 0)
 		return -1;
 	if (ht_inj_mem_read(h->pid, h->dlopen_addr, h->dlopen_code,
-	    sizeof(h->dlopen_code)) != 0)
-		return ht_inj_fail(h, HT_INJ_ESYS, errno, "reading the memory "
-		    "of process %d", (int)h->pid);
+		sizeof(h->dlopen_code)) != 0)
+		return ht_inj_fail(h, HT_INJ_ESYS, errno,
+		    "reading the memory "
+		    "of process %d",
+		    (int)h->pid);
 	if (ht_inj_dwfl_setup(h) != 0)
 		return -1;
 	sigemptyset(&chld);

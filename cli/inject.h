@@ -51,42 +51,49 @@
  * ends the message of ht_inject_error(); a few errors (EPERM) give a more
  * specific one.
  */
-#define HT_INJECT_CODES(X)						\
-	X(OK, "")							\
-	X(ENOPROC, "check the PID")					\
-	X(EPERM, "run as the target's user or as root, or set "	\
-	    "kernel.yama.ptrace_scope to 0")				\
-	X(ETIMEDOUT, "try again, or with a longer timeout")		\
-	X(ESTATIC, "only dynamically linked glibc programs can be "	\
-	    "attached; start the program with heaptool run instead")	\
-	X(EZOMBIE, "the process has exited; its parent has not "	\
-	    "reaped it yet")						\
-	X(ESTOPPED, "resume it with kill -CONT first")			\
-	X(ETRACED, "detach the debugger or tracer first")		\
-	X(EUNSUPP, "start the program with heaptool run instead")	\
-	X(ESECCOMP, "if its filter allows what dlopen does (opening, "	\
-	    "reading and mapping a file), attach with --ignore-seccomp") \
-	X(ENOLIB, "install the library where the target can see it "	\
-	    "(its mount namespace and user)")				\
-	X(EDLOPEN, "check that the library matches the target "	\
-	    "(architecture, glibc version) and that its user can "	\
-	    "read it")							\
-	X(ECRASH, "the target died while loading the library")	\
-	X(EHUNG, "the target's thread is still inside dlopen; it "	\
-	    "resumes where it was when dlopen returns")		\
+#define HT_INJECT_CODES(X)                                                     \
+	X(OK, "")                                                              \
+	X(ENOPROC, "check the PID")                                            \
+	X(EPERM,                                                               \
+	    "run as the target's user or as root, or set "                     \
+	    "kernel.yama.ptrace_scope to 0")                                   \
+	X(ETIMEDOUT, "try again, or with a longer timeout")                    \
+	X(ESTATIC,                                                             \
+	    "only dynamically linked glibc programs can be "                   \
+	    "attached; start the program with heaptool run instead")           \
+	X(EZOMBIE,                                                             \
+	    "the process has exited; its parent has not "                      \
+	    "reaped it yet")                                                   \
+	X(ESTOPPED, "resume it with kill -CONT first")                         \
+	X(ETRACED, "detach the debugger or tracer first")                      \
+	X(EUNSUPP, "start the program with heaptool run instead")              \
+	X(ESECCOMP,                                                            \
+	    "if its filter allows what dlopen does (opening, "                 \
+	    "reading and mapping a file), attach with --ignore-seccomp")       \
+	X(ENOLIB,                                                              \
+	    "install the library where the target can see it "                 \
+	    "(its mount namespace and user)")                                  \
+	X(EDLOPEN,                                                             \
+	    "check that the library matches the target "                       \
+	    "(architecture, glibc version) and that its user can "             \
+	    "read it")                                                         \
+	X(ECRASH, "the target died while loading the library")                 \
+	X(EHUNG,                                                               \
+	    "the target's thread is still inside dlopen; it "                  \
+	    "resumes where it was when dlopen returns")                        \
 	X(ESYS, "this is unexpected; please report it")
 
 enum ht_inject_code {
-#define HT_INJECT_ENUM(name, advice)	HT_INJ_##name,
+#define HT_INJECT_ENUM(name, advice) HT_INJ_##name,
 	HT_INJECT_CODES(HT_INJECT_ENUM)
 #undef HT_INJECT_ENUM
-	HT_INJ_NCODES
+	    HT_INJ_NCODES
 };
 
 struct ht_inject;
 
 /* A handle for process pid.  Touches nothing yet.  NULL if out of memory. */
-struct ht_inject	*ht_inject_new(pid_t pid);
+struct ht_inject *ht_inject_new(pid_t pid);
 
 /*
  * A process under a seccomp filter is refused (ESECCOMP): the filter may
@@ -94,7 +101,7 @@ struct ht_inject	*ht_inject_new(pid_t pid);
  * CAP_SYS_ADMIN and a BPF interpreter, which this module does not have.
  * ht_inject_allow_seccomp(h, 1) lets the caller take that risk knowingly.
  */
-void			 ht_inject_allow_seccomp(struct ht_inject *h, int allow);
+void ht_inject_allow_seccomp(struct ht_inject *h, int allow);
 
 /*
  * Make the target dlopen(lib_path, RTLD_NOW).  lib_path is a path in the
@@ -105,17 +112,16 @@ void			 ht_inject_allow_seccomp(struct ht_inject *h, int allow);
  * library already loaded only counts a reference); -1 otherwise, with the
  * code and message in the handle.  May be called again on the same handle.
  */
-int			 ht_inject_load(struct ht_inject *h,
-			    const char *lib_path, int timeout_ms);
+int ht_inject_load(struct ht_inject *h, const char *lib_path, int timeout_ms);
 
 /* The last failure as one line: what, why, what to do; "" if none. */
-const char		*ht_inject_error(const struct ht_inject *h);
+const char *ht_inject_error(const struct ht_inject *h);
 
 /* The last failure's code, HT_INJ_OK after a success. */
-int			 ht_inject_errcode(const struct ht_inject *h);
+int ht_inject_errcode(const struct ht_inject *h);
 
 /* The name of a code without its prefix ("ETIMEDOUT"); "?" if unknown. */
-const char		*ht_inject_codename(int code);
+const char *ht_inject_codename(int code);
 
 /*
  * After ht_inject_load: the thread that made the call (0 if none), the
@@ -124,10 +130,10 @@ const char		*ht_inject_codename(int code);
  * included), the longest stop of any other thread that was examined and
  * let go, and the handle dlopen returned in the target.
  */
-pid_t			 ht_inject_tid(const struct ht_inject *h);
-uint64_t		 ht_inject_pause_ns(const struct ht_inject *h);
-uint64_t		 ht_inject_probe_pause_ns(const struct ht_inject *h);
-uint64_t		 ht_inject_handle(const struct ht_inject *h);
+pid_t ht_inject_tid(const struct ht_inject *h);
+uint64_t ht_inject_pause_ns(const struct ht_inject *h);
+uint64_t ht_inject_probe_pause_ns(const struct ht_inject *h);
+uint64_t ht_inject_handle(const struct ht_inject *h);
 
 /*
  * Release the handle.  No thread stays traced after ht_inject_load has
@@ -135,6 +141,6 @@ uint64_t		 ht_inject_handle(const struct ht_inject *h);
  * (uninterruptible sleep): the next ht_inject_load, or this, tries once
  * more to let it go, and the kernel does when the tracer exits.
  */
-void			 ht_inject_free(struct ht_inject *h);
+void ht_inject_free(struct ht_inject *h);
 
 #endif

@@ -46,16 +46,16 @@
 #include "inject-int.h"
 #include "target.h"
 
-#define LINE_MS		20000	/* a target gets where it is expected in this */
-#define NHAMMER		20
+#define LINE_MS 20000 /* a target gets where it is expected in this */
+#define NHAMMER 20
 
-static char	*tdir;			/* .../t/target */
-static char	*probe1, *probe2;
+static char *tdir; /* .../t/target */
+static char *probe1, *probe2;
 
 static uint64_t
 now_ms(void)
 {
-	struct timespec	ts;
+	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
@@ -64,25 +64,25 @@ now_ms(void)
 static void
 msleep(unsigned ms)
 {
-	struct timespec	ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
 }
 
-#define SP_PROBE_FD	0x1	/* the probe reports on the target's stdout */
-#define SP_RAISE	0x2	/* probe2 raises SIGUSR1 */
+#define SP_PROBE_FD 0x1 /* the probe reports on the target's stdout */
+#define SP_RAISE    0x2 /* probe2 raises SIGUSR1 */
 
 /* Start t/target/prog [arg]; NULL if it did not get ready. */
 static struct target *
 spawn(const char *prog, const char *arg, int flags)
 {
-	const char	*args[] = { arg, NULL };
-	const char	*env[] = {
+	const char *args[] = { arg, NULL };
+	const char *env[] = {
 		flags & SP_PROBE_FD ? "HT_PROBE_FD=1" : "HT_PROBE_FD",
 		flags & SP_RAISE ? "HT_PROBE_RAISE=probe2" : "HT_PROBE_RAISE",
 		NULL,
 	};
-	char		 path[PATH_MAX];
+	char path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/%s", tdir, prog);
 	return target_start(path, args, env);
@@ -93,10 +93,10 @@ spawn(const char *prog, const char *arg, int flags)
 static int
 wait_in_syscall2(pid_t pid, long nr, long nr2)
 {
-	char		path[64], buf[256];
-	uint64_t	end = now_ms() + LINE_MS;
-	ssize_t		n;
-	int		fd;
+	char path[64], buf[256];
+	uint64_t end = now_ms() + LINE_MS;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
 	while (now_ms() < end) {
@@ -107,7 +107,7 @@ wait_in_syscall2(pid_t pid, long nr, long nr2)
 				buf[n] = '\0';
 				if (buf[0] >= '0' && buf[0] <= '9' &&
 				    (strtol(buf, NULL, 10) == nr ||
-				    strtol(buf, NULL, 10) == nr2))
+					strtol(buf, NULL, 10) == nr2))
 					return 0;
 			}
 		}
@@ -125,8 +125,8 @@ wait_in_syscall(pid_t pid, long nr)
 static char
 proc_state(pid_t pid)
 {
-	char	path[64], buf[512], *p;
-	FILE	*f;
+	char path[64], buf[512], *p;
+	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if ((f = fopen(path, "r")) == NULL)
@@ -141,9 +141,9 @@ proc_state(pid_t pid)
 static long
 tracer_of(pid_t pid)
 {
-	char	path[64], line[256];
-	long	tp = -1;
-	FILE	*f;
+	char path[64], line[256];
+	long tp = -1;
+	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if ((f = fopen(path, "r")) == NULL)
@@ -158,9 +158,9 @@ tracer_of(pid_t pid)
 static int
 mapped(pid_t pid, const char *lib)
 {
-	char	path[64], line[PATH_MAX + 128];
-	int	found = 0;
-	FILE	*f;
+	char path[64], line[PATH_MAX + 128];
+	int found = 0;
+	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if ((f = fopen(path, "r")) == NULL)
@@ -176,16 +176,17 @@ static void
 diag_pause(struct ht_inject *h, const char *what)
 {
 	diag("%s: pause %.3f ms (thread %d), longest stop of a thread let "
-	    "go %.3f ms", what, ht_inject_pause_ns(h) / 1e6,
-	    (int)ht_inject_tid(h), ht_inject_probe_pause_ns(h) / 1e6);
+	     "go %.3f ms",
+	    what, ht_inject_pause_ns(h) / 1e6, (int)ht_inject_tid(h),
+	    ht_inject_probe_pause_ns(h) / 1e6);
 }
 
 /* Inject lib; 0 or the error code.  Prints the pause. */
 static int
 inject(pid_t pid, const char *lib, int timeout_ms, const char *what)
 {
-	struct ht_inject	*h;
-	int			 r, code;
+	struct ht_inject *h;
+	int r, code;
 
 	if ((h = ht_inject_new(pid)) == NULL)
 		bail("ht_inject_new: out of memory");
@@ -207,8 +208,8 @@ inject(pid_t pid, const char *lib, int timeout_ms, const char *what)
 static void
 check_ptrace(void)
 {
-	pid_t	pid;
-	int	err;
+	pid_t pid;
+	int err;
 
 	if ((pid = fork()) == 0) {
 		pause();
@@ -237,9 +238,9 @@ check_ptrace(void)
 static void
 test_reader(const char *prog)
 {
-	struct target	*t;
-	pid_t		pid;
-	char		line[512];
+	struct target *t;
+	pid_t pid;
+	char line[512];
 
 	if ((t = spawn(prog, NULL, SP_PROBE_FD | SP_RAISE)) == NULL) {
 		ok(0, "%s: started", prog);
@@ -257,7 +258,8 @@ test_reader(const char *prog)
 	ok(target_send(t, "hello\n") == 0, "%s: written to its pipe", prog);
 	is_string("got 6 hello xmm=ok", target_line(t, line, sizeof(line)),
 	    "%s: the interrupted read returned the data, vector register "
-	    "intact", prog);
+	    "intact",
+	    prog);
 
 	ok(wait_in_syscall(pid, 0) == 0, "%s: blocked in read again", prog);
 	is_string("OK", ht_inject_codename(inject(pid, probe2, 5000, prog)),
@@ -266,7 +268,8 @@ test_reader(const char *prog)
 	    "%s: its constructor ran", prog);
 	is_string("eintr usr1=1 xmm=ok", target_line(t, line, sizeof(line)),
 	    "%s: the signal raised during the call was delivered once, after "
-	    "it, to the original read", prog);
+	    "it, to the original read",
+	    prog);
 
 	ok(wait_in_syscall(pid, 0) == 0, "%s: blocked in read again", prog);
 	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000, prog)),
@@ -284,9 +287,9 @@ test_reader(const char *prog)
 static void
 test_poll(void)
 {
-	struct target	*t;
-	pid_t		pid;
-	char		line[512];
+	struct target *t;
+	pid_t pid;
+	char line[512];
 
 	if ((t = spawn("inject-read", "poll", SP_PROBE_FD)) == NULL) {
 		ok(0, "poll: started");
@@ -295,15 +298,16 @@ test_poll(void)
 	}
 	pid = target_pid(t);
 	ok(wait_in_syscall(pid, SYS_poll) == 0, "poll: blocked in poll");
-	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000,
-	    "poll")), "poll: probe injected");
+	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000, "poll")),
+	    "poll: probe injected");
 	is_string("probe probe loaded", target_line(t, line, sizeof(line)),
 	    "poll: the probe's constructor ran");
 	/* Now in restart_syscall, which continues the poll. */
 	ok(wait_in_syscall2(pid, SYS_poll, SYS_restart_syscall) == 0,
 	    "poll: blocked in poll (or its restart) again");
-	is_string("OK", ht_inject_codename(inject(pid, probe2, 5000,
-	    "poll (restarted)")), "poll: injected again");
+	is_string("OK",
+	    ht_inject_codename(inject(pid, probe2, 5000, "poll (restarted)")),
+	    "poll: injected again");
 	is_string("probe probe2 loaded", target_line(t, line, sizeof(line)),
 	    "poll: the second constructor ran");
 	ok(target_send(t, "data\n") == 0, "poll: written to its pipe");
@@ -322,11 +326,11 @@ static void
 test_unsafe(const char *mode, const char *in, const char *left,
     const char *named)
 {
-	struct ht_inject	*h;
-	struct target		*t;
-	pid_t			 pid;
-	char			 line[512];
-	int			 code;
+	struct ht_inject *h;
+	struct target *t;
+	pid_t pid;
+	char line[512];
+	int code;
 
 	if ((t = spawn("inject-read", mode, SP_PROBE_FD)) == NULL ||
 	    target_line(t, line, sizeof(line)) == NULL ||
@@ -336,11 +340,10 @@ test_unsafe(const char *mode, const char *in, const char *left,
 		return;
 	}
 	pid = target_pid(t);
-	ok(wait_in_syscall(pid, 0) == 0, "unsafe %s: blocked in read",
-	    mode);
+	ok(wait_in_syscall(pid, 0) == 0, "unsafe %s: blocked in read", mode);
 	h = ht_inject_new(pid);
 	code = ht_inject_load(h, probe1, 500) == 0 ? HT_INJ_OK :
-	    ht_inject_errcode(h);
+						     ht_inject_errcode(h);
 	is_string("ETIMEDOUT", ht_inject_codename(code),
 	    "unsafe %s: no safe point (ETIMEDOUT)", mode);
 	diag("unsafe %s: %s", mode, ht_inject_error(h));
@@ -355,10 +358,11 @@ test_unsafe(const char *mode, const char *in, const char *left,
 	is_string(left, target_line(t, line, sizeof(line)),
 	    "unsafe %s: its read got the line (restarted after each look)",
 	    mode);
-	ok(wait_in_syscall(pid, 0) == 0,
-	    "unsafe %s: blocked in a plain read", mode);
-	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000,
-	    "unsafe, then safe")), "unsafe %s: injected once out of it", mode);
+	ok(wait_in_syscall(pid, 0) == 0, "unsafe %s: blocked in a plain read",
+	    mode);
+	is_string("OK",
+	    ht_inject_codename(inject(pid, probe1, 5000, "unsafe, then safe")),
+	    "unsafe %s: injected once out of it", mode);
 	is_string("probe probe loaded", target_line(t, line, sizeof(line)),
 	    "unsafe %s: the probe's constructor ran", mode);
 	target_kill(t);
@@ -366,7 +370,7 @@ test_unsafe(const char *mode, const char *in, const char *left,
 
 /* The step after which the tracer child dies, and after how many such
  * steps (ST_CALL_SYSCALL comes once per system call stop of the call). */
-static int	die_step = -1, die_nth;
+static int die_step = -1, die_nth;
 
 static void
 die_at(struct ht_inject *h, int step)
@@ -381,9 +385,9 @@ die_at(struct ht_inject *h, int step)
 static int
 inject_and_die(pid_t pid, const char *lib, int step, int nth)
 {
-	struct ht_inject	*h;
-	pid_t			 c;
-	int			 st;
+	struct ht_inject *h;
+	pid_t c;
+	int st;
 
 	if ((c = fork()) == -1)
 		bail("fork: %s", strerror(errno));
@@ -407,7 +411,7 @@ inject_and_die(pid_t pid, const char *lib, int step, int nth)
 static int
 untraced(pid_t pid)
 {
-	uint64_t	end = now_ms() + LINE_MS;
+	uint64_t end = now_ms() + LINE_MS;
 
 	while (tracer_of(pid) != 0 && now_ms() < end)
 		msleep(1);
@@ -429,11 +433,11 @@ untraced(pid_t pid)
 static void
 test_death(const char *mode, int step, int nth)
 {
-	struct target	*t;
-	char		line[512], what[96];
-	const char	*intr = mode != NULL ? "poll -4 xmm=ok" :
-			    "eintr usr1=1 xmm=ok";
-	int		died, loaded = 0, eintr = 0, other = 0, i;
+	struct target *t;
+	char line[512], what[96];
+	const char *intr = mode != NULL ? "poll -4 xmm=ok" :
+					  "eintr usr1=1 xmm=ok";
+	int died, loaded = 0, eintr = 0, other = 0, i;
 
 	snprintf(what, sizeof(what), "death after %s%s #%d",
 	    ht_inj_step_name(step), mode != NULL ? " (poll)" : "", nth);
@@ -444,12 +448,13 @@ test_death(const char *mode, int step, int nth)
 		return;
 	}
 	died = inject_and_die(target_pid(t), probe2, step, nth);
-	ok(died >= 0, "%s: the tracer %s", what, died == 1 ? "died there" :
-	    "finished (no such step)");
+	ok(died >= 0, "%s: the tracer %s", what,
+	    died == 1 ? "died there" : "finished (no such step)");
 	ok(untraced(target_pid(t)), "%s: the target is no longer traced", what);
 	ok(kill(target_pid(t), 0) == 0 && proc_state(target_pid(t)) != 'Z',
 	    "%s: the target is alive", what);
-	is_string("OK", ht_inject_codename(inject(target_pid(t), probe2, 5000, what)),
+	is_string("OK",
+	    ht_inject_codename(inject(target_pid(t), probe2, 5000, what)),
 	    "%s: a later injection works", what);
 	ok(target_send(t, "death\n") == 0, "%s: written to its pipe", what);
 	for (i = 0; i < 4; i++) {
@@ -468,14 +473,15 @@ test_death(const char *mode, int step, int nth)
 	}
 	ok(i < 4 && other == 0 && loaded == 1 && eintr == 1,
 	    "%s: loaded once, the signal ended the read once, the read "
-	    "restarted with its registers, mask and signal stack", what);
+	    "restarted with its registers, mask and signal stack",
+	    what);
 	target_kill(t);
 }
 
 static void
 test_deaths(void)
 {
-	int	step;
+	int step;
 
 	for (step = 0; step < ST_NSTEPS; step++)
 		test_death(NULL, step, 1);
@@ -491,9 +497,9 @@ test_deaths(void)
 static uint64_t
 vm_size(pid_t pid)
 {
-	char		path[64], line[256];
-	uint64_t	kb = 0;
-	FILE		*f;
+	char path[64], line[256];
+	uint64_t kb = 0;
+	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	if ((f = fopen(path, "r")) == NULL)
@@ -514,11 +520,11 @@ vm_size(pid_t pid)
 static void
 test_nomem(void)
 {
-	struct ht_inject	*h;
-	struct target		*t;
-	struct rlimit		 rl, old;
-	char			 line[512];
-	int			 code;
+	struct ht_inject *h;
+	struct target *t;
+	struct rlimit rl, old;
+	char line[512];
+	int code;
 
 	if ((t = spawn("inject-read", NULL, SP_PROBE_FD)) == NULL ||
 	    wait_in_syscall(target_pid(t), 0) != 0 ||
@@ -534,7 +540,7 @@ test_nomem(void)
 	    (unsigned long long)rl.rlim_cur);
 	h = ht_inject_new(target_pid(t));
 	code = ht_inject_load(h, probe1, 5000) == 0 ? HT_INJ_OK :
-	    ht_inject_errcode(h);
+						      ht_inject_errcode(h);
 	diag("no memory: %s", ht_inject_error(h));
 	is_string("ESYS", ht_inject_codename(code), "no memory: ESYS");
 	ok(strstr(ht_inject_error(h), "mmap") != NULL,
@@ -544,8 +550,10 @@ test_nomem(void)
 	ok(!mapped(target_pid(t), probe1), "no memory: nothing loaded");
 	ok(prlimit(target_pid(t), RLIMIT_AS, &old, NULL) == 0,
 	    "no memory: limit lifted");
-	is_string("OK", ht_inject_codename(inject(target_pid(t), probe1, 5000,
-	    "no memory, then some")), "no memory: then injected");
+	is_string("OK",
+	    ht_inject_codename(
+		inject(target_pid(t), probe1, 5000, "no memory, then some")),
+	    "no memory: then injected");
 	is_string("probe probe loaded", target_line(t, line, sizeof(line)),
 	    "no memory: the probe's constructor ran");
 	ok(target_send(t, "after\n") == 0, "no memory: written to its pipe");
@@ -559,13 +567,13 @@ static int
 hammer_result(struct target *t, char *sum, size_t sumsize,
     unsigned long *rounds, unsigned long *bad)
 {
-	char	line[256], cs[64];
+	char line[256], cs[64];
 
 	if (target_send(t, "stop\n") != 0 ||
 	    target_line(t, line, sizeof(line)) == NULL)
 		return -1;
-	if (sscanf(line, "rounds %lu bad %lu checksum %63s", rounds, bad,
-	    cs) != 3)
+	if (sscanf(line, "rounds %lu bad %lu checksum %63s", rounds, bad, cs) !=
+	    3)
 		return -1;
 	snprintf(sum, sumsize, "%s", cs);
 	return 0;
@@ -574,11 +582,11 @@ hammer_result(struct target *t, char *sum, size_t sumsize,
 static void
 test_hammer(void)
 {
-	struct target	*t;
-	pid_t		pid;
-	char		base[64] = "", sum[64] = "";
-	unsigned long	rounds = 0, bad = 0;
-	int		i, nok = 0, alive = 1, code;
+	struct target *t;
+	pid_t pid;
+	char base[64] = "", sum[64] = "";
+	unsigned long rounds = 0, bad = 0;
+	int i, nok = 0, alive = 1, code;
 
 	/* The checksum of a run without injection. */
 	if ((t = spawn("inject-hammer", NULL, 0)) == NULL ||
@@ -594,7 +602,7 @@ test_hammer(void)
 	}
 	pid = target_pid(t);
 	for (i = 0; i < NHAMMER && alive; i++) {
-		char	what[64];
+		char what[64];
 
 		snprintf(what, sizeof(what), "hammer #%d", i + 1);
 		code = inject(pid, i % 4 == 3 ? probe2 : probe1, 5000, what);
@@ -612,9 +620,11 @@ test_hammer(void)
 	    "hammer: stopped and reported");
 	diag("hammer: %s after %lu rounds", sum, rounds);
 	ok(rounds > 0, "hammer: the workers ran");
-	is_int(0, (long long)bad, "hammer: no corrupted block, every round "
+	is_int(0, (long long)bad,
+	    "hammer: no corrupted block, every round "
 	    "alike");
-	is_string(base, sum, "hammer: checksum equal to the run without "
+	is_string(base, sum,
+	    "hammer: checksum equal to the run without "
 	    "injection");
 	target_kill(t);
 }
@@ -623,8 +633,8 @@ test_hammer(void)
 static unsigned long
 read_counter(pid_t pid, uintptr_t addr)
 {
-	unsigned long	v = 0;
-	struct iovec	l = { &v, sizeof(v) }, r = { (void *)addr, sizeof(v) };
+	unsigned long v = 0;
+	struct iovec l = { &v, sizeof(v) }, r = { (void *)addr, sizeof(v) };
 
 	if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)sizeof(v))
 		return 0;
@@ -636,11 +646,11 @@ read_counter(pid_t pid, uintptr_t addr)
 static void
 test_busy_sys(void)
 {
-	struct target	*t;
-	pid_t		pid;
-	unsigned long	c0, c1;
-	uintptr_t	addr = 0;
-	uint64_t	end;
+	struct target *t;
+	pid_t pid;
+	unsigned long c0, c1;
+	uintptr_t addr = 0;
+	uint64_t end;
 
 	if ((t = spawn("inject-busy", "sys", 0)) == NULL ||
 	    sscanf(target_ready(t), "ready %*d %lx", &addr) != 1) {
@@ -649,8 +659,10 @@ test_busy_sys(void)
 		return;
 	}
 	pid = target_pid(t);
-	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000,
-	    "busy with system calls")), "busy with system calls: injected");
+	is_string("OK",
+	    ht_inject_codename(
+		inject(pid, probe1, 5000, "busy with system calls")),
+	    "busy with system calls: injected");
 	ok(mapped(pid, probe1), "busy with system calls: probe loaded");
 	is_int(0, tracer_of(pid), "busy with system calls: not traced");
 	c0 = read_counter(pid, addr);
@@ -666,12 +678,12 @@ test_busy_sys(void)
 static void
 test_busy(void)
 {
-	struct target	*t;
-	pid_t		pid;
-	unsigned long	c0, c1;
-	uintptr_t	addr = 0;
-	uint64_t	t0, el, end;
-	int		code;
+	struct target *t;
+	pid_t pid;
+	unsigned long c0, c1;
+	uintptr_t addr = 0;
+	uint64_t t0, el, end;
+	int code;
 
 	if ((t = spawn("inject-busy", NULL, 0)) == NULL ||
 	    sscanf(target_ready(t), "ready %*d %lx", &addr) != 1) {
@@ -695,8 +707,7 @@ test_busy(void)
 	ok(el < 500 + 10000, "busy: gave up within the timeout and grace");
 	ok(!mapped(pid, probe1), "busy: nothing loaded");
 	is_int(0, tracer_of(pid), "busy: not traced");
-	ok(proc_state(pid) == 'R', "busy: running (state %c)",
-	    proc_state(pid));
+	ok(proc_state(pid) == 'R', "busy: running (state %c)", proc_state(pid));
 	c0 = read_counter(pid, addr);
 	end = now_ms() + LINE_MS;
 	do {
@@ -712,7 +723,7 @@ test_busy(void)
 static struct target *
 blocked(const char *prog, pid_t *pid)
 {
-	struct target	*t;
+	struct target *t;
 
 	if ((t = spawn(prog, NULL, 0)) == NULL)
 		return NULL;
@@ -729,12 +740,12 @@ blocked(const char *prog, pid_t *pid)
 static void
 test_refusals(void)
 {
-	struct target	*t;
-	char		line[256], buf[64], garbage[PATH_MAX];
-	pid_t		z, pid;
-	long		pidmax = 4194304;
-	int		fd, st, code;
-	FILE		*f;
+	struct target *t;
+	char line[256], buf[64], garbage[PATH_MAX];
+	pid_t z, pid;
+	long pidmax = 4194304;
+	int fd, st, code;
+	FILE *f;
 
 	if ((f = fopen("/proc/sys/kernel/pid_max", "r")) != NULL) {
 		if (fgets(buf, sizeof(buf), f) != NULL)
@@ -742,34 +753,40 @@ test_refusals(void)
 		fclose(f);
 	}
 	/* pid_max itself is never a process ID. */
-	is_string("ENOPROC", ht_inject_codename(inject((pid_t)pidmax, probe1,
-	    1000, "no such pid")), "no such process: ENOPROC");
-	is_string("ENOPROC", ht_inject_codename(inject(0, probe1, 1000,
-	    "pid 0")), "pid 0: ENOPROC");
+	is_string("ENOPROC",
+	    ht_inject_codename(
+		inject((pid_t)pidmax, probe1, 1000, "no such pid")),
+	    "no such process: ENOPROC");
+	is_string("ENOPROC",
+	    ht_inject_codename(inject(0, probe1, 1000, "pid 0")),
+	    "pid 0: ENOPROC");
 
 	/* A zombie: a child of ours that exited, not reaped yet. */
 	if ((z = fork()) == 0)
 		_exit(0);
 	while (proc_state(z) != 'Z')
 		msleep(1);
-	is_string("EZOMBIE", ht_inject_codename(inject(z, probe1, 1000,
-	    "zombie")), "zombie: EZOMBIE");
+	is_string("EZOMBIE",
+	    ht_inject_codename(inject(z, probe1, 1000, "zombie")),
+	    "zombie: EZOMBIE");
 	waitpid(z, NULL, 0);
 
 	/* Stopped: refused, still stopped, resumable. */
 	if ((t = blocked("inject-read", &pid)) != NULL) {
 		kill(pid, SIGSTOP);
 		waitpid(pid, &st, WUNTRACED);
-		is_string("ESTOPPED", ht_inject_codename(inject(pid, probe1,
-		    1000, "stopped")), "stopped: ESTOPPED");
+		is_string("ESTOPPED",
+		    ht_inject_codename(inject(pid, probe1, 1000, "stopped")),
+		    "stopped: ESTOPPED");
 		msleep(50);
 		ok(proc_state(pid) == 'T', "stopped: still stopped (%c)",
 		    proc_state(pid));
 		is_int(0, tracer_of(pid), "stopped: not traced");
 		kill(pid, SIGCONT);
 		target_send(t, "wake\n");
-		is_string("got 5 wake xmm=ok", target_line(t, line,
-		    sizeof(line)), "stopped: resumed, reads normally");
+		is_string("got 5 wake xmm=ok",
+		    target_line(t, line, sizeof(line)),
+		    "stopped: resumed, reads normally");
 	} else
 		ok(0, "stopped: fixture started");
 	target_kill(t);
@@ -777,22 +794,25 @@ test_refusals(void)
 	/* Already traced (by us). */
 	if ((t = blocked("inject-read", &pid)) != NULL &&
 	    ptrace(PTRACE_SEIZE, pid, NULL, NULL) == 0) {
-		is_string("ETRACED", ht_inject_codename(inject(pid, probe1,
-		    1000, "traced")), "traced: ETRACED");
+		is_string("ETRACED",
+		    ht_inject_codename(inject(pid, probe1, 1000, "traced")),
+		    "traced: ETRACED");
 		ptrace(PTRACE_INTERRUPT, pid, NULL, NULL);
 		waitpid(pid, &st, __WALL);
 		ptrace(PTRACE_DETACH, pid, NULL, NULL);
 		target_send(t, "free\n");
-		is_string("got 5 free xmm=ok", target_line(t, line,
-		    sizeof(line)), "traced: reads normally afterwards");
+		is_string("got 5 free xmm=ok",
+		    target_line(t, line, sizeof(line)),
+		    "traced: reads normally afterwards");
 	} else
 		ok(0, "traced: fixture started and seized");
 	target_kill(t);
 
 	/* Statically linked. */
 	if ((t = blocked("inject-static", &pid)) != NULL)
-		is_string("ESTATIC", ht_inject_codename(inject(pid, probe1,
-		    1000, "static")), "static: ESTATIC");
+		is_string("ESTATIC",
+		    ht_inject_codename(inject(pid, probe1, 1000, "static")),
+		    "static: ESTATIC");
 	else
 		ok(0, "static: fixture started");
 	target_kill(t);
@@ -800,10 +820,11 @@ test_refusals(void)
 	/* A library that is not there, and one that is not a library: the
 	 * message carries dlerror()'s text, read from the target. */
 	if ((t = blocked("inject-read", &pid)) != NULL) {
-		struct ht_inject	*h;
+		struct ht_inject *h;
 
-		is_string("ENOLIB", ht_inject_codename(inject(pid,
-		    "/nonexistent/libnothing.so", 1000, "no library")),
+		is_string("ENOLIB",
+		    ht_inject_codename(inject(pid, "/nonexistent/libnothing.so",
+			1000, "no library")),
 		    "missing library: ENOLIB");
 		snprintf(garbage, sizeof(garbage), "/tmp/inject-t-%d.so",
 		    (int)getpid());
@@ -817,7 +838,8 @@ test_refusals(void)
 			close(fd);
 		}
 		h = ht_inject_new(pid);
-		code = ht_inject_load(h, garbage, 5000) == 0 ? HT_INJ_OK :
+		code = ht_inject_load(h, garbage, 5000) == 0 ?
+		    HT_INJ_OK :
 		    ht_inject_errcode(h);
 		is_string("EDLOPEN", ht_inject_codename(code),
 		    "not a library: EDLOPEN");
@@ -827,8 +849,9 @@ test_refusals(void)
 		ht_inject_free(h);
 		unlink(garbage);
 		target_send(t, "still\n");
-		is_string("got 6 still xmm=ok", target_line(t, line,
-		    sizeof(line)), "not a library: the target reads normally");
+		is_string("got 6 still xmm=ok",
+		    target_line(t, line, sizeof(line)),
+		    "not a library: the target reads normally");
 	} else
 		ok(0, "library errors: fixture started");
 	target_kill(t);
@@ -840,19 +863,21 @@ test_refusals(void)
 	}
 	if ((t = blocked("inject-read", &pid)) != NULL) {
 		if ((z = fork()) == 0) {
-			struct ht_inject	*h;
+			struct ht_inject *h;
 
 			if (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
 			    setuid(65534) != 0)
 				_exit(100);
 			h = ht_inject_new(pid);
 			code = ht_inject_load(h, probe1, 1000) == 0 ?
-			    HT_INJ_OK : ht_inject_errcode(h);
+			    HT_INJ_OK :
+			    ht_inject_errcode(h);
 			_exit(code);
 		}
 		waitpid(z, &st, 0);
-		is_string("EPERM", ht_inject_codename(WIFEXITED(st) ?
-		    WEXITSTATUS(st) : -1), "other user: EPERM");
+		is_string("EPERM",
+		    ht_inject_codename(WIFEXITED(st) ? WEXITSTATUS(st) : -1),
+		    "other user: EPERM");
 		target_send(t, "ok\n");
 		is_string("got 3 ok xmm=ok", target_line(t, line, sizeof(line)),
 		    "other user: target unaffected");

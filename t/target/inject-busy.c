@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile unsigned long	counter;
+static volatile unsigned long counter;
 
 int
 main(int argc, char **argv)
 {
-	int	sys = argc > 1 && strcmp(argv[1], "sys") == 0;
+	int sys = argc > 1 && strcmp(argv[1], "sys") == 0;
 
 	(void)prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	printf("ready %d %p\n", (int)getpid(), (void *)&counter);

@@ -29,22 +29,22 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NWORKER	8
+#define NWORKER 8
 #define NSLOT	64
 #define NOPS	4000
 
 struct worker {
-	pthread_t	t;
-	unsigned	id;
-	uint64_t	hash;
-	unsigned long	rounds;
-	unsigned long	bad;
+	pthread_t t;
+	unsigned id;
+	uint64_t hash;
+	unsigned long rounds;
+	unsigned long bad;
 };
 
-static struct worker	workers[NWORKER];
-static volatile int	stop;
-static const char	*until;
-static volatile sig_atomic_t	nsig;
+static struct worker workers[NWORKER];
+static volatile int stop;
+static const char *until;
+static volatile sig_atomic_t nsig;
 
 static void
 on_usr1(int sig)
@@ -78,7 +78,7 @@ fill(unsigned char *p, size_t n, unsigned char v)
 static int
 check(const unsigned char *p, size_t n, unsigned char v)
 {
-	size_t	i;
+	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (p[i] != v)
@@ -89,13 +89,13 @@ check(const unsigned char *p, size_t n, unsigned char v)
 static uint64_t
 round_once(struct worker *w)
 {
-	unsigned char	*slot[NSLOT] = { 0 };
-	size_t		 size[NSLOT] = { 0 };
-	unsigned char	 val[NSLOT] = { 0 };
-	uint64_t	 s = 0x9e3779b97f4a7c15ULL * (w->id + 1), h = w->id;
-	uint64_t	 r;
-	size_t		 n;
-	int		 i, k;
+	unsigned char *slot[NSLOT] = { 0 };
+	size_t size[NSLOT] = { 0 };
+	unsigned char val[NSLOT] = { 0 };
+	uint64_t s = 0x9e3779b97f4a7c15ULL * (w->id + 1), h = w->id;
+	uint64_t r;
+	size_t n;
+	int i, k;
 
 	for (i = 0; i < NOPS; i++) {
 		r = rng(&s);
@@ -148,8 +148,8 @@ round_once(struct worker *w)
 static void *
 work(void *arg)
 {
-	struct worker	*w = arg;
-	uint64_t	 h;
+	struct worker *w = arg;
+	uint64_t h;
 
 	do {
 		h = round_once(w);
@@ -165,8 +165,8 @@ work(void *arg)
 static void *
 control(void *arg)
 {
-	struct timespec	ts = { 0, 10 * 1000000 };
-	char		c;
+	struct timespec ts = { 0, 10 * 1000000 };
+	char c;
 
 	(void)arg;
 	if (until != NULL)
@@ -182,12 +182,12 @@ control(void *arg)
 int
 main(int argc, char **argv)
 {
-	struct sigaction	sa;
-	pthread_t		ctl;
-	uint64_t		sum = 0;
-	unsigned long		rounds = 0, bad = 0;
-	unsigned		i;
-	int			a;
+	struct sigaction sa;
+	pthread_t ctl;
+	uint64_t sum = 0;
+	unsigned long rounds = 0, bad = 0;
+	unsigned i;
+	int a;
 
 	for (a = 1; a < argc; a++) {
 		if (strcmp(argv[a], "--until") == 0 && a + 1 < argc)
@@ -197,7 +197,8 @@ main(int argc, char **argv)
 			sa.sa_handler = on_usr1;
 			sigaction(SIGUSR1, &sa, NULL);
 		} else {
-			fprintf(stderr, "usage: inject-hammer [--until FILE] "
+			fprintf(stderr,
+			    "usage: inject-hammer [--until FILE] "
 			    "[--sigusr1]\n");
 			return 2;
 		}
@@ -208,8 +209,7 @@ main(int argc, char **argv)
 		return 1;
 	for (i = 0; i < NWORKER; i++) {
 		workers[i].id = i;
-		if (pthread_create(&workers[i].t, NULL, work,
-		    &workers[i]) != 0)
+		if (pthread_create(&workers[i].t, NULL, work, &workers[i]) != 0)
 			return 1;
 	}
 	printf("ready %d\n", (int)getpid());

@@ -23,17 +23,17 @@
 #include <unistd.h>
 
 #ifndef PROBE_NAME
-#define PROBE_NAME	"probe"
+#define PROBE_NAME "probe"
 #endif
 
-int	ht_probe_loads;
+int ht_probe_loads;
 
 __attribute__((constructor)) static void
 probe_init(void)
 {
-	const char	*fd = getenv("HT_PROBE_FD");
-	char		 buf[64];
-	int		 n;
+	const char *fd = getenv("HT_PROBE_FD");
+	char buf[64];
+	int n;
 
 #ifdef PROBE_SYSCALLS
 	for (n = 0; n < PROBE_SYSCALLS; n++)

@@ -42,12 +42,11 @@
 #include <string.h>
 #include <unistd.h>
 
-static const uint64_t	pattern[4] = { 0x0123456789abcdefULL,
-			    0xfedcba9876543210ULL, 0x1122334455667788ULL,
-			    0x99aabbccddeeff00ULL };
+static const uint64_t pattern[4] = { 0x0123456789abcdefULL,
+	0xfedcba9876543210ULL, 0x1122334455667788ULL, 0x99aabbccddeeff00ULL };
 
-static volatile sig_atomic_t	usr1;
-static char			altstack[65536];
+static volatile sig_atomic_t usr1;
+static char altstack[65536];
 
 static void
 on_usr1(int sig)
@@ -59,7 +58,7 @@ on_usr1(int sig)
 static int
 blocked_callback(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	char	c;
+	char c;
 
 	(void)info;
 	(void)size;
@@ -74,8 +73,8 @@ blocked_callback(struct dl_phdr_info *info, size_t size, void *arg)
 static void
 blocked_handler(int sig)
 {
-	static const char	in[] = "in handler\n", out[] = "left handler\n";
-	char			c;
+	static const char in[] = "in handler\n", out[] = "left handler\n";
+	char c;
 
 	(void)sig;
 	if (write(1, in, sizeof(in) - 1) < 0)
@@ -90,11 +89,11 @@ blocked_handler(int sig)
 static int
 state_ok(void)
 {
-	sigset_t	m;
-	stack_t		ss;
+	sigset_t m;
+	stack_t ss;
 
-	if (sigprocmask(SIG_BLOCK, NULL, &m) != 0 || sigaltstack(NULL, &ss) !=
-	    0)
+	if (sigprocmask(SIG_BLOCK, NULL, &m) != 0 ||
+	    sigaltstack(NULL, &ss) != 0)
 		return 0;
 	return sigismember(&m, SIGWINCH) && !sigismember(&m, SIGUSR1) &&
 	    ss.ss_sp == altstack && ss.ss_size == sizeof(altstack) &&
@@ -105,26 +104,26 @@ state_ok(void)
 static long
 raw_syscall(long nr, long a0, long a1, long a2, int avx, int *vec_ok)
 {
-	uint64_t	out[4] = { 0, 0, 0, 0 };
-	long		ret;
+	uint64_t out[4] = { 0, 0, 0, 0 };
+	long ret;
 
 	if (avx)
 		__asm__ volatile("vmovdqu (%[in]), %%ymm8\n\t"
-		    "syscall\n\t"
-		    "vmovdqu %%ymm8, (%[out])\n\t"
-		    "vzeroupper"
-		    : "=a"(ret)
-		    : "a"(nr), "D"(a0), "S"(a1), "d"(a2),
-		      [in] "r"(pattern), [out] "r"(out)
-		    : "rcx", "r11", "memory", "xmm8");
+				 "syscall\n\t"
+				 "vmovdqu %%ymm8, (%[out])\n\t"
+				 "vzeroupper"
+				 : "=a"(ret)
+				 : "a"(nr), "D"(a0), "S"(a1),
+				 "d"(a2), [in] "r"(pattern), [out] "r"(out)
+				 : "rcx", "r11", "memory", "xmm8");
 	else
 		__asm__ volatile("movdqu (%[in]), %%xmm8\n\t"
-		    "syscall\n\t"
-		    "movdqu %%xmm8, (%[out])"
-		    : "=a"(ret)
-		    : "a"(nr), "D"(a0), "S"(a1), "d"(a2),
-		      [in] "r"(pattern), [out] "r"(out)
-		    : "rcx", "r11", "memory", "xmm8");
+				 "syscall\n\t"
+				 "movdqu %%xmm8, (%[out])"
+				 : "=a"(ret)
+				 : "a"(nr), "D"(a0), "S"(a1),
+				 "d"(a2), [in] "r"(pattern), [out] "r"(out)
+				 : "rcx", "r11", "memory", "xmm8");
 	*vec_ok = memcmp(out, pattern, avx ? 32 : 16) == 0;
 	return ret;
 }
@@ -132,13 +131,13 @@ raw_syscall(long nr, long a0, long a1, long a2, int avx, int *vec_ok)
 int
 main(int argc, char **argv)
 {
-	struct sigaction	sa;
-	struct pollfd		pfd = { 0, POLLIN, 0 };
-	sigset_t		mask;
-	stack_t			ss;
-	char			buf[256];
-	long			n, r;
-	int			avx, vec_ok, use_poll;
+	struct sigaction sa;
+	struct pollfd pfd = { 0, POLLIN, 0 };
+	sigset_t mask;
+	stack_t ss;
+	char buf[256];
+	long n, r;
+	int avx, vec_ok, use_poll;
 
 	__builtin_cpu_init();
 	avx = __builtin_cpu_supports("avx");
@@ -170,8 +169,8 @@ main(int argc, char **argv)
 			if (!state_ok())
 				printf("state changed\n");
 			if (r != 1 || !vec_ok) {
-				printf("poll %ld xmm=%s\n", r, vec_ok ? "ok" :
-				    "bad");
+				printf("poll %ld xmm=%s\n", r,
+				    vec_ok ? "ok" : "bad");
 				continue;
 			}
 		}
@@ -180,8 +179,8 @@ main(int argc, char **argv)
 		if (!state_ok())
 			printf("state changed\n");
 		if (n == -4) {
-			printf("eintr usr1=%d xmm=%s\n", (int)usr1, vec_ok ?
-			    "ok" : "bad");
+			printf("eintr usr1=%d xmm=%s\n", (int)usr1,
+			    vec_ok ? "ok" : "bad");
 			continue;
 		}
 		if (n <= 0) {
