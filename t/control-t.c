@@ -313,25 +313,6 @@ client_open(pid_t pid, int send_ms, int recv_ms, const void *buf, size_t len)
 	return fd;
 }
 
-/* Receive exactly len bytes: 0, or -1 (timeout, error, end of file). */
-static int
-recv_full(int fd, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		n = recv(fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Read a STATUS reply and the agent's close from fd: 0, or -1. */
 static int
 status_reply(int fd)
@@ -728,7 +709,7 @@ report_begin(pid_t pid, struct ht_msg_header *h)
 	ht_proto_put_header(b, HT_MSG_REPORT, 0);
 	if ((fd = client_open(pid, 5000, 5000, b, sizeof(b))) < 0)
 		return -1;
-	if (recv_full(fd, b, sizeof(b)) != 0 ||
+	if (agent_read_full(fd, b, sizeof(b)) != 0 ||
 	    ht_proto_get_header(b, h) != 0 || h->type != HT_MSG_PROFILE) {
 		close(fd);
 		return -1;
@@ -766,7 +747,7 @@ test_slow_reader(struct fixture *t)
 	nanosleep(&pause, NULL);
 	if (fd >= 0 && (buf = malloc(h.length)) == NULL)
 		bail("out of memory");
-	p = fd >= 0 && recv_full(fd, buf, h.length) == 0 ?
+	p = fd >= 0 && agent_read_full(fd, buf, h.length) == 0 ?
 	    ht_profile_decode(buf, h.length, err, sizeof(err)) :
 	    NULL;
 	if (fd >= 0 && p == NULL)
