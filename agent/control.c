@@ -1,25 +1,36 @@
 /*
- * The agent's thread: set up (attach mode), then serve the control socket
- * one connection at a time and, between connections, patch modules the
- * loader brought in behind the dlopen hook's back.
+ * The agent's thread (control.h): set up (attach mode), then one poll loop
+ * over the listening socket, the connections and the dump triggers'
+ * eventfd.  Between wake-ups it patches modules the loader brought in
+ * behind the dlopen hook's back, and writes the dumps whose time has come
+ * (dump.h): a sample that crosses an every-bytes mark wakes it through the
+ * eventfd, and its timeout is no later than the next interval dump, RSS
+ * check, connection deadline or look at the loader's counters.
  *
- * Between connections it also writes the dumps whose time has come
- * (dump.h): it polls the eventfd through which a sample that crosses an
- * every-bytes mark wakes it, with a timeout no later than the next
- * interval dump or RSS check.
+ * No client can hold up another.  Every socket is non-blocking and the
+ * loop never waits on one: there are CONNS places for connections, each
+ * with its own request buffer (mapped at the first connection), and a step
+ * only reads what has arrived or sends what the socket takes.  A request
+ * must arrive whole within REQUEST_MS of the accept, a reply must make
+ * progress every STALL_MS and be sent within REPLY_MS; past its deadline a
+ * connection is closed.  When every place is taken, a new connection
+ * drops an idle one (one whose request is not whole yet) rather than being
+ * refused: the oldest of the process that holds the most.  So a client
+ * that opens many connections and says nothing crowds out only itself, and
+ * a client whose request has arrived is served at once.
  *
- * Every wait is bounded: a whole request must arrive within IO_TIMEOUT_MS,
- * and a reply must make progress every IO_TIMEOUT_MS and be done within
- * REPLY_DEADLINE_MS, so a client that stalls delays the next one by seconds
- * at most.  ht_lock_global is held only while the profile is encoded into a
- * memfd, never while the socket blocks, so a slow client never holds up the
- * target's allocations.
+ * A profile is encoded into a memfd under ht_lock_global, mapped, and sent
+ * from the mapping as fast as its reader takes it: the lock is never held
+ * while a socket waits, and a reader that stops reading holds only its own
+ * place.  Each report in flight is a copy of the profile in the target's
+ * memory, so at most REPORTS are sent at once; one more is told ERR BUSY
+ * at once rather than queued behind readers that may be slow on purpose.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 #include <errno.h>
@@ -46,12 +57,15 @@
 #include "snapshot.h"
 #include "tables.h"
 
-#define STACK_SIZE	  (256 * 1024)
-#define IO_TIMEOUT_MS	  2000
-#define REPLY_DEADLINE_MS 60000
-#define WATCH_MS	  1000
-#define BACKLOG		  16
-#define ERR_MAX		  160
+#define STACK_SIZE (256 * 1024)
+#define REQUEST_S  2 /* to send a whole request, from the accept */
+#define REQUEST_MS (REQUEST_S * 1000)
+#define STALL_MS   2000	 /* a reply must make progress this often */
+#define REPLY_MS   60000 /* and be sent within this */
+#define WATCH_MS   1000
+#define BACKLOG	   64
+#define CONNS	   32 /* connections served at once */
+#define REPORTS	   4  /* of them sending a profile */
 
 #define STR(x)	#x
 #define XSTR(x) STR(x)
@@ -65,8 +79,32 @@ static int lfd = -1;
 static dev_t lfd_dev;
 static ino_t lfd_ino;
 static int lost; /* it was taken from us: bind again */
-/* The connection being served and the report's memfd, for fork_child. */
-static int conn_fd = -1, report_fd = -1;
+/* The memfd a report is being encoded into, for fork_child. */
+static int report_fd = -1;
+
+/*
+ * A connection: its request arrives in buf, then its reply goes out of
+ * buf[0..len) followed by map[0..maplen) (a profile), sent bytes of the
+ * two so far.  Like the listening socket, fd is checked against the
+ * socket's inode before each use.
+ */
+struct conn {
+	int fd;		    /* -1: a free place */
+	int sending;	    /* the request is whole, the reply on its way */
+	ino_t ino;	    /* the socket's */
+	pid_t peer;	    /* the client's process (SO_PEERCRED) */
+	uint64_t seq;	    /* the order of the accepts: the oldest */
+	uint64_t deadline;  /* CLOCK_MONOTONIC ms: closed then */
+	uint64_t reply_end; /* the reply is sent by then */
+	size_t have, need;  /* the request's bytes in buf, and its length */
+	size_t len, sent;
+	uint8_t *map;
+	size_t maplen;
+	uint8_t buf[HT_PROTO_MAX_REQUEST];
+};
+
+static struct conn *conns; /* CONNS places, mapped at the first connection */
+static uint64_t accepts;
 
 /* dl_iterate_phdr's counters: seen at the last rescan, and at the last
  * look. */
@@ -79,8 +117,6 @@ static struct dlcount seen = { ~0ull, ~0ull }, last = { ~0ull, ~0ull };
  * thread's lazy binding resolved while it was patching, and only a later
  * patch takes it; repeated while one makes progress. */
 static int settle;
-
-static uint8_t req[HT_PROTO_MAX_REQUEST];
 
 static int
 left_ms(uint64_t deadline)
@@ -132,6 +168,17 @@ socket_ours(void)
 
 	return lfd >= 0 && fstat(lfd, &st) == 0 && S_ISSOCK(st.st_mode) &&
 	    st.st_dev == lfd_dev && st.st_ino == lfd_ino;
+}
+
+/* Is c's descriptor still the socket we accepted?  (Sockets are told apart
+ * by their inode: they all live on one device.) */
+static int
+conn_ours(const struct conn *c)
+{
+	struct stat st;
+
+	return c->fd >= 0 && fstat(c->fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    st.st_ino == c->ino;
 }
 
 static int
@@ -195,91 +242,121 @@ watch_modules(void)
 	last = c;
 }
 
-/* Receive exactly len bytes by deadline.  Returns len, the bytes received
- * before the peer closed (possibly 0), or -1 on timeout or error. */
-static ssize_t
-recv_exact(int fd, uint8_t *buf, size_t len, uint64_t deadline)
+/*
+ * Forget c: close its socket if it is still ours, unmap its profile.  fd
+ * is cleared before the close: a fork in between leaves its child a copy
+ * of the connection (closed at its exec) rather than have the child close
+ * a number that the program may have reused after our close.
+ */
+static void
+conn_close(struct conn *c)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-	size_t got = 0;
-	ssize_t n;
-	int t;
+	int fd = c->fd, ours = conn_ours(c);
 
-	while (got < len) {
-		n = recv(fd, buf + got, len - got, MSG_DONTWAIT);
-		if (n > 0) {
-			got += (size_t)n;
-			continue;
-		}
-		if (n == 0)
-			return (ssize_t)got;
-		if (errno == EINTR)
-			continue;
-		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			return -1;
-		if ((t = left_ms(deadline)) == 0)
-			return -1;
-		if (poll(&pfd, 1, t) < 0 && errno != EINTR)
-			return -1;
-	}
-	return (ssize_t)got;
+	__atomic_store_n(&c->fd, -1, __ATOMIC_RELEASE);
+	if (ours)
+		close(fd);
+	if (c->map != NULL)
+		munmap(c->map, c->maplen);
+	c->map = NULL;
+	c->maplen = 0;
 }
 
-/* Send len bytes, each wait at most IO_TIMEOUT_MS, all by deadline.
- * MSG_NOSIGNAL: a client gone away must not raise SIGPIPE. */
+/*
+ * Send what the socket takes of c's reply, never waiting.  Returns 1 once
+ * all of it is sent, 0 if more is to come (at POLLOUT), -1 if the client
+ * is gone.  MSG_NOSIGNAL: a SIGPIPE for a client gone away would stay
+ * pending forever on this thread, which blocks every signal.
+ */
 static int
-send_all(int fd, const void *buf, size_t len, uint64_t deadline)
+conn_send(struct conn *c)
 {
-	struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-	const uint8_t *p = buf;
+	struct iovec iov[2];
+	struct msghdr m;
+	size_t off;
 	ssize_t n;
-	int t, r;
 
-	while (len > 0) {
-		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (c->sent < c->len + c->maplen) {
+		memset(&m, 0, sizeof(m));
+		m.msg_iov = iov;
+		if (c->sent < c->len) {
+			iov[m.msg_iovlen].iov_base = c->buf + c->sent;
+			iov[m.msg_iovlen++].iov_len = c->len - c->sent;
+		}
+		if (c->maplen > 0) {
+			off = c->sent > c->len ? c->sent - c->len : 0;
+			iov[m.msg_iovlen].iov_base = c->map + off;
+			iov[m.msg_iovlen++].iov_len = c->maplen - off;
+		}
+		n = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
+			c->sent += (size_t)n;
+			c->deadline = ht_prim_mono_ms() + STALL_MS;
+			if (c->deadline > c->reply_end)
+				c->deadline = c->reply_end;
 			continue;
 		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
-			return -1;
-		if ((t = left_ms(deadline)) == 0)
-			return -1;
-		if ((r = poll(&pfd, 1,
-			 t < IO_TIMEOUT_MS ? t : IO_TIMEOUT_MS)) == 0)
-			return -1; /* no progress: the client is stuck */
-		if (r < 0 && errno != EINTR)
-			return -1;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		return -1;
 	}
-	return 0;
+	return 1;
 }
 
+/* Send what the socket takes of c's reply; close c once it is all sent,
+ * or its client gone. */
 static void
-reply_err(int fd, uint32_t code, const char *msg)
+flush(struct conn *c)
 {
-	uint8_t buf[HT_PROTO_HEADER + 4 + ERR_MAX];
-	size_t n = ht_proto_encode_err(buf, sizeof(buf), code, msg);
-
-	(void)send_all(fd, buf, n, ht_prim_mono_ms() + IO_TIMEOUT_MS);
+	if (!conn_ours(c) || conn_send(c) != 0)
+		conn_close(c);
 }
 
+/* c's reply is in buf[0..len), followed by its map if it has one: send it
+ * from now on. */
 static void
-reply_ok(int fd)
+reply(struct conn *c, size_t len)
 {
-	uint8_t buf[HT_PROTO_HEADER];
+	uint64_t now = ht_prim_mono_ms();
 
-	ht_proto_put_header(buf, HT_MSG_OK, 0);
-	(void)send_all(fd, buf, sizeof(buf), ht_prim_mono_ms() + IO_TIMEOUT_MS);
+	c->len = len;
+	c->sent = 0;
+	c->sending = 1;
+	c->reply_end = now + REPLY_MS;
+	c->deadline = now + STALL_MS;
 }
 
 static void
-reply_status(int fd)
+reply_err(struct conn *c, uint32_t code, const char *msg)
+{
+	reply(c, ht_proto_encode_err(c->buf, sizeof(c->buf), code, msg));
+}
+
+static void
+reply_ok(struct conn *c)
+{
+	ht_proto_put_header(c->buf, HT_MSG_OK, 0);
+	reply(c, HT_PROTO_HEADER);
+}
+
+/* Tell c why it is dropped (what a fresh socket takes, no more), and close
+ * it. */
+static void
+drop(struct conn *c, uint32_t code, const char *msg)
+{
+	if (conn_ours(c)) {
+		reply_err(c, code, msg);
+		(void)conn_send(c);
+	}
+	conn_close(c);
+}
+
+static void
+reply_status(struct conn *c)
 {
 	struct ht_status st;
-	uint8_t buf[HT_PROTO_HEADER + 128];
 	size_t n, slots, modules;
 	int hooked;
 
@@ -304,11 +381,11 @@ reply_status(int fd)
 	    sizeof(PACKAGE_VERSION) < sizeof(st.agent_version) ?
 		sizeof(PACKAGE_VERSION) :
 		sizeof(st.agent_version) - 1);
-	n = ht_proto_encode_status(buf, sizeof(buf), &st);
+	n = ht_proto_encode_status(c->buf, sizeof(c->buf), &st);
 	if (n == 0)
-		reply_err(fd, HT_ERR_INTERNAL, "status does not fit");
+		reply_err(c, HT_ERR_INTERNAL, "status does not fit");
 	else
-		(void)send_all(fd, buf, n, ht_prim_mono_ms() + IO_TIMEOUT_MS);
+		reply(c, n);
 }
 
 /* Why a dump prefix is refused, from ht_dump_check_prefix's errno: the
@@ -337,12 +414,12 @@ prefix_problem(int e)
 }
 
 static void
-do_start(int fd, const struct ht_request *r)
+do_start(struct conn *c, const struct ht_request *r)
 {
 	static struct ht_dump_cfg cfg; /* large; this thread only */
 
 	if (!ht_agent_hooked()) {
-		reply_err(fd, HT_ERR_DETACHED,
+		reply_err(c, HT_ERR_DETACHED,
 		    "the hooks are removed (detached); hook again first");
 		return;
 	}
@@ -351,8 +428,7 @@ do_start(int fd, const struct ht_request *r)
 		/* Before anything changes: a refused start leaves the
 		 * running session as it was. */
 		if (ht_dump_check_prefix(r->dump_prefix) != 0) {
-			reply_err(fd, HT_ERR_DUMP_PREFIX,
-			    prefix_problem(errno));
+			reply_err(c, HT_ERR_DUMP_PREFIX, prefix_problem(errno));
 			return;
 		}
 		memcpy(cfg.prefix, r->dump_prefix, sizeof(cfg.prefix));
@@ -363,39 +439,51 @@ do_start(int fd, const struct ht_request *r)
 	}
 	if (ht_agent_start(r->rate, &cfg, (r->flags & HT_START_RESTART) != 0) !=
 	    0)
-		reply_err(fd, HT_ERR_RUNNING, "a session is running");
+		reply_err(c, HT_ERR_RUNNING, "a session is running");
 	else
-		reply_ok(fd);
+		reply_ok(c);
 }
 
 static void
-do_stop(int fd)
+do_stop(struct conn *c)
 {
 	if (ht_agent_stop() == 0)
-		reply_ok(fd);
+		reply_ok(c);
 	else
-		reply_err(fd, HT_ERR_NOT_RUNNING, "no session is running");
+		reply_err(c, HT_ERR_NOT_RUNNING, "no session is running");
 }
 
 /*
  * The profile is encoded into a memfd under the lock, then sent from a
- * read-only mapping of it with send(MSG_NOSIGNAL): sendfile() has no way
- * to refuse SIGPIPE, and a SIGPIPE aimed at this thread (which blocks it)
- * would stay pending on it forever.
+ * read-only mapping of it with sendmsg(MSG_NOSIGNAL), not sendfile(), which
+ * has no way to refuse SIGPIPE.  The mapping alone keeps the memfd's pages:
+ * the descriptor is closed at once, and a fork's child does not inherit
+ * the mapping (MADV_DONTFORK), so neither holds a copy of the profile.
  */
 static void
-do_report(int fd)
+do_report(struct conn *c)
 {
-	uint8_t hdr[HT_PROTO_HEADER];
-	uint64_t deadline;
 	off_t size;
 	void *map;
-	int mfd, e;
+	int mfd, e, i, n;
 
+	/* Those whose reader has gone free their place here, not only once
+	 * the loop polls them. */
+	for (i = 0, n = 0; i < CONNS; i++) {
+		if (conns[i].fd < 0 || conns[i].map == NULL)
+			continue;
+		flush(&conns[i]);
+		n += conns[i].fd >= 0;
+	}
+	if (n >= REPORTS) {
+		reply_err(c, HT_ERR_BUSY,
+		    "other reports are being sent; try again");
+		return;
+	}
 	if ((mfd = report_fd = memfd_create("heaptool-report", MFD_CLOEXEC)) <
 	    0) {
 		e = errno;
-		reply_err(fd,
+		reply_err(c,
 		    e == ENOMEM || e == EMFILE || e == ENFILE ? HT_ERR_NOMEM :
 								HT_ERR_INTERNAL,
 		    "cannot create the report's memfd");
@@ -403,93 +491,43 @@ do_report(int fd)
 	}
 	if (ht_snapshot_fd(mfd, 0, 0) != 0) {
 		e = errno;
-		reply_err(fd,
+		reply_err(c,
 		    e == ENOMEM || e == ENOSPC ? HT_ERR_NOMEM : HT_ERR_INTERNAL,
 		    "cannot encode the profile");
 		goto out_close;
 	}
 	size = lseek(mfd, 0, SEEK_END);
 	if (size <= 0 || (uint64_t)size > HT_PROTO_MAX_REPLY) {
-		reply_err(fd, HT_ERR_INTERNAL,
+		reply_err(c, HT_ERR_INTERNAL,
 		    size <= 0 ? "the profile is empty" :
 				"the profile is too large");
 		goto out_close;
 	}
 	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, mfd, 0);
 	if (map == MAP_FAILED) {
-		reply_err(fd, HT_ERR_NOMEM, "cannot map the profile");
+		reply_err(c, HT_ERR_NOMEM, "cannot map the profile");
 		goto out_close;
 	}
-	deadline = ht_prim_mono_ms() + REPLY_DEADLINE_MS;
-	ht_proto_put_header(hdr, HT_MSG_PROFILE, (uint32_t)size);
-	if (send_all(fd, hdr, sizeof(hdr), deadline) == 0)
-		(void)send_all(fd, map, (size_t)size, deadline);
-	munmap(map, (size_t)size);
+	(void)madvise(map, (size_t)size, MADV_DONTFORK);
+	c->map = map;
+	c->maplen = (size_t)size;
+	ht_proto_put_header(c->buf, HT_MSG_PROFILE, (uint32_t)size);
+	reply(c, HT_PROTO_HEADER);
 out_close:
 	report_fd = -1;
 	close(mfd);
 }
 
-static int
-peer_allowed(int fd)
-{
-	struct ucred cr;
-	socklen_t len = sizeof(cr);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
-	    len != sizeof(cr))
-		return 0;
-	return cr.uid == 0 || cr.uid == getuid() || cr.uid == geteuid();
-}
-
+/* c's request is whole in buf: carry it out and put the reply in c. */
 static void
-serve_one(int fd)
+serve_request(struct conn *c)
 {
-	struct timeval tv = { IO_TIMEOUT_MS / 1000, 0 };
-	struct ht_msg_header h;
 	struct ht_request r;
-	uint64_t deadline;
-	ssize_t n;
 	int code;
 
-	if (!peer_allowed(fd))
-		return;
-	/* Backstops: every wait below is bounded by poll already. */
-	(void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-
-	deadline = ht_prim_mono_ms() + IO_TIMEOUT_MS;
-	if ((n = recv_exact(fd, req, HT_PROTO_HEADER, deadline)) == 0)
-		return; /* connected and hung up: nothing to say */
-	if (n != HT_PROTO_HEADER) {
-		reply_err(fd, HT_ERR_BAD_REQUEST,
-		    "truncated request (or too slow)");
-		return;
-	}
-	/* Refuse on the header alone what no payload could mend. */
-	if (ht_proto_get_header(req, &h) != 0) {
-		reply_err(fd, HT_ERR_BAD_REQUEST, "not a heaptool request");
-		return;
-	}
-	if (h.version != HT_PROTO_VERSION) {
-		reply_err(fd, HT_ERR_VERSION,
-		    "this agent speaks protocol " XSTR(HT_PROTO_VERSION));
-		return;
-	}
-	if (h.length > HT_PROTO_MAX_REQUEST - HT_PROTO_HEADER) {
-		reply_err(fd, HT_ERR_BAD_REQUEST, "request too long");
-		return;
-	}
-	if (h.length > 0 &&
-	    recv_exact(fd, req + HT_PROTO_HEADER, h.length, deadline) !=
-		(ssize_t)h.length) {
-		reply_err(fd, HT_ERR_BAD_REQUEST,
-		    "truncated request (or too slow)");
-		return;
-	}
-	code = ht_proto_parse_request(req, HT_PROTO_HEADER + h.length, &r);
+	code = ht_proto_parse_request(c->buf, c->have, &r);
 	if (code != 0) {
-		reply_err(fd, (uint32_t)code,
+		reply_err(c, (uint32_t)code,
 		    code == HT_ERR_VERSION ?
 			"this agent speaks protocol " XSTR(HT_PROTO_VERSION) :
 			"malformed request");
@@ -498,87 +536,302 @@ serve_one(int fd)
 	switch (r.type) {
 	case HT_MSG_HELLO:
 	case HT_MSG_STATUS:
-		reply_status(fd);
+		reply_status(c);
 		break;
 	case HT_MSG_START:
-		do_start(fd, &r);
+		do_start(c, &r);
 		break;
 	case HT_MSG_STOP:
-		do_stop(fd);
+		do_stop(c);
 		break;
 	case HT_MSG_REPORT:
-		do_report(fd);
+		do_report(c);
 		break;
 	case HT_MSG_DETACH:
 		if (ht_agent_unhook() < 0)
-			reply_err(fd, HT_ERR_INTERNAL,
+			reply_err(c, HT_ERR_INTERNAL,
 			    "could not restore the GOT slots");
 		else
-			reply_ok(fd);
+			reply_ok(c);
 		break;
 	case HT_MSG_HOOK:
 		if (ht_agent_hook() < 0)
-			reply_err(fd, HT_ERR_INTERNAL,
+			reply_err(c, HT_ERR_INTERNAL,
 			    "could not patch the GOT slots");
 		else {
 			settle_now();
-			reply_ok(fd);
+			reply_ok(c);
 		}
 		break;
 	default:
-		reply_err(fd, HT_ERR_BAD_REQUEST, "malformed request");
+		reply_err(c, HT_ERR_BAD_REQUEST, "malformed request");
 		break;
 	}
+}
+
+/*
+ * Read what has arrived of c's request, never past its end (the header
+ * says where), and serve it once it is whole.  What no payload could mend
+ * is refused on the header alone.
+ */
+static void
+conn_read(struct conn *c)
+{
+	struct ht_msg_header h;
+	ssize_t n;
+
+	while (!c->sending) {
+		n = recv(c->fd, c->buf + c->have, c->need - c->have,
+		    MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n < 0 || (n == 0 && c->have == 0)) {
+			/* Connected and hung up: nothing to say. */
+			conn_close(c);
+			return;
+		}
+		if (n == 0) {
+			reply_err(c, HT_ERR_BAD_REQUEST, "truncated request");
+			return;
+		}
+		c->have += (size_t)n;
+		if (c->have < c->need)
+			continue;
+		if (c->need == HT_PROTO_HEADER) {
+			if (ht_proto_get_header(c->buf, &h) != 0) {
+				reply_err(c, HT_ERR_BAD_REQUEST,
+				    "not a heaptool request");
+				return;
+			}
+			if (h.version != HT_PROTO_VERSION) {
+				reply_err(c, HT_ERR_VERSION,
+				    "this agent speaks protocol " XSTR(
+					HT_PROTO_VERSION));
+				return;
+			}
+			if (h.length > HT_PROTO_MAX_REQUEST - HT_PROTO_HEADER) {
+				reply_err(c, HT_ERR_BAD_REQUEST,
+				    "request too long");
+				return;
+			}
+			c->need = HT_PROTO_HEADER + h.length;
+			if (c->have < c->need)
+				continue;
+		}
+		serve_request(c);
+	}
+}
+
+/* The socket of c may have something for us (or room for its reply). */
+static void
+step(struct conn *c)
+{
+	if (!conn_ours(c)) {
+		conn_close(c); /* not ours to close: forgotten */
+		return;
+	}
+	if (!c->sending)
+		conn_read(c);
+	if (c->fd >= 0 && c->sending && conn_send(c) != 0)
+		conn_close(c);
+}
+
+/*
+ * A place for a new connection: a free one, else that of an idle
+ * connection, dropped: of the process with the most idle connections, the
+ * oldest.  NULL if every place is sending a reply.
+ */
+static struct conn *
+place(void)
+{
+	struct conn *c, *victim = NULL;
+	int i, j, k, most = 0;
+
+	for (i = 0; i < CONNS; i++)
+		if (conns[i].fd < 0)
+			return &conns[i];
+	for (i = 0; i < CONNS; i++) {
+		c = &conns[i];
+		if (c->sending)
+			continue;
+		for (j = 0, k = 0; j < CONNS; j++)
+			k += !conns[j].sending && conns[j].peer == c->peer;
+		if (k > most || (k == most && c->seq < victim->seq)) {
+			most = k;
+			victim = c;
+		}
+	}
+	if (victim != NULL)
+		drop(victim, HT_ERR_BUSY,
+		    "too many connections: the oldest idle one is dropped");
+	return victim;
+}
+
+/* The places, mapped at the first connection (and until one can be). */
+static int
+map_places(void)
+{
+	struct conn *t;
+	int i;
+
+	if (conns != NULL)
+		return 0;
+	if ((t = ht_mem_map(CONNS * sizeof(*t))) == NULL)
+		return -1;
+	for (i = 0; i < CONNS; i++)
+		t[i].fd = -1;
+	conns = t;
+	return 0;
+}
+
+/*
+ * Take in fd, just accepted: only the target's user and root are served
+ * (anyone else is closed without a word).  Its request may be there
+ * already: it is served before anything else can take its place.
+ */
+static void
+conn_new(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	struct stat st;
+	struct conn *c;
+	uint8_t buf[HT_PROTO_HEADER + 64];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 ||
+	    len != sizeof(cr) ||
+	    (cr.uid != 0 && cr.uid != getuid() && cr.uid != geteuid()) ||
+	    fstat(fd, &st) != 0 || map_places() != 0) {
+		close(fd);
+		return;
+	}
+	if ((c = place()) == NULL) {
+		(void)send(fd, buf,
+		    ht_proto_encode_err(buf, sizeof(buf), HT_ERR_BUSY,
+			"too many replies being sent; try again"),
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(fd);
+		return;
+	}
+	c->ino = st.st_ino;
+	c->peer = cr.pid;
+	c->seq = accepts++;
+	c->deadline = ht_prim_mono_ms() + REQUEST_MS;
+	c->sending = 0;
+	c->have = 0;
+	c->need = HT_PROTO_HEADER;
+	c->len = c->sent = c->maplen = 0;
+	c->map = NULL;
+	__atomic_store_n(&c->fd, fd, __ATOMIC_RELEASE);
+	step(c);
+}
+
+/* Accept what waits on the listening socket, CONNS connections at most,
+ * so that a flood of them cannot keep the loop from its deadlines. */
+static void
+accept_some(void)
+{
+	int fd, i;
+
+	for (i = 0; i < CONNS; i++) {
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd >= 0) {
+			conn_new(fd);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM) {
+			/* The process is out of descriptors or memory: the
+			 * client waits, we back off. */
+			(void)poll(NULL, 0, 100);
+		}
+		return;
+	}
+}
+
+/* Close the connections past their deadline: those whose request is not
+ * whole are told so.  Returns the next deadline (UINT64_MAX: none). */
+static uint64_t
+expire(void)
+{
+	uint64_t now = ht_prim_mono_ms(), next = UINT64_MAX;
+	struct conn *c;
+	int i;
+
+	for (i = 0; conns != NULL && i < CONNS; i++) {
+		c = &conns[i];
+		if (c->fd < 0)
+			continue;
+		if (now < c->deadline) {
+			if (c->deadline < next)
+				next = c->deadline;
+		} else if (!c->sending)
+			drop(c, HT_ERR_BAD_REQUEST,
+			    "no whole request within " XSTR(REQUEST_S) " s");
+		else
+			conn_close(c); /* stalled, or past REPLY_MS */
+	}
+	return next;
 }
 
 static void
 serve(void)
 {
-	struct pollfd pfds[2], pfd;
-	uint64_t next = ht_prim_mono_ms() + WATCH_MS, due;
-	int fd, n, t;
+	struct pollfd pfds[2 + CONNS];
+	struct conn *at[CONNS];
+	uint64_t next = ht_prim_mono_ms() + WATCH_MS, due, soon;
+	int i, k, n;
 
 	for (;;) {
+		soon = expire();
 		due = ht_dump_tick(ht_prim_mono_ms());
-		t = left_ms(next);
-		if (due != UINT64_MAX && left_ms(due) < t)
-			t = left_ms(due);
+		if (due < soon)
+			soon = due;
+		if (next < soon)
+			soon = next;
 		/* poll ignores an entry whose descriptor is negative. */
 		pfds[0].fd = lfd;
 		pfds[0].events = POLLIN;
-		pfds[0].revents = 0;
 		pfds[1].fd = ht_dump_wake_fd();
 		pfds[1].events = POLLIN;
-		pfds[1].revents = 0;
-		n = poll(pfds, 2, t);
-		if (pfds[1].revents & POLLIN)
+		for (i = 0, k = 0; conns != NULL && i < CONNS; i++) {
+			if (conns[i].fd < 0)
+				continue;
+			pfds[2 + k].fd = conns[i].fd;
+			pfds[2 + k].events = conns[i].sending ? POLLOUT :
+								POLLIN;
+			at[k++] = &conns[i];
+		}
+		for (i = 0; i < 2 + k; i++)
+			pfds[i].revents = 0;
+		n = poll(pfds, (nfds_t)(2 + k), left_ms(soon));
+		if (n > 0 && (pfds[1].revents & POLLIN))
 			ht_dump_wake_clear();
-		/* From here on, n speaks of the listening socket only. */
-		if (n > 0)
-			n = pfds[0].revents != 0;
-		pfd = pfds[0];
-		if (n > 0 && !socket_ours()) {
-			/* Closed or replaced under us: not ours to close.
-			 * The name went with our socket; bind it again at
-			 * the next tick. */
-			lfd = -1;
-			lost = 1;
-		} else if (n > 0 && (pfd.revents & POLLIN)) {
-			fd = conn_fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0) {
-				serve_one(fd);
-				conn_fd = -1;
-				close(fd);
-			} else if (errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM) {
-				/* The process is out of descriptors or
-				 * memory: the client waits, we back off. */
-				(void)poll(NULL, 0, 100);
+		/* The connections first: one whose request is whole is
+		 * served before a new one could take its place. */
+		for (i = 0; n > 0 && i < k; i++)
+			if (pfds[2 + i].revents != 0 &&
+			    at[i]->fd == pfds[2 + i].fd)
+				step(at[i]);
+		if (n > 0 && pfds[0].revents != 0) {
+			if (!socket_ours()) {
+				/* Closed or replaced under us: not ours to
+				 * close.  The name went with our socket;
+				 * bind it again at the next tick. */
+				lfd = -1;
+				lost = 1;
+			} else if (pfds[0].revents & POLLIN)
+				accept_some();
+			else {
+				/* POLLERR on a listening socket: give it
+				 * up. */
+				close(lfd);
+				lfd = -1;
 			}
-		} else if (n > 0) {
-			/* POLLERR on a listening socket: give it up. */
-			close(lfd);
-			lfd = -1;
 		}
 		if (left_ms(next) == 0) {
 			if (lost && open_socket() == 0)
@@ -594,18 +847,24 @@ serve(void)
  * A copy of the listening socket would keep the name bound after this
  * process exits (and a process that reuses the pid could not bind it), and
  * a copy of a connection would keep its client from seeing the end of the
- * reply.
+ * reply.  Each is closed only if it is still ours: the number may be one
+ * of the program's files by now.
  */
 static void
 fork_child(void)
 {
-	if (lfd >= 0)
+	int i;
+
+	if (socket_ours())
 		close(lfd);
-	if (conn_fd >= 0)
-		close(conn_fd);
 	if (report_fd >= 0)
 		close(report_fd);
-	lfd = conn_fd = report_fd = -1;
+	lfd = report_fd = -1;
+	for (i = 0; conns != NULL && i < CONNS; i++) {
+		if (conn_ours(&conns[i]))
+			close(conns[i].fd);
+		conns[i].fd = -1;
+	}
 }
 
 static void *

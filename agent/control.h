@@ -1,12 +1,19 @@
 /*
  * The agent's own thread and the control channel it serves (src/proto.h):
- * an abstract Unix stream socket "\0heaptool.PID", one connection at a
- * time, one request and one reply per connection.  The thread blocks every
- * signal, is named "heaptool", and keeps its TLS guard set for its whole
- * life, so nothing it does (nor anything the loader or libc allocate for it)
- * is sampled.  Between connections it watches dl_iterate_phdr's load and
- * unload counters and patches modules that were loaded without passing
- * through the dlopen hook.
+ * an abstract Unix stream socket "\0heaptool.PID", one request and one
+ * reply per connection.  Only the target's user and root are served, many
+ * clients at once, and none can hold up another: a request must arrive
+ * whole within 2 s of its accept, a reply must keep moving, and when every
+ * place is taken the oldest idle connection (of the process holding the
+ * most) is dropped to make room, with ERR BUSY.  A few reports at most are
+ * sent at once; one more is refused with ERR BUSY.
+ *
+ * The thread blocks every signal, is named "heaptool", and keeps its TLS
+ * guard set for its whole life, so nothing it does (nor anything the
+ * loader or libc allocate for it) is sampled.  Between requests it watches
+ * dl_iterate_phdr's load and unload counters and patches modules that were
+ * loaded without passing through the dlopen hook, and writes the dumps
+ * whose time has come.
  *
  * The thread never prints, exits the process or aborts; when something it
  * needs fails it stops serving and leaves the process as it found it.

@@ -509,6 +509,10 @@ agent_error(struct ht_ctl *h, uint32_t code, const char *msg)
 		    "in the target's view of the file system, as its user: "
 		    "give one the target can write to",
 		    msg[0] != '\0' ? msg : "the dump prefix is unusable");
+	case HT_ERR_BUSY:
+		return fail(h, HT_CTL_EAGENT,
+		    "the agent is busy with other clients (%s); try again",
+		    msg[0] != '\0' ? msg : "no reason given");
 	case HT_ERR_VERSION:
 		return fail(h, HT_CTL_EVERSION,
 		    "the agent refused this "

@@ -6,7 +6,10 @@
  * that the server is the target process (SO_PEERCRED pid), so a squatter
  * cannot impersonate an agent.
  *
- * One request, one reply, then the agent closes the connection.  Every
+ * One request, one reply, then the agent closes the connection.  The
+ * request must arrive whole soon after the connect (agent/control.h);
+ * an agent serving many clients may drop an idle connection or refuse a
+ * report with HT_ERR_BUSY, which asks to try again.  Every
  * message is a 16-byte header and a payload; integers little-endian:
  *
  *   u32 magic "HTCP" (0x50435448), u16 version (HT_PROTO_VERSION),
@@ -76,6 +79,9 @@ enum ht_err {
 	HT_ERR_INTERNAL = 7,
 	HT_ERR_DUMP_PREFIX = 8, /* the dump prefix is relative, or its
 				   directory is not writable by the target */
+	HT_ERR_BUSY = 9,	/* other clients hold every place: a
+				   connection dropped to make room, or a
+				   report while others are being sent */
 };
 
 struct ht_msg_header {

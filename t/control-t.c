@@ -16,6 +16,14 @@
  *   - garbage, other versions, truncated, oversized and silent clients get
  *     an ERR or a closed connection and never stop the agent; several
  *     clients at once are all served; another uid is refused (as root);
+ *   - no client holds up another: with 20 idle connections open (silent,
+ *     or stalled inside a request) a HELLO is answered within 1 s (a
+ *     server of one client at a time, 2 s each, would take 40 s), and the
+ *     idle ones are closed at their deadline, not before; with more idle
+ *     connections than the agent has room for, the oldest are dropped, and
+ *     those of the process that holds the most go first; a reader that
+ *     stops reading a report of megabytes holds up no one, still gets the
+ *     whole profile, and only a few reports are sent at once (ERR BUSY);
  *   - the agent's thread is named "heaptool" and blocks every signal;
  *   - launch mode (HEAPTOOL_PID = the process) serves too, and a process
  *     whose HEAPTOOL_PID is another's has no agent thread;
@@ -25,12 +33,16 @@
 
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +56,22 @@
 #include "proto.h"
 #include "target.h"
 
-#define KEEP_SIZE 4321
-#define LATE_SIZE 5555
+#define KEEP_SIZE  4321
+#define LATE_SIZE  5555
+#define STR(x)	   #x
+#define XSTR(x)	   STR(x)
+#define TREE_SIZE  24
+#define TREE_DEPTH 13 /* 8192 sites: a profile of megabytes */
+
+#define IDLE		20 /* idle connections held while a client is served */
+#define MANY		80 /* more than the agent has room for */
+#define SERVE_MS	1000 /* the bound on serving a client meanwhile */
+/* The agent closes a connection whose request is not whole 2 s after it
+ * connected: look for that between these bounds. */
+#define CLOSE_MIN_MS	1000
+#define CLOSE_MAX_MS	6000
+/* Reports the agent sends at once (agent/control.c's REPORTS). */
+#define REPORTS_AT_ONCE 4
 
 /* ctl-target, and what the test knows of it. */
 struct fixture {
@@ -246,6 +272,152 @@ raw(pid_t pid, const void *buf, size_t len, int shut, uint32_t want)
 	return rc;
 }
 
+static long
+ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)(t.tv_sec - t0->tv_sec) * 1000 +
+	    (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+/*
+ * Connect to pid's agent and send len bytes of buf (none: a silent
+ * client).  The connect and the send time out after send_ms (the connect
+ * otherwise waits for as long as the agent's listen queue is full), each
+ * receive after recv_ms.  Returns the socket, or -1.
+ */
+static int
+client_open(pid_t pid, int send_ms, int recv_ms, const void *buf, size_t len)
+{
+	struct timeval st = { send_ms / 1000, (send_ms % 1000) * 1000 };
+	struct timeval rt = { recv_ms / 1000, (recv_ms % 1000) * 1000 };
+	struct sockaddr_un sa;
+	size_t n;
+	int fd;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		bail("socket: %s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	n = ht_proto_socket_name(sa.sun_path, (uint32_t)pid);
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &st, sizeof(st)) != 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rt, sizeof(rt)) != 0 ||
+	    connect(fd, (struct sockaddr *)&sa,
+		(socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) != 0 ||
+	    (len > 0 && send(fd, buf, len, MSG_NOSIGNAL) != (ssize_t)len)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Read a STATUS reply and the agent's close from fd: 0, or -1. */
+static int
+status_reply(int fd)
+{
+	struct agent_reply r;
+	struct ht_status st;
+	int rc = -1;
+
+	if (agent_read_reply(fd, &r) != 0)
+		return -1;
+	if (r.h.type == HT_MSG_STATUS_REPLY && r.eof &&
+	    ht_proto_decode_status(r.payload, r.h.length, &st) == 0)
+		rc = 0;
+	agent_reply_free(&r);
+	return rc;
+}
+
+/* HELLO on a connection of its own, every wait at most 5 s: 0 if a STATUS
+ * reply came, with *ms the time from before the connect to the agent's
+ * close; -1 otherwise. */
+static int
+timed_hello(pid_t pid, long *ms)
+{
+	struct timespec t0;
+	uint8_t h[HT_PROTO_HEADER];
+	int fd, rc;
+
+	ht_proto_put_header(h, HT_MSG_HELLO, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fd = client_open(pid, 5000, 5000, h, sizeof(h));
+	rc = fd >= 0 ? status_reply(fd) : -1;
+	*ms = ms_since(&t0);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Has the agent closed fd, or said something on it?  Does not wait. */
+static int
+stirred(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) != 0;
+}
+
+/* The agent's last word on an idle fd: the code of an ERR followed by its
+ * close, 0 for a close with nothing said, -1 for anything else (nothing
+ * within fd's receive timeout, another reply). */
+static long
+last_word(int fd)
+{
+	struct agent_reply r;
+	uint32_t code;
+	char msg[256];
+	uint8_t b;
+	long rc = -1;
+
+	if (agent_read_reply(fd, &r) == 0) {
+		if (r.h.type == HT_MSG_ERR && r.eof &&
+		    ht_proto_decode_err(r.payload, r.h.length, &code, msg,
+			sizeof(msg)) == 0)
+			rc = code;
+		agent_reply_free(&r);
+	} else if (recv(fd, &b, 1, MSG_DONTWAIT) == 0)
+		rc = 0;
+	return rc;
+}
+
+/*
+ * Open n idle connections into fds: by turns silent, half a header, a
+ * whole START header with part of its payload.  A connect may wait 1 s for
+ * room in the agent's listen queue; the first that cannot get in ends the
+ * run (the rest of fds is -1).  Returns how many opened.
+ */
+static int
+idle_open(pid_t pid, int *fds, int n)
+{
+	uint8_t b[HT_PROTO_HEADER + 20];
+	int i, opened = 0;
+
+	ht_proto_put_header(b, HT_MSG_START, 46);
+	memset(b + HT_PROTO_HEADER, 0, 20);
+	for (i = 0; i < n; i++)
+		fds[i] = -1;
+	for (i = 0; i < n; i++) {
+		size_t len = i % 3 == 0 ? 0 : i % 3 == 1 ? 8 : sizeof(b);
+
+		if ((fds[i] = client_open(pid, 1000, CLOSE_MAX_MS, b, len)) < 0)
+			break;
+		opened++;
+	}
+	return opened;
+}
+
+static void
+idle_close(int *fds, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 static void
 test_thread(pid_t pid)
 {
@@ -339,8 +511,8 @@ test_clients(pid_t pid)
 	ok(agent_status(pid, &st) == 0 && st.hooked == 1,
 	    "the agent still answers HELLO after all that");
 
-	/* A silent client, and one that stalls inside its header: each
-	 * costs the next client the agent's timeout, no more. */
+	/* A silent client, and one that stalls inside its header: neither
+	 * holds up a third, and both are closed at their deadline. */
 	a = agent_connect(pid, 1);
 	c = agent_connect(pid, 1);
 	ok(a >= 0 && c >= 0 && write(c, b, 8) == 8,
@@ -413,6 +585,206 @@ test_clients(pid_t pid)
 	ok(WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
 	    "a client of uid 65534 is closed without a reply (status %d)",
 	    WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
+}
+
+/*
+ * Idle connections hold up no one: with IDLE of them open, a HELLO is
+ * answered at once; they stay open until their deadline, and then each is
+ * told ERR and closed.
+ */
+static void
+test_idle(pid_t pid)
+{
+	struct timespec t0;
+	int fds[IDLE], i, still, bad, rc;
+	long ms, code, first = -1, last = -1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	is_int(IDLE, idle_open(pid, fds, IDLE),
+	    "%d idle connections open (silent, half a header, part of a "
+	    "payload)",
+	    IDLE);
+	rc = timed_hello(pid, &ms);
+	ok(rc == 0 && ms < SERVE_MS,
+	    "meanwhile a HELLO is answered in %ld ms (< %d)", ms, SERVE_MS);
+	if (ms_since(&t0) < CLOSE_MIN_MS) {
+		for (i = 0, still = 0; i < IDLE; i++)
+			still += fds[i] >= 0 && !stirred(fds[i]);
+		is_int(IDLE, still,
+		    "the idle connections are still open (not dropped to "
+		    "make room)");
+	} else
+		skip("too slow to look at the connections before %d ms",
+		    CLOSE_MIN_MS);
+	for (i = 0, bad = 0; i < IDLE; i++) {
+		code = fds[i] >= 0 ? last_word(fds[i]) : -1;
+		ms = ms_since(&t0);
+		if (code != HT_ERR_BAD_REQUEST && code != 0)
+			bad++;
+		if (i == 0)
+			first = ms;
+		last = ms;
+	}
+	ok(bad == 0 && first >= CLOSE_MIN_MS && last <= CLOSE_MAX_MS,
+	    "each is told ERR BAD_REQUEST and closed at its deadline (the "
+	    "first after %ld ms, the last after %ld ms; %d not)",
+	    first, last, bad);
+	idle_close(fds, IDLE);
+}
+
+/*
+ * More idle connections than the agent has room for: it drops the oldest
+ * rather than refuse the newest, so a client still gets in; and it drops
+ * first those of the process that holds the most, so that a process
+ * opening connections in a loop cannot push out another's.
+ */
+static void
+test_crowd(pid_t pid)
+{
+	static int fds[MANY];
+	uint8_t h[HT_PROTO_HEADER];
+	struct timespec t0;
+	int go[2], done[2], lone, rc;
+	long ms;
+	pid_t kid;
+	char c;
+
+	is_int(MANY, idle_open(pid, fds, MANY), "%d idle connections open",
+	    MANY);
+	rc = timed_hello(pid, &ms);
+	ok(rc == 0 && ms < SERVE_MS,
+	    "meanwhile a HELLO is answered in %ld ms (< %d)", ms, SERVE_MS);
+	ok(fds[MANY - 1] >= 0 && !stirred(fds[MANY - 1]),
+	    "the newest idle connection is still open");
+	is_int(HT_ERR_BUSY, fds[0] >= 0 ? last_word(fds[0]) : -1,
+	    "the oldest was dropped to make room: ERR BUSY");
+	idle_close(fds, MANY);
+
+	ht_proto_put_header(h, HT_MSG_HELLO, 0);
+	lone = client_open(pid, 5000, 5000, NULL, 0);
+	if (pipe(go) != 0 || pipe(done) != 0)
+		bail("pipe: %s", strerror(errno));
+	fflush(NULL);
+	if ((kid = fork()) < 0)
+		bail("fork: %s", strerror(errno));
+	if (kid == 0) {
+		close(go[0]);
+		close(done[1]);
+		c = idle_open(pid, fds, MANY) == MANY ? 'y' : 'n';
+		(void)write(go[1], &c, 1);
+		/* Hold them until the test has its answer (or is gone). */
+		(void)read(done[0], &c, 1);
+		_exit(0);
+	}
+	close(go[1]);
+	close(done[0]);
+	c = 'n';
+	(void)read(go[0], &c, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = lone >= 0 &&
+		send(lone, h, sizeof(h), MSG_NOSIGNAL) == (ssize_t)sizeof(h) ?
+	    status_reply(lone) :
+	    -1;
+	ms = ms_since(&t0);
+	ok(c == 'y' && rc == 0 && ms < SERVE_MS,
+	    "a silent client outlasts another process's %d idle "
+	    "connections: its HELLO is answered in %ld ms",
+	    MANY, ms);
+	close(done[1]);
+	close(go[0]);
+	waitpid(kid, NULL, 0);
+	if (lone >= 0)
+		close(lone);
+}
+
+/* A REPORT on a connection of its own, its reply's header read: the
+ * socket, or -1 (h then says what came instead, if anything did). */
+static int
+report_begin(pid_t pid, struct ht_msg_header *h)
+{
+	uint8_t b[HT_PROTO_HEADER];
+	int fd;
+
+	memset(h, 0, sizeof(*h));
+	ht_proto_put_header(b, HT_MSG_REPORT, 0);
+	if ((fd = client_open(pid, 5000, 5000, b, sizeof(b))) < 0)
+		return -1;
+	if (agent_read_full(fd, b, sizeof(b)) != 0 ||
+	    ht_proto_get_header(b, h) != 0 || h->type != HT_MSG_PROFILE) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * A reader that stops reading a report holds up no one, and still gets
+ * the whole profile.  The profile of 2^TREE_DEPTH sites is far larger than
+ * a socket holds (some 200 KiB), so the agent cannot have sent it whole
+ * while the reader pauses.  Only REPORTS_AT_ONCE reports are sent at once
+ * (each is a copy of the profile in the target's memory): one more is
+ * told ERR BUSY, and served once one is done.
+ */
+static void
+test_slow_reader(struct fixture *t)
+{
+	struct ht_msg_header h;
+	struct ht_profile *p;
+	struct timespec pause = { 0, 200 * 1000 * 1000 };
+	int fd, fds[REPORTS_AT_ONCE], i, n, rc;
+	uint8_t *buf = NULL, b[HT_PROTO_HEADER];
+	char err[256] = "";
+	size_t k, sites;
+	long ms, code;
+
+	fixture_cmd(t, "tree " XSTR(TREE_DEPTH));
+	fd = report_begin(t->pid, &h);
+	ok(fd >= 0 && h.length > 1u << 20,
+	    "a REPORT of %u bytes begins; its reader pauses", h.length);
+	rc = timed_hello(t->pid, &ms);
+	ok(rc == 0 && ms < SERVE_MS,
+	    "meanwhile a HELLO is answered in %ld ms (< %d)", ms, SERVE_MS);
+	nanosleep(&pause, NULL);
+	if (fd >= 0 && (buf = malloc(h.length)) == NULL)
+		bail("out of memory");
+	p = fd >= 0 && agent_read_full(fd, buf, h.length) == 0 ?
+	    ht_profile_decode(buf, h.length, err, sizeof(err)) :
+	    NULL;
+	if (fd >= 0 && p == NULL)
+		diag("the paused reader's profile: %s",
+		    buf != NULL && err[0] != '\0' ? err : "cut short");
+	for (k = 0, sites = 0; p != NULL && k < p->nsites; k++)
+		sites += p->sites[k].alloc_objects == 1 &&
+		    p->sites[k].alloc_bytes == TREE_SIZE &&
+		    p->sites[k].inuse_bytes == 0;
+	ok(p != NULL && sites == 1u << TREE_DEPTH,
+	    "the paused reader gets the whole profile: %zu sites of one "
+	    "%d-byte block",
+	    sites, TREE_SIZE);
+	if (p != NULL)
+		ht_profile_free(p);
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+
+	for (i = 0, n = 0; i < REPORTS_AT_ONCE; i++)
+		n += (fds[i] = report_begin(t->pid, &h)) >= 0;
+	is_int(REPORTS_AT_ONCE, n, "%d REPORTs begin, their readers pause",
+	    REPORTS_AT_ONCE);
+	ht_proto_put_header(b, HT_MSG_REPORT, 0);
+	fd = client_open(t->pid, 5000, 5000, b, sizeof(b));
+	code = fd >= 0 ? last_word(fd) : -1;
+	is_int(HT_ERR_BUSY, code, "one more REPORT: ERR BUSY");
+	if (fd >= 0)
+		close(fd);
+	rc = timed_hello(t->pid, &ms);
+	ok(rc == 0 && ms < SERVE_MS,
+	    "meanwhile a HELLO is answered in %ld ms (< %d)", ms, SERVE_MS);
+	idle_close(fds, REPORTS_AT_ONCE);
+	p = agent_report(t->pid);
+	ok(p != NULL, "once their readers are gone, a REPORT is served");
+	if (p != NULL)
+		ht_profile_free(p);
 }
 
 /* The inode of pid's listening socket "@heaptool.PID", or 0. */
@@ -596,6 +968,9 @@ test_attach(char *transcript, size_t cap)
 	fixture_cmd(&t, "alloc 3");
 
 	test_clients(t.pid);
+	test_idle(t.pid);
+	test_crowd(t.pid);
+	test_slow_reader(&t);
 
 	is_int(0, agent_simple(t.pid, HT_MSG_STOP, 0, 0), "STOP: OK");
 	ok(agent_status(t.pid, &st) == 0 && st.state == HT_STATE_STOPPED &&

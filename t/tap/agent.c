@@ -53,8 +53,8 @@ agent_connect(pid_t pid, int patient)
 	return -1;
 }
 
-static int
-read_full(int fd, void *buf, size_t len)
+int
+agent_read_full(int fd, void *buf, size_t len)
 {
 	uint8_t *p = buf;
 	ssize_t n;
@@ -77,14 +77,14 @@ agent_read_reply(int fd, struct agent_reply *r)
 	uint8_t hdr[HT_PROTO_HEADER], extra;
 
 	memset(r, 0, sizeof(*r));
-	if (read_full(fd, hdr, sizeof(hdr)) != 0 ||
+	if (agent_read_full(fd, hdr, sizeof(hdr)) != 0 ||
 	    ht_proto_get_header(hdr, &r->h) != 0 ||
 	    r->h.version != HT_PROTO_VERSION ||
 	    r->h.length > HT_PROTO_MAX_REPLY)
 		return -1;
 	if ((r->payload = malloc(r->h.length + 1)) == NULL)
 		bail("out of memory");
-	if (read_full(fd, r->payload, r->h.length) != 0) {
+	if (agent_read_full(fd, r->payload, r->h.length) != 0) {
 		agent_reply_free(r);
 		return -1;
 	}

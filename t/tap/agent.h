@@ -27,6 +27,10 @@ struct agent_reply {
  * there yet.  Returns the socket, or -1. */
 int agent_connect(pid_t pid, int patient);
 
+/* Read exactly len bytes from fd into buf: 0, or -1 at end of file, on
+ * an error or after the socket's receive timeout. */
+int agent_read_full(int fd, void *buf, size_t len);
+
 /* Read one reply of this protocol version from fd, and whether the agent
  * then closes the connection.  Returns 0, or -1 (r->payload NULL). */
 int agent_read_reply(int fd, struct agent_reply *r);

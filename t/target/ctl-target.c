@@ -13,6 +13,8 @@
  *   unfork      let the child exit and reap it           "done unfork"
  *   agent       dlopen the library named by $CTL_AGENT (the agent, loaded
  *               as heaptool attach loads it)             "done agent"
+ *   tree D      2^D x malloc(24), then free, each through a call chain of
+ *               its own: 2^D sites, a profile of megabytes "done tree D"
  *   quit (or EOF)  stop the churn, print the checksum    "sum HEX"
  *
  * It starts with "ready ADDR", ADDR being ctl_keep's address: the test finds
@@ -57,6 +59,45 @@ ctl_keep(size_t n)
 		if (nkept < sizeof(kept) / sizeof(kept[0]))
 			kept[nkept++] = p;
 	}
+}
+
+static void ctl_tree(unsigned depth, unsigned path);
+static volatile unsigned tree_calls;
+
+/* Two callers of ctl_tree: a path of lefts and rights through them is a
+ * call chain of its own (the work after each call keeps it from being a
+ * tail call, which would leave no frame). */
+FX_NOINLINE static void
+ctl_left(unsigned depth, unsigned path)
+{
+	ctl_tree(depth, path);
+	tree_calls++;
+}
+
+FX_NOINLINE static void
+ctl_right(unsigned depth, unsigned path)
+{
+	ctl_tree(depth, path);
+	tree_calls++;
+}
+
+FX_NOINLINE static void
+ctl_tree(unsigned depth, unsigned path)
+{
+	void *p;
+
+	if (depth == 0) {
+		p = malloc(24 * one); /* SITE ctl_tree */
+		if (p == NULL) {
+			fprintf(stderr, "ctl-target: out of memory\n");
+			exit(1);
+		}
+		fx_fill(p, 24, path, &sum);
+		free(p);
+	} else if (path & 1)
+		ctl_left(depth - 1, path >> 1);
+	else
+		ctl_right(depth - 1, path >> 1);
 }
 
 static void *
@@ -154,6 +195,12 @@ main(void)
 		if (sscanf(line, "alloc %lu", &n) == 1) {
 			ctl_keep(n);
 			printf("done alloc %lu\n", n);
+		} else if (sscanf(line, "tree %lu", &n) == 1 && n < 20) {
+			unsigned path;
+
+			for (path = 0; path < 1u << n; path++)
+				ctl_tree((unsigned)n, path);
+			printf("done tree %lu\n", n);
 		} else if (strcmp(line, "late\n") == 0) {
 			if (load_late() != 0) {
 				fprintf(stderr,
