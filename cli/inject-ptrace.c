@@ -22,12 +22,13 @@
 #include <unistd.h>
 
 #include "inject-int.h"
+#include "proc.h"
 
 int
 ht_inj_ptrace(struct ht_inject *h, int req, const char *name, pid_t tid,
     void *addr, void *data)
 {
-	char what[128];
+	char what[128], st;
 	int err;
 
 	if (ptrace((enum __ptrace_request)req, tid, addr, data) != -1)
@@ -44,7 +45,14 @@ ht_inj_ptrace(struct ht_inject *h, int req, const char *name, pid_t tid,
 		break;
 	case EPERM:
 	case EACCES:
-		ht_inj_fail_perm(h, err, what);
+		/* The kernel refuses to seize a thread that is exiting with
+		 * EPERM too: that is no missing permission. */
+		st = ht_proc_task_state(h->pid, tid);
+		if (st == 0 || st == 'Z' || st == 'X')
+			ht_inj_fail(h, HT_INJ_ENOPROC, 0,
+			    "%s: the thread is exiting", what);
+		else
+			ht_inj_fail_perm(h, err, what);
 		break;
 	default:
 		ht_inj_fail(h, HT_INJ_ESYS, err, "%s", what);

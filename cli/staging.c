@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,6 +386,15 @@ ht_staging_path(pid_t pid, const struct ht_proc *p, char *out, size_t outlen)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%ld/root", (long)pid);
 	if ((rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT && kill(pid, 0) == 0) {
+			/* The leader's root, maps and memory go with it. */
+			ht_warn("attach %ld: its main thread has exited "
+				"(pthread_exit), and /proc/%ld/root, maps and "
+				"mem with it; such a process cannot be "
+				"attached to yet",
+			    (long)pid, (long)pid);
+			return -1;
+		}
 		if (errno == ENOENT) {
 			ht_warn("attach %ld: no such process (it exited); "
 				"check the PID",

@@ -23,7 +23,7 @@ command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
 [ -x "$HT_BUILDDIR/libheaptool-agent.so" ] ||
     bail "$HT_BUILDDIR/libheaptool-agent.so not built"
-for f in attach-pipe attach-spin libdlfix.so; do
+for f in attach-pipe attach-spin attach-leaderexit libdlfix.so; do
 	[ -x "$TARGETS/$f" ] ||
 	    bail "$TARGETS/$f not built (make check builds it)"
 done
@@ -487,5 +487,26 @@ echo quit >&8
 exec 8>&-
 wait "$p3"
 ok $? "the process of the stopped and unprivileged parts exits normally"
+
+# A process whose main thread ended with pthread_exit: its leader is a
+# zombie thread, whose /proc/PID/root, maps and mem are gone.  attach
+# cannot use it yet, and must say so (not "no such process", nor a
+# missing permission), and leave the process as it was.
+start_pipe leader "$TARGETS/attach-leaderexit"
+pl=$pid
+exec 8>"$HT_TMP/leader.in"
+wait_line "$HT_TMP/leader.out" ready
+ok $? "a process whose main thread has exited (its leader a zombie)"
+ht_fails l1 1 "main thread has exited \\(pthread_exit\\)" \
+    "attach says its main thread has exited" attach --timeout 10 "$pl"
+is "0 0" "$(proc_field "$pl" TracerPid) $(agent_files "$pl")" \
+    "the process is untraced and has no agent"
+echo hello >&8
+wait_line "$HT_TMP/leader.out" "got: hello"
+ok $? "the process reads on"
+echo quit >&8
+exec 8>&-
+wait "$pl"
+ok $? "and exits normally"
 
 done_testing
