@@ -96,7 +96,8 @@ ht_cmd_start(int argc, char **argv)
 		    argv[optind]);
 	if ((rc = ht_dump_opts_finish(&dumps)) != HT_EXIT_OK)
 		return rc;
-	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
+	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK ||
+	    (rc = ht_dump_opts_check(&dumps, pid)) != HT_EXIT_OK)
 		return rc;
 	if ((c = ht_target_ctl(pid)) == NULL)
 		return HT_EXIT_FAIL;

@@ -11,6 +11,8 @@
 #ifndef HT_DUMPOPTS_H
 #define HT_DUMPOPTS_H
 
+#include <sys/types.h>
+
 #include <stdint.h>
 
 #define HT_OPT_DUMP_PREFIX   1001
@@ -56,5 +58,18 @@ int ht_dump_opt(int ch, const char *arg, struct ht_dump_opts *o);
 /* Check the options together and make the prefix absolute.  Returns
  * HT_EXIT_OK, or an exit status after printing why. */
 int ht_dump_opts_finish(struct ht_dump_opts *o);
+
+/*
+ * After ht_dump_opts_finish: refuse now a prefix whose directory the agent
+ * would refuse (src/safedir.h: a symbolic link on the way, another user's
+ * directory, or one others may write in that is not sticky), with the
+ * reason.  pid 0 is heaptool run's command, which runs here as this user:
+ * its directory must also exist and be writable.  For a running pid the
+ * walk starts at /proc/PID/root, for its uid; what depends on its own
+ * rights (a missing or unwritable directory) is left to its agent, which
+ * checks everything again.  Returns HT_EXIT_OK, also when it cannot tell,
+ * or HT_EXIT_FAIL after printing why.
+ */
+int ht_dump_opts_check(const struct ht_dump_opts *o, pid_t pid);
 
 #endif
