@@ -121,8 +121,12 @@ run(const char *mode, int named)
 {
 	struct ht_file f, g;
 	char dir[PATH_MAX + 16], want[PATH_MAX + 32], victim[PATH_MAX + 16];
+	static const char *const taken[] = { "taken.heap", "link.heap",
+		"dangling.heap" };
+	static const char *const takers[] = { "a file", "a symbolic link",
+		"a dangling link" };
 	struct stat st;
-	int dirfd, rc, e;
+	int dirfd, rc, e, i;
 
 	snprintf(dir, sizeof(dir), "%s/%s", top, mode);
 	if (mkdir(dir, 0700) != 0 ||
@@ -163,23 +167,14 @@ run(const char *mode, int named)
 	    symlinkat("planted", dirfd, "dangling.heap") != 0)
 		bail("symlinkat: %s", strerror(errno));
 	made(&f, dirfd, "taken.heap", "second");
-	errno = 0;
-	rc = ht_file_publish(&f, "taken.heap", 0);
-	e = errno;
-	ok(rc == -1 && e == EEXIST, "%s: a name taken by a file: EEXIST (%s)",
-	    mode, strerror(e));
-	errno = 0;
-	rc = ht_file_publish(&f, "link.heap", 0);
-	e = errno;
-	ok(rc == -1 && e == EEXIST,
-	    "%s: a name taken by a symbolic link: EEXIST (%s)", mode,
-	    strerror(e));
-	errno = 0;
-	rc = ht_file_publish(&f, "dangling.heap", 0);
-	e = errno;
-	ok(rc == -1 && e == EEXIST,
-	    "%s: a name taken by a dangling link: EEXIST (%s)", mode,
-	    strerror(e));
+	for (i = 0; i < 3; i++) {
+		errno = 0;
+		rc = ht_file_publish(&f, taken[i], 0);
+		e = errno;
+		ok(rc == -1 && e == EEXIST,
+		    "%s: a name taken by %s: EEXIST (%s)", mode, takers[i],
+		    strerror(e));
+	}
 	is_string("theirs", content(dir, "taken.heap"),
 	    "%s: the taken file is untouched", mode);
 	is_string("victim", content(top, "victim"),
@@ -249,15 +244,11 @@ cleanup(void)
 int
 main(void)
 {
-	char tmp[PATH_MAX];
 	int fd;
 
 	plan(0);
 	test_timeout(60);
-	snprintf(tmp, sizeof(tmp), "%s/file-t.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(tmp) == NULL || realpath(tmp, top) == NULL)
-		bail("mkdtemp: %s", strerror(errno));
+	test_tmpdir("file-t", top);
 	put(top, "victim", "victim");
 
 	fd = open(top, O_TMPFILE | O_WRONLY, 0600);

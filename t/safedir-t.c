@@ -102,30 +102,55 @@ refused(const char *rel, int flags, enum ht_safedir_fault fault, int err,
 		    path + n);
 }
 
+/* Remove the tree main made: what is in it, deepest first, then it. */
 static void
 cleanup(void)
 {
-	char cmd[PATH_MAX + 16];
+	static const char *const made[] = { "/priv/sub", "/priv", "/sticky",
+		"/shared", "/group", "/ro", "/theirs", "/link", "/up", "/file",
+		"" };
+	char path[PATH_MAX * 2];
+	size_t i;
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
-	if (top[0] != '\0' && system(cmd) != 0)
-		diag("could not remove %s", top);
+	for (i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", top, made[i]);
+		if (rmdir(path) != 0 && errno == ENOTDIR)
+			(void)unlink(path);
+	}
 }
+
+/* The refusals of the tree main makes, for any user. */
+static const struct {
+	const char *rel, *at, *what;
+	enum ht_safedir_fault fault;
+	int err;
+} refusals[] = {
+	{ "/link", "/link", "a link to our own directory", HT_SAFEDIR_SYMLINK,
+	    ELOOP },
+	{ "/link/sub", "/link", "a link in the middle", HT_SAFEDIR_SYMLINK,
+	    ELOOP },
+	{ "/up/priv", "/up", "a link to the tree's own top", HT_SAFEDIR_SYMLINK,
+	    ELOOP },
+	{ "/file/x", "/file", "a file on the way", HT_SAFEDIR_NOTDIR, ENOTDIR },
+	{ "/none/x", "/none", "a missing component", HT_SAFEDIR_LOOKUP,
+	    ENOENT },
+	{ "/shared", "/shared", "writable by others, not sticky",
+	    HT_SAFEDIR_SHARED, EPERM },
+	{ "/group", "/group", "writable by its group, not sticky",
+	    HT_SAFEDIR_SHARED, EPERM },
+};
 
 int
 main(void)
 {
 	struct ht_safedir_why w;
-	char tmp[PATH_MAX], path[PATH_MAX * 2], longname[NAME_MAX + 2];
+	size_t i;
+	char path[PATH_MAX * 2], longname[NAME_MAX + 2];
 	int fd, e, rootfd;
 
 	plan(0);
 	test_timeout(60);
-	snprintf(tmp, sizeof(tmp), "%s/safedir-t.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	/* realpath: a TMPDIR reached through a link would be refused. */
-	if (mkdtemp(tmp) == NULL || realpath(tmp, top) == NULL)
-		bail("mkdtemp: %s", strerror(errno));
+	test_tmpdir("safedir-t", top);
 	mk("/priv", 0700);
 	mk("/priv/sub", 0755);
 	mk("/sticky", 01777);
@@ -172,20 +197,9 @@ main(void)
 	close(fd);
 	close(rootfd);
 
-	refused("/link", 0, HT_SAFEDIR_SYMLINK, ELOOP, "/link",
-	    "a link to our own directory");
-	refused("/link/sub", 0, HT_SAFEDIR_SYMLINK, ELOOP, "/link",
-	    "a link in the middle");
-	refused("/up/priv", 0, HT_SAFEDIR_SYMLINK, ELOOP, "/up",
-	    "a link to the tree's own top");
-	refused("/file/x", 0, HT_SAFEDIR_NOTDIR, ENOTDIR, "/file",
-	    "a file on the way");
-	refused("/none/x", 0, HT_SAFEDIR_LOOKUP, ENOENT, "/none",
-	    "a missing component");
-	refused("/shared", 0, HT_SAFEDIR_SHARED, EPERM, "/shared",
-	    "writable by others, not sticky");
-	refused("/group", 0, HT_SAFEDIR_SHARED, EPERM, "/group",
-	    "writable by its group, not sticky");
+	for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+		refused(refusals[i].rel, 0, refusals[i].fault, refusals[i].err,
+		    refusals[i].at, refusals[i].what);
 	ok(try("/shared", geteuid(), 0, &e, &w) != 0 &&
 		(w.mode & 07777) == 0777 && w.owner == geteuid(),
 	    "the refusal gives the mode and the owner");

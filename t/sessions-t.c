@@ -249,7 +249,7 @@ test_huge_after_exact(struct target *t)
 static void
 test_bad_prefix(struct target *t)
 {
-	char tmp[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 16];
+	char dir[PATH_MAX], path[PATH_MAX + 16];
 	struct ht_status st, st2;
 	struct ht_request q;
 	size_t i;
@@ -270,10 +270,7 @@ test_bad_prefix(struct target *t)
 	is_int(HT_ERR_DUMP_PREFIX, agent_ask(target_pid(t), &q),
 	    "a prefix in a missing directory: ERR DUMP_PREFIX");
 
-	snprintf(tmp, sizeof(tmp), "%s/sessions-t.XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if (mkdtemp(tmp) == NULL || realpath(tmp, dir) == NULL)
-		bail("mkdtemp: %s", strerror(errno));
+	test_tmpdir("sessions-t", dir);
 	for (i = 0; i < 3; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, subs[i]);
 		if (mkdir(path, 0700) != 0 || chmod(path, modes[i]) != 0)

@@ -24,17 +24,9 @@
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htdumps.sh"
 
-command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
-[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
-AGENT=$HT_BUILDDIR/libheaptool-agent.so
-[ -f "$AGENT" ] || bail "$AGENT not built"
-FX=$TARGETS/dump-target
+dump_test_setup
 CXX=$TARGETS/dump-cxx
-[ -x "$FX" ] && [ -x "$CXX" ] || bail "fixtures not built (make check)"
-unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_PID HEAPTOOL_DUMP_PREFIX
-# shellcheck disable=SC3045
-ulimit -c 0 2>/dev/null
-T=60	# seconds: anything that takes longer is hung
+[ -x "$CXX" ] || bail "fixtures not built (make check)"
 D=$HT_TMP/d
 mkdir -p "$D"
 

@@ -21,16 +21,7 @@
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htdumps.sh"
 
-command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
-[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
-AGENT=$HT_BUILDDIR/libheaptool-agent.so
-[ -f "$AGENT" ] || bail "$AGENT not built"
-FX=$TARGETS/dump-target
-[ -x "$FX" ] || bail "fixtures not built (make check)"
-unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_PID HEAPTOOL_DUMP_PREFIX
-# shellcheck disable=SC3045
-ulimit -c 0 2>/dev/null
-T=60
+dump_test_setup
 # The directories below are judged by their owner and mode: make them
 # private whatever the caller's umask, from a top no link leads to.
 umask 022

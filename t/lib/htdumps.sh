@@ -1,8 +1,23 @@
 # Helpers of the dump tests (t/t0041-dumps.sh, t/t0043-dump-safety.sh) on
 # t/target/dump-target, which allocates exactly what it is told on its
 # stdin; the agent is preloaded in attach mode (no ptrace needed).  Source
-# it after t/tap/libtap.sh; set AGENT, FX and T (seconds: anything that
-# takes longer is hung) first.
+# it after t/tap/libtap.sh, then call dump_test_setup.
+
+# dump_test_setup: skip or bail without what the tests need; set AGENT, FX
+# and T (seconds: anything that takes longer is hung), clear the agent's
+# environment and turn core dumps off (the tests make processes fail).
+dump_test_setup() {
+	command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
+	[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
+	AGENT=$HT_BUILDDIR/libheaptool-agent.so
+	[ -f "$AGENT" ] || bail "$AGENT not built"
+	FX=$TARGETS/dump-target
+	[ -x "$FX" ] || bail "fixtures not built (make check)"
+	unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_PID HEAPTOOL_DUMP_PREFIX
+	# shellcheck disable=SC3045
+	ulimit -c 0 2>/dev/null
+	T=60
+}
 
 # ht NAME ARGS: heaptool with a timeout; out/err in $HT_TMP/NAME.*, $st.
 ht() {
