@@ -144,6 +144,7 @@ int
 main(void)
 {
 	struct ht_safedir_why w;
+	struct stat st, root;
 	size_t i;
 	char path[PATH_MAX * 2], longname[NAME_MAX + 2];
 	int fd, e, rootfd;
@@ -186,7 +187,9 @@ main(void)
 	ok(names(fd, "/priv/sub"), "only len bytes of the path are read");
 	close(fd);
 	fd = ht_safedir_open(-1, "/../../..", 9, geteuid(), 0, &w);
-	ok(fd >= 0 && names(fd, "/../../.."), "\"..\" at the root stays there");
+	ok(fd >= 0 && fstat(fd, &st) == 0 && stat("/", &root) == 0 &&
+		st.st_dev == root.st_dev && st.st_ino == root.st_ino,
+	    "\"..\" at the root stays there");
 	close(fd);
 	snprintf(path, sizeof(path), "%s/priv", top);
 	if ((rootfd = open(path, O_PATH | O_DIRECTORY)) < 0)

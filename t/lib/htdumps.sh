@@ -5,8 +5,11 @@
 
 # dump_test_setup: skip or bail without what the tests need; set AGENT, FX
 # and T (seconds: anything that takes longer is hung), clear the agent's
-# environment and turn core dumps off (the tests make processes fail).
+# environment, turn core dumps off (the tests make processes fail), and
+# make new directories private whatever the caller's umask (a dump
+# directory its group may write in is refused).
 dump_test_setup() {
+	umask 022
 	command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 	[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
 	AGENT=$HT_BUILDDIR/libheaptool-agent.so
