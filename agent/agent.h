@@ -15,7 +15,7 @@
  *   agent     this file: the lifecycle
  *   hooks     the allocator entry points, and the table of hooked names
  *   sampler   the sampling decision (inlined into the hooks) and samples
- *   dump      the dump files' triggers and names
+ *   dump      the dump files' triggers, directory and names
  *   snapshot  the session encoded as a profile
  *   session   the session's state
  *   got       GOT patching, over reloc (relocations), maps (page
@@ -24,6 +24,7 @@
  *             lookup) and dwarf (bounded readers)
  *   tables    sites, live samples, threads
  *   modules   the set of loaded modules
+ *   file      files made unseen and named whole
  *   mem, prim, guard, lock
  *             mapped memory; clocks, /proc/self and thread ids; the
  *             thread's guard; the agent's lock

@@ -1,22 +1,42 @@
 /*
  * The dumps the agent writes by itself (dump.h): their settings, their
- * triggers and their file names.  The files are snapshots (snapshot.h).
+ * triggers, their directory and their file names.  The files are snapshots
+ * (snapshot.h), each made unseen and named whole (file.h).
  */
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "dump.h"
+#include "file.h"
 #include "guard.h"
 #include "lock.h"
 #include "prim.h"
 #include "profile.h"
+#include "safedir.h"
 #include "session.h"
 #include "snapshot.h"
+
+/* How many names a dump tries (SEQ, SEQ + 1, ...) before it gives up on
+ * names someone else took first. */
+#define NAME_TRIES 64
+/* The longest last component of a prefix: room for .PID.SEQ.heap (20
+ * digits each at most) within NAME_MAX. */
+#define BASE_MAX   (NAME_MAX - 47)
+
+/* A directory the agent holds open (O_PATH), and its identity: as with
+ * wake_fd, a number the program closed and reused must never be taken for
+ * ours, written into or closed. */
+struct dir {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+};
 
 /* The eventfd that wakes the agent's thread, and its identity: the program
  * may close "its" descriptors, and a number that now names one of its
@@ -37,10 +57,56 @@ static struct {
 	uint64_t rss_next; /* bytes */
 	uint64_t failures;
 	uint64_t last_failure;
-} ds;
+	/* The prefix's directory, checked (src/safedir.h) and kept open for
+	 * the session, so that its dumps go where the start was allowed to
+	 * put them whatever becomes of the path; fd -1 until opened. */
+	struct dir dir;
+	uint64_t gen; /* counts the armings */
+} ds = { .dir = { -1, 0, 0 } };
+/* The directory the last ht_dump_check_prefix opened, for the ht_dump_arm
+ * that follows it (each caller checks a prefix, then arms it); guarded by
+ * ht_lock_global. */
+static struct {
+	struct dir dir;
+	char prefix[HT_DUMP_PREFIX_MAX + 1];
+} checked = { .dir = { -1, 0, 0 } };
 /* SEQ of the next file: per process, never reset, so that no file of a
  * session replaces one of an earlier session. */
 static uint64_t seq = 1;
+
+/* One dump: its name and where it goes, taken under the lock, written
+ * outside it. */
+struct job {
+	char base[BASE_MAX + 1]; /* the prefix's last component */
+	char name[NAME_MAX + 1];
+	char prefix[HT_DUMP_PREFIX_MAX + 1]; /* when dirfd is -1 */
+	int dirfd;			     /* ours: a duplicate, or -1 */
+	uint64_t gen;
+	uint64_t threshold;
+};
+
+static int
+dir_ours(const struct dir *d)
+{
+	struct stat st;
+	int fl;
+
+	return d->fd >= 0 && fstat(d->fd, &st) == 0 && st.st_dev == d->dev &&
+	    st.st_ino == d->ino && (fl = fcntl(d->fd, F_GETFL)) != -1 &&
+	    (fl & O_PATH) != 0;
+}
+
+/* Close d if it is still ours, and forget it. */
+static void
+dir_close(struct dir *d)
+{
+	int saved = errno;
+
+	if (dir_ours(d))
+		close(d->fd);
+	d->fd = -1;
+	errno = saved;
+}
 
 int
 ht_dump_init(void)
@@ -107,30 +173,73 @@ ht_dump_fork_child(void)
 	if (wake_fd >= 0 && wake_ours())
 		close(wake_fd);
 	wake_fd = -1;
+	dir_close(&ds.dir);
+	dir_close(&checked.dir);
+}
+
+/* The length of prefix's directory: up to its last slash, "/" itself. */
+static size_t
+dir_len(const char *prefix)
+{
+	size_t d;
+
+	for (d = strlen(prefix); prefix[d - 1] != '/'; d--)
+		;
+	return d > 1 ? d - 1 : 1;
+}
+
+/* Open and check the directory of the absolute prefix (safedir.h's
+ * flags) into *d, as this process writes its files.  Returns 0, or -1 with
+ * errno set. */
+static int
+dir_open(const char *prefix, int flags, struct dir *d)
+{
+	struct ht_safedir_why why;
+	struct stat st;
+	int fd;
+
+	fd = ht_safedir_open(-1, prefix, dir_len(prefix), geteuid(), flags,
+	    &why);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0) {
+		why.err = errno;
+		close(fd);
+		errno = why.err;
+		return -1;
+	}
+	d->fd = fd;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	return 0;
 }
 
 int
 ht_dump_check_prefix(const char *prefix)
 {
-	char dir[HT_DUMP_PREFIX_MAX + 1];
-	size_t len = strlen(prefix), d;
+	size_t len = strlen(prefix);
+	struct dir d, old;
 
 	if (prefix[0] != '/') {
 		errno = EINVAL;
 		return -1;
 	}
-	if (len > HT_DUMP_PREFIX_MAX) {
+	if (len > HT_DUMP_PREFIX_MAX ||
+	    strlen(strrchr(prefix, '/') + 1) > BASE_MAX) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	for (d = len; prefix[d - 1] != '/'; d--)
-		;
-	/* The directory: everything up to the last slash ("/" itself). */
-	memcpy(dir, prefix, d);
-	dir[d > 1 ? d - 1 : 1] = '\0';
 	/* As the process opens files (its effective ids), in its mount
 	 * namespace: the target's view of the path. */
-	return faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS);
+	if (dir_open(prefix, HT_SAFEDIR_WRITE, &d) != 0)
+		return -1;
+	ht_lock_acquire(&ht_lock_global);
+	old = checked.dir;
+	checked.dir = d;
+	memcpy(checked.prefix, prefix, len + 1);
+	ht_lock_release(&ht_lock_global);
+	dir_close(&old);
+	return 0;
 }
 
 static char *
@@ -147,26 +256,90 @@ put_num(char *p, uint64_t v)
 	return p;
 }
 
-/* With the lock held and a prefix armed: the next file's name into
- * buf[HT_DUMP_PREFIX_MAX + 64]: P.PID.SEQ.heap, or P/heaptool.PID.SEQ.heap
- * for a prefix that names a directory. */
+/* With the lock held: the next file's name, base.PID.SEQ.heap, into
+ * j->name. */
 static void
-next_path(char *buf)
+next_name(struct job *j)
 {
-	size_t len = strlen(ds.cfg.prefix);
-	char *p = buf;
+	size_t len = strlen(j->base);
+	char *p = j->name;
 
-	memcpy(p, ds.cfg.prefix, len);
+	memcpy(p, j->base, len);
 	p += len;
-	if (len > 0 && ds.cfg.prefix[len - 1] == '/') {
-		memcpy(p, "heaptool", 8);
-		p += 8;
-	}
 	*p++ = '.';
 	p = put_num(p, (uint64_t)getpid());
 	*p++ = '.';
 	p = put_num(p, seq++);
 	memcpy(p, ".heap", 6);
+}
+
+/* With the lock held and a prefix armed: the next dump into *j: its name
+ * (the prefix's last component, "heaptool" for a prefix that names a
+ * directory), a duplicate of the session's directory (the session may
+ * close its own while the dump is written), the settings. */
+static void
+take_job(struct job *j)
+{
+	const char *base = strrchr(ds.cfg.prefix, '/') + 1;
+	size_t len = strlen(base);
+
+	if (len == 0) {
+		base = "heaptool";
+		len = 8;
+	} else if (len > BASE_MAX)
+		len = BASE_MAX; /* ht_dump_check_prefix refused it */
+	memcpy(j->base, base, len);
+	j->base[len] = '\0';
+	next_name(j);
+	j->gen = ds.gen;
+	j->threshold = ds.cfg.threshold_bytes;
+	if (ds.dir.fd >= 0 && !dir_ours(&ds.dir))
+		ds.dir.fd = -1; /* the program closed it: not ours to close */
+	j->dirfd = ds.dir.fd >= 0 ? fcntl(ds.dir.fd, F_DUPFD_CLOEXEC, 0) : -1;
+	if (j->dirfd < 0)
+		memcpy(j->prefix, ds.cfg.prefix, sizeof(j->prefix));
+}
+
+/* Without the lock, guard set: write the dump j with flags.  Returns 0, or
+ * -1 with errno set. */
+static int
+run_job(struct job *j, uint32_t flags)
+{
+	struct ht_file f;
+	struct dir d;
+	int i, rc, saved;
+
+	if (j->dirfd < 0) {
+		/* The session's first dump, or the program closed our
+		 * descriptor: open the directory now, checked as at the
+		 * start, and keep it for the session's next dumps. */
+		if (dir_open(j->prefix, 0, &d) != 0)
+			return -1;
+		j->dirfd = d.fd;
+		ht_lock_acquire(&ht_lock_global);
+		if (ds.armed && ds.gen == j->gen && ds.dir.fd < 0 &&
+		    (d.fd = fcntl(j->dirfd, F_DUPFD_CLOEXEC, 0)) >= 0)
+			ds.dir = d;
+		ht_lock_release(&ht_lock_global);
+	}
+	rc = ht_snapshot_file(&f, j->dirfd, j->name, flags, j->threshold);
+	for (i = 1; rc == 0 && ht_file_publish(&f, j->name, 0) != 0; i++) {
+		/* A name someone took first (anyone may create in a sticky
+		 * directory) is theirs: never follow or replace it, take
+		 * the next SEQ. */
+		if (errno != EEXIST || i == NAME_TRIES) {
+			ht_file_discard(&f);
+			rc = -1;
+			break;
+		}
+		ht_lock_acquire(&ht_lock_global);
+		next_name(j);
+		ht_lock_release(&ht_lock_global);
+	}
+	saved = errno;
+	close(j->dirfd);
+	errno = saved;
+	return rc;
 }
 
 int
@@ -175,10 +348,20 @@ ht_dump_arm(const struct ht_dump_cfg *cfg)
 	uint64_t now = ht_prim_mono_ms();
 
 	ht_dump_disarm();
-	if (cfg == NULL || cfg->prefix[0] == '\0')
+	if (cfg == NULL || cfg->prefix[0] == '\0') {
+		dir_close(&checked.dir);
 		return 0;
+	}
 	ds.cfg = *cfg;
 	ds.armed = 1;
+	ds.gen++;
+	/* The directory its check opened, if that was of this prefix; else
+	 * the first dump opens it. */
+	if (checked.dir.fd >= 0 && strcmp(checked.prefix, cfg->prefix) == 0) {
+		ds.dir = checked.dir;
+		checked.dir.fd = -1;
+	} else
+		dir_close(&checked.dir);
 	ds.alloc_est = 0;
 	ds.next_every = (double)cfg->every_bytes;
 	ds.every_due = 0;
@@ -196,6 +379,7 @@ ht_dump_disarm(void)
 	ds.armed = 0;
 	ds.every_due = 0;
 	ds.cfg.prefix[0] = '\0';
+	dir_close(&ds.dir);
 }
 
 int
@@ -253,8 +437,8 @@ next_deadline(void)
 uint64_t
 ht_dump_tick(uint64_t now)
 {
-	char path[HT_DUMP_PREFIX_MAX + 64];
-	uint64_t rss = 0, threshold = 0, next;
+	static struct job j; /* large; the agent's thread only */
+	uint64_t rss = 0, next;
 	uint32_t due = 0;
 	int check_rss = 0;
 
@@ -292,15 +476,14 @@ ht_dump_tick(uint64_t now)
 			ds.rss_next += ds.rss_next / 10 > 0 ? ds.rss_next / 10 :
 							      1;
 	}
-	if (due != 0 && live()) {
-		next_path(path);
-		threshold = ds.cfg.threshold_bytes;
-	} else
+	if (due != 0 && live())
+		take_job(&j);
+	else
 		due = 0;
 	ht_lock_release(&ht_lock_global);
 
 	if (due != 0)
-		(void)ht_snapshot_path(path, due, threshold);
+		(void)run_job(&j, due);
 
 	ht_lock_acquire(&ht_lock_global);
 	next = next_deadline();
@@ -311,8 +494,8 @@ ht_dump_tick(uint64_t now)
 void
 ht_dump_on_failure(void)
 {
-	char path[HT_DUMP_PREFIX_MAX + 64];
-	uint64_t threshold = 0, now;
+	struct job j;
+	uint64_t now;
 	int saved, go = 0;
 
 	if (ht_guard_held())
@@ -327,13 +510,12 @@ ht_dump_on_failure(void)
 	    (ds.failures == 0 || now - ds.last_failure >= 1000)) {
 		ds.failures++;
 		ds.last_failure = now;
-		next_path(path);
-		threshold = ds.cfg.threshold_bytes;
+		take_job(&j);
 		go = 1;
 	}
 	ht_lock_release(&ht_lock_global);
 	if (go)
-		(void)ht_snapshot_path(path, HT_META_ON_FAILURE, threshold);
+		(void)run_job(&j, HT_META_ON_FAILURE);
 	ht_guard_leave();
 	errno = saved;
 }
@@ -341,14 +523,12 @@ ht_dump_on_failure(void)
 static int
 dump_named(uint32_t flags)
 {
-	char path[HT_DUMP_PREFIX_MAX + 64];
-	uint64_t threshold = 0;
+	struct job j;
 	int go = 0;
 
 	ht_lock_acquire(&ht_lock_global);
 	if (live()) {
-		next_path(path);
-		threshold = ds.cfg.threshold_bytes;
+		take_job(&j);
 		go = 1;
 	}
 	ht_lock_release(&ht_lock_global);
@@ -356,7 +536,7 @@ dump_named(uint32_t flags)
 		errno = ENOENT;
 		return -1;
 	}
-	return ht_snapshot_path(path, flags, threshold);
+	return run_job(&j, flags);
 }
 
 void

@@ -1,11 +1,23 @@
 /*
  * The dumps the agent writes by itself (DESIGN.md section 6): their
- * settings, the triggers that write them and the names of their files.  A
- * dump file is a snapshot (snapshot.h).  A session started with a dump
- * prefix P writes P.PID.SEQ.heap (or, when P ends in '/',
+ * settings, the triggers that write them, their directory and the names of
+ * their files.  A dump file is a snapshot (snapshot.h).  A session started
+ * with a dump prefix P writes P.PID.SEQ.heap (or, when P ends in '/',
  * P + "heaptool.PID.SEQ.heap"), SEQ counting from 1 for the life of the
  * process, across sessions, so that no dump of a session overwrites one of
- * an earlier session.  The triggers:
+ * an earlier session.
+ *
+ * Those names can be guessed, and in a sticky directory such as /tmp anyone
+ * may take one first; so a dump never opens, follows or replaces what it
+ * finds at its name: it is written unseen and linked to the name only when
+ * whole (file.h), and a name that is taken makes it take the next SEQ (at
+ * most 64 times a dump).  P's directory is opened when the prefix is
+ * checked, without following a symbolic link anywhere on its path, and
+ * must belong to the process's effective user or to root and not be
+ * writable by others unless sticky (src/safedir.h); the session keeps it
+ * open, so its dumps go there whatever later becomes of the path.
+ *
+ * The triggers:
  *   - every interval_ms, by the agent's thread;
  *   - each time the session's estimated allocated bytes cross a multiple of
  *     every_bytes: the sample that crosses it (under ht_lock_global, inside
@@ -61,19 +73,26 @@ ht_dump_needs_thread(const struct ht_dump_cfg *cfg)
 
 /*
  * Check a prefix before a session takes it: absolute, at most
- * HT_DUMP_PREFIX_MAX bytes, and its directory writable and searchable by
- * this process (as the target sees its file system).  Calls the kernel:
- * not with ht_lock_global held.  Returns 0, or -1 with errno set (EINVAL for
- * a relative or empty prefix, ENAMETOOLONG, or access(2)'s).
+ * HT_DUMP_PREFIX_MAX bytes with a last component that leaves room for
+ * .PID.SEQ.heap, and its directory safe (above) and writable and
+ * searchable by this process, as the target sees its file system.  The
+ * directory stays open for the ht_dump_arm of that prefix that follows.
+ * Calls the kernel: not with ht_lock_global held.  Returns 0, or -1 with
+ * errno set: EINVAL for a relative or empty prefix, ENAMETOOLONG, ELOOP for
+ * a symbolic link on the path, EPERM for a directory of another user or
+ * one that others may write in, or the lookup's or access(2)'s.
  */
 int ht_dump_check_prefix(const char *prefix);
 
 /* With ht_lock_global held, with a session running: replace its triggers
- * by cfg's (cfg NULL or its prefix "": none).  Returns 1 if cfg armed any,
- * 0 if none.  The caller then calls ht_dump_wake() without the lock, so
- * that the agent's thread takes the new deadlines. */
+ * by cfg's (cfg NULL or its prefix "": none), with the directory that
+ * ht_dump_check_prefix opened for that prefix (else the first dump opens
+ * it, with the same checks).  Returns 1 if cfg armed any, 0 if none.  The
+ * caller then calls ht_dump_wake() without the lock, so that the agent's
+ * thread takes the new deadlines. */
 int ht_dump_arm(const struct ht_dump_cfg *cfg);
-/* With ht_lock_global held: disarm every trigger (the session stops). */
+/* With ht_lock_global held: disarm every trigger and close the directory
+ * (the session stops). */
 void ht_dump_disarm(void);
 /* With ht_lock_global held: copy the running session's settings to *cfg;
  * returns 1 if it has a prefix, else 0. */
@@ -110,7 +129,8 @@ void ht_dump_at_exit(void);
  * -1 with errno set (ENOENT: no session with a prefix runs). */
 int ht_dump_now(uint32_t flags);
 
-/* For fork's child: forget the eventfd (the child has no agent thread). */
+/* For fork's child, with ht_lock_global held: close the eventfd and the
+ * directories (the child has no agent thread and no session). */
 void ht_dump_fork_child(void);
 
 #endif

@@ -5,11 +5,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
-#include <stdio.h> /* rename */
 #include <string.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "lock.h"
 #include "mem.h"
 #include "modules.h"
@@ -29,6 +30,15 @@ ht_snapshot_init(void)
 	if (enc_buf == NULL)
 		enc_buf = ht_mem_map(ENC_BUF);
 	return enc_buf == NULL ? -1 : 0;
+}
+
+static void
+close_keep_errno(int fd)
+{
+	int saved = errno;
+
+	close(fd);
+	errno = saved;
 }
 
 static uint64_t
@@ -189,43 +199,52 @@ ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
 }
 
 int
-ht_snapshot_path(const char *path, uint32_t flags, uint64_t threshold)
+ht_snapshot_file(struct ht_file *f, int dirfd, const char *name, uint32_t flags,
+    uint64_t threshold)
 {
-	char tmp[4096 + 32], digits[24];
-	size_t len = strlen(path), nd = 0;
-	long pid = (long)getpid();
-	int fd, saved;
-
-	/* path.tmp.PID, built by hand: no stdio inside the target. */
-	if (len > 4096) {
-		errno = ENAMETOOLONG;
+	if (ht_file_create(f, dirfd, name) != 0)
 		return -1;
-	}
-	do
-		digits[nd++] = (char)('0' + pid % 10);
-	while ((pid /= 10) > 0);
-	memcpy(tmp, path, len);
-	memcpy(tmp + len, ".tmp.", 5);
-	len += 5;
-	while (nd > 0)
-		tmp[len++] = digits[--nd];
-	tmp[len] = '\0';
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (fd < 0)
-		return -1;
-	if (ht_snapshot_fd(fd, flags, threshold) != 0 || close(fd) != 0) {
-		saved = errno;
-		close(fd);
-		unlink(tmp);
-		errno = saved;
-		return -1;
-	}
-	if (rename(tmp, path) != 0) {
-		saved = errno;
-		unlink(tmp);
-		errno = saved;
+	if (ht_snapshot_fd(f->fd, flags, threshold) != 0) {
+		ht_file_discard(f);
 		return -1;
 	}
 	return 0;
+}
+
+int
+ht_snapshot_path(const char *path, uint32_t flags, uint64_t threshold)
+{
+	char dir[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	struct ht_file f;
+	size_t dl;
+	int dirfd, rc = -1;
+
+	/* The directory as the caller named it (it chose the path,
+	 * symbolic links and all), the file by its last component. */
+	if (base == NULL) {
+		base = path;
+		dl = 1;
+		dir[0] = '.';
+	} else {
+		base++;
+		dl = (size_t)(base - path) > 1 ? (size_t)(base - path) - 1 : 1;
+		if (dl >= sizeof(dir)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(dir, path, dl);
+	}
+	dir[dl] = '\0';
+	if (base[0] == '\0') {
+		errno = EISDIR;
+		return -1;
+	}
+	if ((dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	if (ht_snapshot_file(&f, dirfd, base, flags, threshold) == 0 &&
+	    (rc = ht_file_publish(&f, base, 1)) != 0)
+		ht_file_discard(&f);
+	close_keep_errno(dirfd);
+	return rc;
 }

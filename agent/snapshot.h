@@ -1,10 +1,8 @@
 /*
  * A snapshot of the session: the tables, the module history and the session
  * metadata encoded in the profile format (src/profile.h), written to a file
- * descriptor, or to a path atomically (a temporary file in the same
- * directory, created exclusively with mode 0600 and without following
- * symlinks, then renamed).  This is what a live report sends and what every
- * dump file holds.  No allocation: the encoding buffer is mapped by
+ * descriptor, or to a file that nobody sees until it is whole (file.h).
+ * This is what a live report sends and what every dump file holds.  No allocation: the encoding buffer is mapped by
  * ht_snapshot_init(), early, so a snapshot still works when memory has run
  * out.
  */
@@ -12,6 +10,8 @@
 #define HT_SNAPSHOT_H
 
 #include <stdint.h>
+
+#include "file.h"
 
 /* Map the encoding buffer.  Returns 0 or -1.  Idempotent. */
 int ht_snapshot_init(void);
@@ -23,8 +23,17 @@ int ht_snapshot_init(void);
  * Returns 0, or -1 with errno set (ENOMEM before ht_snapshot_init). */
 int ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold);
 
-/* Write the current profile to path, atomically, as ht_snapshot_fd.
- * Returns 0 or -1 with errno set. */
+/* Write the current profile, as ht_snapshot_fd, into *f, a new file in the
+ * directory dirfd that is to be named name (ht_file_create); then the
+ * caller names it (ht_file_publish) or discards it.  Returns 0, or -1 with
+ * errno set and nothing left of f. */
+int ht_snapshot_file(struct ht_file *f, int dirfd, const char *name,
+    uint32_t flags, uint64_t threshold);
+
+/* Write the current profile to path, as ht_snapshot_fd, replacing whatever
+ * path names only once the file is whole; mode 0600.  The directory is
+ * reached as path says (the caller chose it), the last component is never
+ * followed.  Returns 0 or -1 with errno set. */
 int ht_snapshot_path(const char *path, uint32_t flags, uint64_t threshold);
 
 #endif

@@ -137,28 +137,6 @@ check_output_dir(const char *path)
 	return 0;
 }
 
-/* The dump prefix's directory must be writable: the agent checks it too,
- * and would start without dumps. */
-static int
-check_dump_dir(const char *prefix)
-{
-	char dir[PATH_MAX], *slash;
-
-	snprintf(dir, sizeof(dir), "%s", prefix);
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	if (access(dir, W_OK | X_OK) != 0) {
-		ht_warn("--dump-prefix %s: directory %s: %s; choose a "
-			"writable place for the dumps",
-		    prefix, dir, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 /* The default profile path: dir (ending in '/') + "heaptool.PID.heap". */
 static int
 default_output(const char *dir, pid_t pid, char *buf, size_t len)
@@ -314,8 +292,8 @@ ht_cmd_run(int argc, char **argv)
 		return rc;
 	/* The command runs here, in this file system: say now when it
 	 * could not write its dumps. */
-	if (dumps.prefix[0] != '\0' && check_dump_dir(dumps.prefix) != 0)
-		return HT_EXIT_FAIL;
+	if ((rc = ht_dump_opts_check(&dumps, 0)) != HT_EXIT_OK)
+		return rc;
 
 	if (ht_staging_find(agent, sizeof(agent)) != 0)
 		return HT_EXIT_FAIL;

@@ -110,7 +110,11 @@ ht_cmd_start(int argc, char **argv)
 	req.threshold_bytes = dumps.threshold_bytes;
 	memcpy(req.dump_prefix, dumps.prefix, strlen(dumps.prefix) + 1);
 	if (ht_ctl_start(c, &req) != 0) {
-		rc = ht_target_failed(c, pid);
+		/* The agent can only name its errno: where we can see what
+		 * it saw, say exactly what is wrong with the prefix. */
+		if (ht_ctl_agent_err(c) != HT_ERR_DUMP_PREFIX ||
+		    (rc = ht_dump_opts_check(&dumps, pid)) == HT_EXIT_OK)
+			rc = ht_target_failed(c, pid);
 		goto out_free;
 	}
 	if (rate == 1)

@@ -507,7 +507,9 @@ agent_error(struct ht_ctl *h, uint32_t code, const char *msg)
 		return fail(h, HT_CTL_EAGENT,
 		    "%s; the dump prefix is a path "
 		    "in the target's view of the file system, as its user: "
-		    "give one the target can write to",
+		    "give one the target can write to, through no symbolic "
+		    "link, in a directory of its user or root that others "
+		    "may not write in unless it is sticky",
 		    msg[0] != '\0' ? msg : "the dump prefix is unusable");
 	case HT_ERR_BUSY:
 		return fail(h, HT_CTL_EAGENT,

@@ -11,6 +11,8 @@
 #ifndef HT_DUMPOPTS_H
 #define HT_DUMPOPTS_H
 
+#include <sys/types.h>
+
 #include <stdint.h>
 
 #define HT_OPT_DUMP_PREFIX   1001
@@ -56,5 +58,19 @@ int ht_dump_opt(int ch, const char *arg, struct ht_dump_opts *o);
 /* Check the options together and make the prefix absolute.  Returns
  * HT_EXIT_OK, or an exit status after printing why. */
 int ht_dump_opts_finish(struct ht_dump_opts *o);
+
+/*
+ * After ht_dump_opts_finish: say why the agent refuses, or would refuse, the
+ * prefix's directory (src/safedir.h: a symbolic link on the way, another
+ * user's directory, or one others may write in that is not sticky).  pid 0
+ * is heaptool run's command, which will run here as this user: its
+ * directory must also exist and be writable.  For a running pid, whose
+ * agent checks the prefix itself but can only name an errno, the walk
+ * starts at /proc/PID/root, for its uid, and what depends on the target's
+ * own rights (a missing or unwritable directory) is left to the agent's
+ * message.  Returns HT_EXIT_OK when it finds nothing to say (also when it
+ * cannot look), or HT_EXIT_FAIL after printing why.
+ */
+int ht_dump_opts_check(const struct ht_dump_opts *o, pid_t pid);
 
 #endif

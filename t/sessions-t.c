@@ -23,11 +23,13 @@
  *      overhead after the last cycle at most that of cycle 100 plus the
  *      growth of its first 100 cycles), and the fixture and the agent are
  *      alive and answer at the end;
- * and the agent refuses a relative dump prefix, or one it cannot write to,
- * leaving the running session as it was.
+ * and the agent refuses a relative dump prefix, one it cannot write to, or
+ * one another user could redirect, leaving the running session as it was.
  */
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -240,12 +242,19 @@ test_huge_after_exact(struct target *t)
 
 /* The agent refuses a dump prefix it cannot use, before anything changes:
  * a relative one (the CLI makes prefixes absolute; another client may
- * not), or one in a directory that does not exist. */
+ * not), one in a directory that does not exist, or one another user could
+ * redirect (a symbolic link on the way, a directory anyone may write in
+ * that is not sticky: the CLI says so first, another client may not).  A
+ * sticky one passes, and meets the running session. */
 static void
 test_bad_prefix(struct target *t)
 {
+	char dir[PATH_MAX], path[PATH_MAX + 16];
 	struct ht_status st, st2;
 	struct ht_request q;
+	size_t i;
+	static const char *const subs[] = { "real", "ww", "sticky" };
+	static const mode_t modes[] = { 0700, 0777, 01777 };
 
 	must(simple(t, HT_MSG_START, 4096), "START 4096");
 	if (status(t, &st) != 0)
@@ -260,6 +269,32 @@ test_bad_prefix(struct target *t)
 	    "/nonexistent-heaptool-dir/app");
 	is_int(HT_ERR_DUMP_PREFIX, agent_ask(target_pid(t), &q),
 	    "a prefix in a missing directory: ERR DUMP_PREFIX");
+
+	test_tmpdir("sessions-t", dir);
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, subs[i]);
+		if (mkdir(path, 0700) != 0 || chmod(path, modes[i]) != 0)
+			bail("%s: %s", path, strerror(errno));
+	}
+	snprintf(path, sizeof(path), "%s/link", dir);
+	if (symlink("real", path) != 0)
+		bail("%s: %s", path, strerror(errno));
+	snprintf(q.dump_prefix, sizeof(q.dump_prefix), "%.900s/link/app", dir);
+	is_int(HT_ERR_DUMP_PREFIX, agent_ask(target_pid(t), &q),
+	    "a prefix through a symbolic link: ERR DUMP_PREFIX");
+	snprintf(q.dump_prefix, sizeof(q.dump_prefix), "%.900s/ww/app", dir);
+	is_int(HT_ERR_DUMP_PREFIX, agent_ask(target_pid(t), &q),
+	    "a prefix in a directory anyone may write in: ERR DUMP_PREFIX");
+	snprintf(q.dump_prefix, sizeof(q.dump_prefix), "%.900s/sticky/app",
+	    dir);
+	is_int(HT_ERR_RUNNING, agent_ask(target_pid(t), &q),
+	    "a prefix in a sticky one passes: ERR RUNNING");
+	unlink(path);
+	for (i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, subs[i]);
+		rmdir(path);
+	}
+	rmdir(dir);
 	ok(status(t, &st2) == 0 && st2.epoch == st.epoch && st2.rate == 4096 &&
 		st2.state == HT_STATE_RUNNING,
 	    "the refused starts left the session running as it was");

@@ -18,6 +18,8 @@ command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 [ -x "$TARGETS/api-user" ] || bail "$TARGETS/api-user not built (make check)"
 unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_PID
 T=120
+# A dump directory its group may write in is refused, whatever the umask.
+umask 022
 D=$HT_TMP/api
 mkdir -p "$D"
 

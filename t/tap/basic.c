@@ -1,4 +1,6 @@
 /* The TAP producer behind t/tap/basic.h. */
+#include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -82,6 +84,19 @@ test_timeout(unsigned seconds)
 		bail("sigaction SIGALRM");
 	timeout_s = seconds;
 	alarm(seconds);
+}
+
+void
+test_tmpdir(const char *name, char *out)
+{
+	const char *dir = getenv("TMPDIR");
+	char tmp[PATH_MAX];
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s.XXXXXX",
+		dir != NULL && dir[0] != '\0' ? dir : "/tmp",
+		name) >= sizeof(tmp) ||
+	    mkdtemp(tmp) == NULL || realpath(tmp, out) == NULL)
+		bail("mkdtemp %s: %s", tmp, strerror(errno));
 }
 
 static void

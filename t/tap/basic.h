@@ -37,4 +37,9 @@ void test_cleanup_register(void (*fn)(void));
  * Uses alarm(2) and SIGALRM. */
 void test_timeout(unsigned seconds);
 
+/* Make a new private directory name.XXXXXX in $TMPDIR (else /tmp) and put
+ * its real path, with no symbolic link in it, in out[PATH_MAX]; or bail.
+ * The test removes it. */
+void test_tmpdir(const char *name, char *out);
+
 #endif

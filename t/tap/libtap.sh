@@ -3,14 +3,17 @@
 # Sets HT_BUILDDIR (where heaptool, the agent and the fixtures are built) and
 # HT_SRCDIR, both absolute.  make check sets them; under prove they default to
 # the directory above t/.  HEAPTOOL is the binary under test.  Every test gets
-# a private $HT_TMP, removed at exit, and runs with LC_ALL=C.
+# a private $HT_TMP (a real path), removed at exit, and runs with LC_ALL=C.
 
 export LC_ALL=C
 : "${HT_SRCDIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${HT_BUILDDIR:=$HT_SRCDIR}"
 HEAPTOOL="$HT_BUILDDIR/heaptool"
 TARGETS="$HT_BUILDDIR/t/target"
-HT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/heaptool-test.XXXXXX")
+# Its real path: a dump directory reached through a symbolic link (a TMPDIR
+# that is one) is refused.
+HT_TMP=$(mktemp -d "${TMPDIR:-/tmp}/heaptool-test.XXXXXX") &&
+    HT_TMP=$(cd "$HT_TMP" && pwd -P)
 trap 'rm -rf "$HT_TMP"' EXIT
 # heaptool keeps the current target per user here: a test must neither see
 # nor change the one of whoever runs it.

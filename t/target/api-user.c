@@ -11,8 +11,11 @@
  *   thr.N.heap   four dumps written at once from four threads
  *   auto.PID.SEQ.heap  the dumps of heaptool_enable_dumps(DIR/auto, 0,
  *                64 KiB, 0) while 100 blocks of 4096 bytes are allocated
+ *   real/, link (to real), ww/ (mode 0777)  prefixes it must refuse
  * Exit status 0 when every check passed.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <dirent.h>
 #include <pthread.h>
@@ -170,6 +173,26 @@ main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/no/such/dir/auto", dir);
 	check(heaptool_enable_dumps(path, 0, 65536, 0) == HEAPTOOL_EPREFIX,
 	    "enable_dumps into a missing directory: HEAPTOOL_EPREFIX");
+	snprintf(path, sizeof(path), "%s/real", dir);
+	if (mkdir(path, 0700) != 0)
+		return 2;
+	snprintf(path, sizeof(path), "%s/link", dir);
+	if (symlink("real", path) != 0)
+		return 2;
+	snprintf(path, sizeof(path), "%s/link/auto", dir);
+	errno = 0;
+	check(heaptool_enable_dumps(path, 0, 65536, 0) == HEAPTOOL_EPREFIX &&
+		errno == ELOOP,
+	    "enable_dumps through a symbolic link: HEAPTOOL_EPREFIX, ELOOP");
+	snprintf(path, sizeof(path), "%s/ww", dir);
+	if (mkdir(path, 0700) != 0 || chmod(path, 0777) != 0)
+		return 2;
+	snprintf(path, sizeof(path), "%s/ww/auto", dir);
+	errno = 0;
+	check(heaptool_enable_dumps(path, 0, 65536, 0) == HEAPTOOL_EPREFIX &&
+		errno == EPERM,
+	    "enable_dumps into a directory anyone may write in, not sticky: "
+	    "HEAPTOOL_EPREFIX, EPERM");
 	check(heaptool_enable_dumps(NULL, 0, 65536, 0) == HEAPTOOL_EINVAL,
 	    "enable_dumps with a trigger and no prefix: HEAPTOOL_EINVAL");
 	snprintf(path, sizeof(path), "%s/auto", dir);

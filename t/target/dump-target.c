@@ -10,6 +10,10 @@
  *   free           free every kept block                  "done free"
  *   rss N          malloc N bytes and touch every page, kept
  *                                                         "done rss N"
+ *   sites K        2^K blocks of 16 bytes, kept, each from a call stack of
+ *                  its own (a chain of K calls of dt_bit0, one per bit of
+ *                  its number): a session at rate 1 then has 2^K sites and
+ *                  its dumps take a while                 "done sites K"
  *   oom [DIR]      malloc(1 << 62): "oom null ERRNO-NAME FILES" when it
  *                  fails (FILES: the *.heap files in DIR at that moment, or
  *                  -1), else "oom ptr"
@@ -39,6 +43,7 @@ static size_t nkept;
 static uint64_t sum;
 static volatile int stop;
 static volatile size_t one = 1;
+static volatile unsigned depth_sink;
 static pthread_t tids[MAXTHREADS];
 static int nthreads;
 
@@ -70,6 +75,30 @@ dt_other(size_t n, size_t size)
 
 	for (i = 0; i < n; i++)
 		keep(malloc(size * one), size); /* SITE dt_other */
+}
+
+FX_NOINLINE static void dt_bit1(unsigned v, int d);
+
+/* The bits of v, lowest first, choose the next call in the chain (a 1 goes
+ * through dt_bit1 too); the volatile step after each call keeps it a call,
+ * not a jump, so that every frame stays on the stack. */
+FX_NOINLINE static void
+dt_bit0(unsigned v, int d)
+{
+	if (d == 0)
+		keep(malloc(16 * one), 16); /* SITE dt_bit0 */
+	else if (v & 1)
+		dt_bit1(v >> 1, d - 1);
+	else
+		dt_bit0(v >> 1, d - 1);
+	depth_sink++;
+}
+
+FX_NOINLINE static void
+dt_bit1(unsigned v, int d)
+{
+	dt_bit0(v, d);
+	depth_sink++;
 }
 
 static int
@@ -162,6 +191,11 @@ main(void)
 			memset(p, 0x5a, n);
 			keep(p, n);
 			printf("done rss %lu\n", n);
+		} else if (sscanf(line, "sites %d", &k) == 1 && k >= 0 &&
+		    k <= 20) {
+			for (n = 0; n < 1ul << k; n++)
+				dt_bit0((unsigned)n, k);
+			printf("done sites %d\n", k);
 		} else if (strncmp(line, "oom", 3) == 0) {
 			dir[0] = '\0';
 			(void)sscanf(line, "oom %399s", dir);
