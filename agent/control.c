@@ -403,8 +403,15 @@ prefix_problem(int e)
 	case ENOTDIR:
 		return "the dump directory does not exist where the target "
 		       "sees its files";
-	case EACCES:
+	case ELOOP:
+		return "a symbolic link is on the dump prefix's path, which "
+		       "could lead the dumps anywhere";
 	case EPERM:
+		/* src/safedir.c: the directory is not safe to write in. */
+		return "the dump directory belongs to another user, or others "
+		       "may write in it and it is not sticky: they could "
+		       "replace the dumps";
+	case EACCES:
 	case EROFS:
 		return "the target may not write in the dump directory (as "
 		       "its user, where it sees its files)";
