@@ -4,8 +4,8 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cli.h"
 #include "json.h"
@@ -20,22 +20,11 @@ static void
 vwarn(const char *fmt, va_list ap)
 {
 	char buf[8192];
-	size_t i, n, len;
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	len = strlen(buf);
 	fflush(stdout);
 	fputs("heaptool: ", stderr);
-	for (i = 0; i < len; i += n) {
-		n = ht_json_utf8_len(buf + i, len - i);
-		if (n == 0 || ht_json_is_c1(buf + i, n) ||
-		    (n == 1 &&
-			((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f))) {
-			fputc('?', stderr);
-			n = n == 0 ? 1 : n;
-		} else
-			fwrite(buf + i, 1, n, stderr);
-	}
+	ht_json_put_text(stderr, buf, SIZE_MAX, NULL);
 	fputc('\n', stderr);
 }
 

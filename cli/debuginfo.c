@@ -106,20 +106,29 @@ try_path(const struct where *at, const char *path, const struct want *w,
 	return -1;
 }
 
+int
+ht_debuginfo_build_id_path(const unsigned char *id, size_t len, char *buf,
+    size_t size)
+{
+	size_t i, k;
+
+	if (len < 2 || size < sizeof(DEBUG_DIR) + 16 + 2 * len + 8)
+		return -1;
+	k = (size_t)snprintf(buf, size, DEBUG_DIR "/.build-id/%02x/", id[0]);
+	for (i = 1; i < len; i++)
+		k += (size_t)snprintf(buf + k, size - k, "%02x", id[i]);
+	snprintf(buf + k, size - k, ".debug");
+	return 0;
+}
+
 static int
 try_build_id(const struct where *at, const struct want *w, char **name)
 {
 	char path[sizeof(DEBUG_DIR) + 16 + 2 * ID_MAX + 8];
-	size_t i, k;
 
-	if (w->idlen < 2)
+	if (ht_debuginfo_build_id_path(w->id, w->idlen, path, sizeof(path)) !=
+	    0)
 		return -1;
-	k = (size_t)snprintf(path, sizeof(path), DEBUG_DIR "/.build-id/%02x/",
-	    w->id[0]);
-	for (i = 1; i < w->idlen; i++)
-		k += (size_t)snprintf(path + k, sizeof(path) - k, "%02x",
-		    w->id[i]);
-	snprintf(path + k, sizeof(path) - k, ".debug");
 	return try_path(at, path, w, name);
 }
 

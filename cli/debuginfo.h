@@ -41,4 +41,12 @@ int ht_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
     GElf_Word debuglink_crc, char **debuginfo_file_name);
 
+/*
+ * The path of the debug file of build-id id (len bytes) in the build-id
+ * directory, /usr/lib/debug/.build-id/NN/REST.debug, into buf.  Returns 0,
+ * or -1 if len is below 2 or buf is too small.
+ */
+int ht_debuginfo_build_id_path(const unsigned char *id, size_t len, char *buf,
+    size_t size);
+
 #endif

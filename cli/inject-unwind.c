@@ -24,6 +24,7 @@
 
 #include <elfutils/libdwfl.h>
 
+#include "debuginfo.h"
 #include "inject-int.h"
 #include "modfile.h"
 #include "proc.h"
@@ -68,8 +69,8 @@ find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname,
 {
 	const unsigned char *bits;
 	GElf_Addr vaddr;
-	char path[PATH_MAX], *p;
-	int n, i, fd;
+	char path[PATH_MAX];
+	int n, fd;
 
 	(void)userdata;
 	(void)modname;
@@ -77,14 +78,10 @@ find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname,
 	(void)file_name;
 	(void)debuglink_file;
 	(void)debuglink_crc;
-	if ((n = dwfl_module_build_id(mod, &bits, &vaddr)) < 2)
+	if ((n = dwfl_module_build_id(mod, &bits, &vaddr)) < 2 ||
+	    ht_debuginfo_build_id_path(bits, (size_t)n, path, sizeof(path)) !=
+		0)
 		return -1;
-	p = path +
-	    snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/",
-		bits[0]);
-	for (i = 1; i < n && p < path + sizeof(path) - 8; i++)
-		p += sprintf(p, "%02x", bits[i]);
-	strcpy(p, ".debug");
 	if ((fd = ht_modfile_open_regular(AT_FDCWD, path, NULL)) == -1)
 		return -1;
 	if ((*debuginfo_file_name = strdup(path)) == NULL) {

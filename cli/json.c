@@ -26,6 +26,34 @@ ht_json_is_c1(const char *s, size_t n)
 	    (unsigned char)s[1] < 0xa0;
 }
 
+static void
+put_plain(FILE *fp, int c)
+{
+	putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
+}
+
+size_t
+ht_json_put_text(FILE *fp, const char *s, size_t max,
+    void (*put)(FILE *, int c))
+{
+	size_t i, n, len = strlen(s), chars = 0;
+
+	if (put == NULL)
+		put = put_plain;
+	for (i = 0; i < len && chars < max; i += n, chars++) {
+		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
+			putc('?', fp);
+			n = 1;
+		} else if (n > 1 && !ht_json_is_c1(s + i, n))
+			fwrite(s + i, 1, n, fp);
+		else if (n > 1)
+			putc('?', fp);
+		else
+			put(fp, (unsigned char)s[i]);
+	}
+	return chars;
+}
+
 size_t
 ht_json_utf8_len(const char *str, size_t n)
 {

@@ -46,35 +46,10 @@ ht_text_sort_name(enum ht_view_sort sort)
 	return names[sort];
 }
 
-static void
-put_plain(FILE *fp, int c)
-{
-	putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
-}
-
 void
 ht_text_safe(FILE *fp, const char *s, size_t max)
 {
-	ht_text_escape(fp, s, max, put_plain);
-}
-
-size_t
-ht_text_escape(FILE *fp, const char *s, size_t max, void (*put)(FILE *, int c))
-{
-	size_t i, n, len = strlen(s), chars = 0;
-
-	for (i = 0; i < len && chars < max; i += n, chars++) {
-		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
-			putc('?', fp);
-			n = 1;
-		} else if (n > 1 && !ht_json_is_c1(s + i, n))
-			fwrite(s + i, 1, n, fp);
-		else if (n > 1)
-			putc('?', fp);
-		else
-			put(fp, (unsigned char)s[i]);
-	}
-	return chars;
+	ht_json_put_text(fp, s, max, NULL);
 }
 
 size_t

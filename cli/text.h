@@ -42,16 +42,6 @@ const char *ht_text_sort_name(enum ht_view_sort);
  * characters as '?'. */
 void ht_text_safe(FILE *fp, const char *s, size_t max);
 
-/*
- * Print the characters of s, at most max of them: a well-formed UTF-8
- * sequence of two bytes or more as it is, a byte that is not part of one
- * as '?', and every other byte through put, which writes it as the format
- * takes it (an escape, a replacement).  Returns how many characters were
- * printed.
- */
-size_t
-ht_text_escape(FILE *fp, const char *s, size_t max, void (*put)(FILE *, int c));
-
 /* The width of a name column that holds w and name after two spaces, at
  * most HT_TEXT_MAX_WIDTH. */
 size_t ht_text_width(size_t w, const char *name);
