@@ -15,20 +15,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctl.h"
 #include "proc.h"
 #include "proto.h"
 
-/* The first allocation for a reply payload; it grows as bytes arrive, so
- * a header that lies about its length costs nothing until the bytes are
- * really sent. */
+/* How long a BUSY agent is asked again (see exchange_req). */
+#define BUSY_WAIT_MS 3000
+
 /* Linux 6.5; older headers lack it, older kernels answer ENOPROTOOPT. */
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD 77
 #endif
 
+/* The first allocation for a reply payload; it grows as bytes arrive, so
+ * a header that lies about its length costs nothing until the bytes are
+ * really sent. */
 #define FIRST_CHUNK (64u * 1024)
 
 struct ht_ctl {
@@ -513,7 +517,9 @@ agent_error(struct ht_ctl *h, uint32_t code, const char *msg)
 		    msg[0] != '\0' ? msg : "the dump prefix is unusable");
 	case HT_ERR_BUSY:
 		return fail(h, HT_CTL_EAGENT,
-		    "the agent is busy with other clients (%s); try again",
+		    "the agent is still busy with other clients after "
+		    "%d s (%s); try again later",
+		    BUSY_WAIT_MS / 1000,
 		    msg[0] != '\0' ? msg : "no reason given");
 	case HT_ERR_VERSION:
 		return fail(h, HT_CTL_EVERSION,
@@ -545,7 +551,7 @@ version_error(struct ht_ctl *h, unsigned version)
  * the reply type (ERR already turned into a failure), or -1.
  */
 static int
-exchange_req(struct ht_ctl *h, const struct ht_request *r)
+exchange_once(struct ht_ctl *h, const struct ht_request *r)
 {
 	uint8_t req[HT_PROTO_MAX_REQUEST], hdr[HT_PROTO_HEADER];
 	struct ht_msg_header mh;
@@ -635,6 +641,33 @@ exchange_req(struct ht_ctl *h, const struct ht_request *r)
 
 out_close:
 	close(fd);
+	return rc;
+}
+
+/*
+ * An agent that says BUSY has not acted on the request (it refuses before
+ * it reads one, or a report before encoding it), so any request may be
+ * sent again.  Other clients hold its places for as long as their replies
+ * take to read: wait for them with a growing pause, for BUSY_WAIT_MS in
+ * all (at the top of the file), then say it is busy.
+ */
+static int
+exchange_req(struct ht_ctl *h, const struct ht_request *r)
+{
+	struct timespec pause;
+	long waited = 0, ms = 20;
+	int rc;
+
+	while ((rc = exchange_once(h, r)) == -1 &&
+	    h->agent_err == HT_ERR_BUSY && waited < BUSY_WAIT_MS) {
+		if (ms > BUSY_WAIT_MS - waited)
+			ms = BUSY_WAIT_MS - waited;
+		pause.tv_sec = ms / 1000;
+		pause.tv_nsec = ms % 1000 * 1000000L;
+		nanosleep(&pause, NULL);
+		waited += ms;
+		ms *= 2;
+	}
 	return rc;
 }
 

@@ -81,7 +81,7 @@ struct fixture {
 	char transcript[8192]; /* commands and answers */
 };
 
-static char *agent, *fixture;
+static char *agent, *fixture, *heaptool;
 
 /* mode: 0 plain, 1 attach (preload, no HEAPTOOL_PID), 2 launch
  * (HEAPTOOL_PID = itself, output to out), 3 dormant (HEAPTOOL_PID = 1),
@@ -718,6 +718,34 @@ report_begin(pid_t pid, struct ht_msg_header *h)
 }
 
 /*
+ * heaptool report -p pid while every report place is held: the agent
+ * says BUSY; the readers go 800 ms later, and the command, which tries
+ * again, must then be served.  Returns its exit status (-1: not run).
+ */
+static int
+cli_report_waits(pid_t pid, int *fds, int n)
+{
+	struct timespec later = { 0, 800 * 1000 * 1000 };
+	char spid[32];
+	pid_t cli;
+	int st;
+
+	snprintf(spid, sizeof(spid), "%ld", (long)pid);
+	if ((cli = fork()) == -1)
+		return -1;
+	if (cli == 0) {
+		execl(heaptool, heaptool, "report", "-p", spid, "-o",
+		    "/dev/null", (char *)NULL);
+		_exit(127);
+	}
+	nanosleep(&later, NULL);
+	idle_close(fds, n);
+	if (waitpid(cli, &st, 0) != cli)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
  * A reader that stops reading a report holds up no one, and still gets
  * the whole profile.  The profile of 2^TREE_DEPTH sites is far larger than
  * a socket holds (some 200 KiB), so the agent cannot have sent it whole
@@ -780,7 +808,10 @@ test_slow_reader(struct fixture *t)
 	rc = timed_hello(t->pid, &ms);
 	ok(rc == 0 && ms < SERVE_MS,
 	    "meanwhile a HELLO is answered in %ld ms (< %d)", ms, SERVE_MS);
-	idle_close(fds, REPORTS_AT_ONCE);
+	rc = cli_report_waits(t->pid, fds, REPORTS_AT_ONCE);
+	is_int(0, rc,
+	    "heaptool report, told BUSY, tries again and is served once "
+	    "the readers are gone");
 	p = agent_report(t->pid);
 	ok(p != NULL, "once their readers are gone, a REPORT is served");
 	if (p != NULL)
@@ -1193,6 +1224,7 @@ main(void)
 
 	agent = test_build_need("libheaptool-agent.so");
 	fixture = test_build_need("t/target/ctl-target");
+	heaptool = test_build_need("heaptool");
 	signal(SIGPIPE, SIG_IGN);
 	test_timeout(300);
 	plan(0);
