@@ -60,6 +60,20 @@ wrap_write(struct wrapmod *e, const struct ht_module *m,
 	__atomic_store_n(&e->seq, s + 2, __ATOMIC_RELEASE);
 }
 
+static int
+same(const struct wrapmod *e, const struct ht_wrap_fn *fns, size_t n,
+    const void *retry)
+{
+	size_t i;
+
+	if (e->n != n || e->retry != retry)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (e->fns[i].lo != fns[i].lo || e->fns[i].hi != fns[i].hi)
+			return 0;
+	return 1;
+}
+
 int
 ht_wrap_set(const struct ht_module *m, const struct ht_wrap_fn *fns, size_t n,
     void *retry)
@@ -78,7 +92,11 @@ ht_wrap_set(const struct ht_module *m, const struct ht_wrap_fn *fns, size_t n,
 		}
 		if (e->start == m->start &&
 		    e->dynamic == (uintptr_t)m->dynamic) {
-			wrap_write(e, n > 0 ? m : NULL, fns, n, retry);
+			/* A module scanned again (hooked again after a
+			 * detach) has what it had: rewriting it would hide
+			 * it from readers meanwhile. */
+			if (!same(e, fns, n, retry))
+				wrap_write(e, n > 0 ? m : NULL, fns, n, retry);
 			return 0;
 		}
 	}

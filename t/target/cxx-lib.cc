@@ -54,7 +54,9 @@ template <class T> struct counting {
 	typedef T value_type;
 
 	counting() = default;
-	template <class U> counting(const counting<U> &) { }
+	template <class U> counting(const counting<U> &)
+	{
+	}
 
 	T *allocate(size_t n)
 	{
@@ -63,7 +65,10 @@ template <class T> struct counting {
 		return std::allocator<T>().allocate(n);
 	}
 
-	void deallocate(T *p, size_t n) { std::allocator<T>().deallocate(p, n); }
+	void deallocate(T *p, size_t n)
+	{
+		std::allocator<T>().deallocate(p, n);
+	}
 };
 
 template <class T, class U>
@@ -88,16 +93,16 @@ typedef std::map<int, std::string, std::less<int>,
 
 /* Made in static storage and never destroyed: its blocks are still in use
  * at the end, and the vector itself is not an allocation. */
-alignas(std::vector<std::string>) static unsigned char
-    vstore[sizeof(std::vector<std::string>)];
+typedef std::vector<std::string> strings_t;
+alignas(strings_t) static unsigned char vstore[sizeof(strings_t)];
 
 FX_NOINLINE static void
 work_strings(void)
 {
-	static std::vector<std::string> *kept;
+	static strings_t *kept;
 
 	if (kept == nullptr)
-		kept = new (vstore) std::vector<std::string>;
+		kept = new (vstore) strings_t;
 	kept->clear();
 	kept->shrink_to_fit();
 	kept->reserve(1000);
