@@ -2,16 +2,18 @@
 # What the C++ runtime allocates in its own code, counted once, at rate 1,
 # under the user's functions (t/target/cxx-lib: std::string buffers built by
 # libstdc++'s extern templates, a std::map, an ostringstream, a thrown
-# exception):
+# exception, an over-aligned type by the aligned operator new, char arrays
+# by the nothrow new[]):
 #   - heaptool run: work_strings and work_map allocate exactly what the
 #     fixture says the C++ rules make them allocate (it prints the figures),
-#     and what is still in use at exit; work_stream and work_exception
+#     and what is still in use at exit, and so does work_forms (20 blocks
+#     of 2920 bytes, 5 of 960 kept); work_stream and work_exception
 #     allocate and free; no site's innermost frame is an operator new (the
 #     site is its caller);
 #   - heaptrack, where it is installed, counts the same blocks under each of
-#     the four functions and the same bytes still in use;
+#     the five functions and the same bytes still in use;
 #   - heaptool attach, start --rate 1, the work, report: the same figures,
-#     and no allocation outside the four functions;
+#     and no allocation outside the five functions;
 #   - the same fixture built with clang++ -stdlib=libc++, where libc++ is
 #     installed;
 #   - a program that replaces operator new (t/target/cxx-replace): with one
@@ -32,7 +34,7 @@ for f in cxx-lib cxx-replace; do
 done
 unset HEAPTOOL_SEED LD_PRELOAD
 T=120 # seconds: any command that takes longer is hung
-FUNCS="work_strings work_map work_stream work_exception"
+FUNCS="work_strings work_map work_stream work_exception work_forms"
 FN=$HT_SRCDIR/t/lib/htfuncs.py
 
 have_heaptrack=0
@@ -120,6 +122,10 @@ $(field "$_f" work_map 4) $(field "$_f" work_map 5)" \
 	_s=$(field "$_f" work_exception 2)
 	[ "${_s:-0}" -ge 2 ]
 	ok $? "$_l: work_exception: the exception and its message ($_s)"
+	is "20 2920 5 960" "$(field "$_f" work_forms 2) \
+$(field "$_f" work_forms 3) $(field "$_f" work_forms 4) \
+$(field "$_f" work_forms 5)" \
+	    "$_l: work_forms: aligned new and nothrow new[], once each"
 	is 0 "$(field "$_f" operator-new-sites 2)" \
 	    "$_l: no site's innermost frame is an operator new"
 }
@@ -131,7 +137,7 @@ if [ $have_heaptrack -eq 1 ]; then
 	heaptrack_of ht "$TARGETS/cxx-lib" run
 	same_as_heaptrack run "$HT_TMP/run.funcs" "$HT_TMP/ht.ht" $FUNCS
 else
-	for _i in 1 2 3 4 5; do skip "$NO_HEAPTRACK"; done
+	for _i in 1 2 3 4 5 6; do skip "$NO_HEAPTRACK"; done
 fi
 
 # libstdc++, attach.
@@ -168,7 +174,7 @@ if ptrace_permitted; then
 	    diag "$(head -c 2000 "$HT_TMP/att.err")"
 	check_lib attach "$HT_TMP/att.funcs" "$HT_TMP/wait.out"
 	# Nothing else ran in the session: every block is under one of the
-	# four functions.
+	# five functions.
 	all=$(python3 -c 'import json, sys
 print(json.load(open(sys.argv[1]))["totals"]["alloc_objects"])' \
 	    "$HT_TMP/att.json")
@@ -186,13 +192,13 @@ print(json.load(open(sys.argv[1]))["totals"]["alloc_objects"])' \
 	wait $bg
 	is 0 $? "attach: cxx-lib exits 0"
 else
-	for _i in $(seq 1 14); do skip "$ptrace_why"; done
+	for _i in $(seq 1 16); do skip "$ptrace_why"; done
 fi
 
 # libc++, run, where clang++ can build against it.
 lcx=$HT_TMP/cxx-lib-libcxx
 if command -v clang++ >/dev/null 2>&1 &&
-    clang++ -stdlib=libc++ -g -O2 -fomit-frame-pointer -DFX_WANT_O2 \
+    clang++ -std=c++17 -stdlib=libc++ -g -O2 -fomit-frame-pointer -DFX_WANT_O2 \
 	-I"$HT_SRCDIR/t/target" -o "$lcx" "$HT_SRCDIR/t/target/cxx-lib.cc" \
 	>"$HT_TMP/clang.err" 2>&1 &&
     readelf -d "$lcx" | grep -q 'NEEDED.*libc++'; then
@@ -203,11 +209,11 @@ if command -v clang++ >/dev/null 2>&1 &&
 		same_as_heaptrack libc++ "$HT_TMP/libcxx.funcs" \
 		    "$HT_TMP/htlcx.ht" $FUNCS
 	else
-		for _i in 1 2 3 4 5; do skip "$NO_HEAPTRACK"; done
+		for _i in 1 2 3 4 5 6; do skip "$NO_HEAPTRACK"; done
 	fi
 else
 	diag "$(head -c 1000 "$HT_TMP/clang.err" 2>/dev/null)"
-	for _i in $(seq 1 12); do
+	for _i in $(seq 1 14); do
 		skip "clang++ -stdlib=libc++ cannot build here" \
 		    "(apt-get install clang libc++-dev libc++abi-dev)"
 	done

@@ -13,6 +13,12 @@
  *   work_stream     an ostringstream fed 2,000 numbers, its string taken
  *   work_exception  a std::runtime_error with a long message, thrown and
  *                   caught (the exception object, the message)
+ *   work_forms      10 objects of an over-aligned type (192 bytes, aligned
+ *                   new: aligned_alloc in libstdc++, posix_memalign in
+ *                   libc++abi), 5 of them deleted, and 10 arrays of 100
+ *                   chars by the nothrow new[] (which calls new[], which
+ *                   calls new), all deleted: 20 blocks of 2920 bytes, 5 of
+ *                   960 bytes kept
  *
  * The map counts its nodes' bytes through an allocator of its own, which
  * passes each request on to std::allocator.  Built by g++ and, by the
@@ -144,6 +150,43 @@ work_exception(void)
 	}
 }
 
+/* C++17: an over-aligned type is made by the aligned operator new. */
+#ifndef __cpp_aligned_new
+#error "cxx-lib needs C++17 or later (aligned new)"
+#endif
+
+struct alignas(64) big {
+	unsigned char b[192];
+};
+static_assert(sizeof(big) == 192, "big is 192 bytes");
+
+/* Never freed: kept to the end. */
+static big *kept_big[5];
+
+FX_NOINLINE static void
+work_forms(void)
+{
+	volatile size_t hundred = 100;
+
+	for (int i = 0; i < 10; i++) {
+		big *p = new big; /* SITE work_forms */
+		if ((reinterpret_cast<uintptr_t>(p) & 63) != 0)
+			std::exit(1);
+		fx_fill(p, sizeof(*p), (uint64_t)i, &sum);
+		if (i % 2 == 0)
+			kept_big[i / 2] = p;
+		else
+			delete p;
+	}
+	for (int i = 0; i < 10; i++) {
+		char *a = new (std::nothrow) char[hundred];
+		if (a == nullptr)
+			std::exit(1);
+		fx_fill(a, hundred, (uint64_t)i, &sum);
+		delete[] a;
+	}
+}
+
 static void
 work(void)
 {
@@ -153,6 +196,7 @@ work(void)
 	work_map();
 	work_stream();
 	work_exception();
+	work_forms();
 	/* What the C++ rules say the first two allocated: each string's
 	 * 111 characters and its terminator, the vector's reserve; each
 	 * entry's node (as counted) and its string's 48 bytes. */
