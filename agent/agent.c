@@ -16,7 +16,6 @@
  */
 #include <pthread.h>
 #include <stdint.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -50,40 +49,6 @@ static int detached;
 static int dormant;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 static int setup_rc = -1;
-
-/*
- * libstdc++'s operators call each other (new[] calls new, the nothrow forms
- * call the throwing ones) and malloc and free, all through libstdc++'s own
- * PLT.  Patching those slots would count each object two or three times, so
- * no slot of libstdc++ itself is patched, and new and delete are hooked in
- * the modules that call them, where they are bound to libstdc++'s (another
- * library's operator new calls malloc, which is hooked: hooking its new as
- * well would count twice).
- */
-static int
-is_libstdcxx(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	b = b != NULL ? b + 1 : path;
-	return strncmp(b, "libstdc++.so", 12) == 0;
-}
-
-static int
-accept_slot(const struct ht_module *m, size_t index, void *original)
-{
-	const struct ht_module *om;
-
-	if (index == HT_H_DLOPEN || index == HT_H_DLCLOSE)
-		return 1;
-	if (is_libstdcxx(m->path))
-		return 0;
-	if (index >= HT_H_NEW && index <= HT_H_DELETE_ARRAY_ALIGN_NOTHROW) {
-		om = ht_modules_find((uintptr_t)original);
-		return om != NULL && is_libstdcxx(om->path);
-	}
-	return 1;
-}
 
 /* With rescan_lock held, after ht_got_resolve().  Nothing here may wait for
  * the loader's dl_load_lock (dl_iterate_phdr takes only its write lock, which
@@ -195,7 +160,6 @@ ht_agent_modules_changed(void)
 	 * inside a constructor run by dlopen, holding the loader's lock,
 	 * and the holder of rescan_lock must never wait for that lock. */
 	ht_got_resolve(ht_hooks, HT_NHOOKS);
-	ht_hooks_resolve_extra();
 	ht_lock_acquire(&rescan_lock);
 	if (hooked)
 		rescan();
@@ -267,7 +231,7 @@ setup_run(void)
 {
 	if (ht_tables_init() != 0 || ht_dump_init() != 0)
 		return;
-	ht_got_set_filter(accept_slot);
+	ht_hooks_set_wrappers();
 	ht_hooks_set_loader((void *)hook_dlopen, (void *)hook_dlclose);
 	if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
 		return;
@@ -297,7 +261,6 @@ install(uint64_t rate, const struct ht_dump_cfg *cfg)
 
 	ht_guard_enter();
 	ht_got_resolve(ht_hooks, HT_NHOOKS); /* before rescan_lock */
-	ht_hooks_resolve_extra();
 	ht_lock_acquire(&rescan_lock);
 	if (rate != 0)
 		(void)ht_agent_start(rate, cfg, 1);

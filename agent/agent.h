@@ -18,8 +18,9 @@
  *   dump      the dump files' triggers, directory and names
  *   snapshot  the session encoded as a profile
  *   session   the session's state
- *   got       GOT patching, over reloc (relocations), maps (page
- *             protections) and orig (per-module originals)
+ *   got       GOT patching, over reloc (relocations and symbols), maps
+ *             (page protections), orig (per-module originals) and wrap
+ *             (the C++ operators' code, whose frames are not sites)
  *   unwind    the stack walker, over cfa (CFA programs), ehframe (FDE
  *             lookup) and dwarf (bounded readers)
  *   tables    sites, live samples, threads

@@ -12,7 +12,8 @@
  *
  * A module's relocations come from reloc.h, its pages' protections from
  * maps.h, and the originals that differ by module go to orig.h, where
- * hooks find them without a lock.
+ * hooks find them without a lock; so do the ranges of the wrappers a module
+ * defines, to wrap.h, the first time the module is scanned.
  *
  * Non-PIE executables make one more case: an executable that takes the
  * address of malloc gets a canonical PLT entry, and every other module's
@@ -40,6 +41,7 @@
 #include "orig.h"
 #include "prim.h"
 #include "reloc.h"
+#include "wrap.h"
 
 #define SLOTS_FIRST 1024 /* doubles on demand up to SLOTS_MAX */
 #define SLOTS_MAX   65536
@@ -97,7 +99,10 @@ static struct pmod *mods;
 static size_t nmods;
 static size_t pagesz;
 static size_t overflows;
-static int (*filter)(const struct ht_module *, size_t, void *);
+/* ht_got_set_wrappers(): set once, before the first patch. */
+static const char *const *wrapnames;
+static size_t nwrapnames;
+static const char *wrapretry;
 
 static int
 got_enter(void)
@@ -142,7 +147,7 @@ tables_init(void)
 	if (mods == NULL &&
 	    (mods = ht_mem_map(HT_MAX_MODULES * sizeof(*mods))) == NULL)
 		return -1;
-	if (ht_orig_init() != 0 || ht_maps_init() != 0)
+	if (ht_orig_init() != 0 || ht_maps_init() != 0 || ht_wrap_init() != 0)
 		return -1;
 	return 0;
 }
@@ -225,6 +230,7 @@ forget_gone(const struct ht_modset *set)
 		mods[i] = mods[--nmods];
 	}
 	ht_orig_forget(set);
+	ht_wrap_forget(set);
 }
 
 /* Where a stored original equal to the canonical PLT entry `from' now
@@ -367,8 +373,6 @@ visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
 		return;
 	if (pass == PASS_EAGER && w->eager[h] == NULL)
 		w->eager[h] = orig;
-	if (filter != NULL && !filter(m, (size_t)h, orig))
-		return;
 	if (w->orig[h] == NULL)
 		w->orig[h] = orig;
 	else if (w->orig[h] != orig) {
@@ -557,6 +561,39 @@ pmod_get(const struct ht_module *m, int *fresh)
 	return pm;
 }
 
+/* The function sym of m, as a range inside m: 0, or -1 if it is none. */
+static int
+fn_range(const struct ht_module *m, const ElfW(Sym) * sym, struct ht_wrap_fn *f)
+{
+	if (sym == NULL || ELF64_ST_TYPE(sym->st_info) != STT_FUNC ||
+	    sym->st_size == 0)
+		return -1;
+	f->lo = m->bias + sym->st_value;
+	f->hi = f->lo + sym->st_size;
+	if (!ht_modules_holds(m, f->lo) || f->hi < f->lo || f->hi > m->end)
+		return -1;
+	return 0;
+}
+
+/* Record the wrappers that m defines, and its retry query with them. */
+static void
+note_wrappers(const struct ht_module *m, const struct ht_reloc *d)
+{
+	struct ht_wrap_fn fns[HT_WRAP_FNS], q;
+	void *retry = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i < nwrapnames && n < HT_WRAP_FNS; i++)
+		if (fn_range(m, ht_reloc_lookup(m, d, wrapnames[i]), &fns[n]) ==
+		    0)
+			n++;
+	if (n > 0 && wrapretry != NULL &&
+	    fn_range(m, ht_reloc_lookup(m, d, wrapretry), &q) == 0)
+		retry = (void *)q.lo;
+	if (ht_wrap_set(m, fns, n, retry) != 0)
+		__atomic_add_fetch(&overflows, 1, __ATOMIC_RELAXED);
+}
+
 static void
 patch_module(struct ctx *c, const struct ht_module *m)
 {
@@ -576,6 +613,8 @@ patch_module(struct ctx *c, const struct ht_module *m)
 	w.pm->pending = 0;
 	if (ht_reloc_read(m, &w.d) != 0)
 		return;
+	if (fresh)
+		note_wrappers(m, &w.d);
 	w.lazy = !w.d.bind_now && !c->env_now;
 	/* Eagerly bound slots first: they tell what a lazy slot of the
 	 * same name would have been bound to. */
@@ -736,9 +775,11 @@ ht_got_overflows(void)
 }
 
 void
-ht_got_set_filter(int (*accept)(const struct ht_module *, size_t, void *))
+ht_got_set_wrappers(const char *const *names, size_t n, const char *retry)
 {
-	__atomic_store_n(&filter, accept, __ATOMIC_RELEASE);
+	wrapnames = names;
+	nwrapnames = n;
+	wrapretry = retry;
 }
 
 size_t

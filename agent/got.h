@@ -88,12 +88,14 @@ size_t ht_got_patched_slots(void);
 /* For status: slots left unpatched because a table was full. */
 size_t ht_got_overflows(void);
 
-/* Optional: accept(m, index, original) is asked about every slot found,
- * with the original its calls must reach; the slot is patched only if it
- * returns nonzero.  It runs under got.c's lock inside ht_got_patch: it must
- * not call the loader or ht_got_*.  NULL: accept every slot. */
-void ht_got_set_filter(
-    int (*accept)(const struct ht_module *m, size_t index, void *original));
+/*
+ * The names of the wrappers (wrap.h): each module that ht_got_patch scans
+ * for the first time has the functions it defines by these names recorded
+ * as its wrappers, with the function it defines by the name retry (NULL:
+ * none) as their retry query.  The strings must stay; call before the
+ * first ht_got_patch.  Without a call, no module has wrappers.
+ */
+void ht_got_set_wrappers(const char *const *names, size_t n, const char *retry);
 
 struct ht_got_slot {
 	uintptr_t addr; /* the slot */

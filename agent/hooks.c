@@ -1,8 +1,20 @@
 /*
- * The hooks.  The malloc family and C++ operator new/delete are reached
- * through rewritten GOT slots (got.c), so each hook must call the original
- * that its caller's module was bound to; in the common case every module
- * shares one original per name and the lookup is a load.
+ * The hooks.  The malloc family is reached through rewritten GOT slots
+ * (got.c) of every module, the C++ runtime's included, so each hook must
+ * call the original that its caller's module was bound to; in the common
+ * case every module shares one original per name and the lookup is a load.
+ *
+ * C++'s operators new and delete are not hooked: they are wrappers
+ * (wrap.h) that call malloc, aligned_alloc or free through the slots of
+ * the module defining them, so every object is counted once, there, also
+ * when libstdc++'s own code allocates (std::string, streams, locales,
+ * exceptions), when new[] or a nothrow form calls new, or when the program
+ * replaces operator new with one that calls malloc.  The sampler strips the
+ * wrappers' frames, so the site is the operator's caller.  Hooking the
+ * operators as well cannot be made exact: the runtime's operators and its
+ * other code reach one another by tail calls (new[] jumps to new,
+ * std::string's _M_create jumps to new), which leave no frame to tell a
+ * nested call from a first one.
  *
  * Order matters for frees: a sampled block is accounted before it goes back
  * to the allocator, so another thread cannot be handed the address and
@@ -16,11 +28,9 @@
  * dump before the hook hands the failure on.  Unarmed, the fast paths are
  * what they were: one load and test of the word.
  */
-#include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "dump.h"
 #include "got.h"
@@ -28,6 +38,7 @@
 #include "sampler.h"
 #include "tables.h"
 #include "unwind.h"
+#include "wrap.h"
 
 #define CALLER ((uintptr_t)__builtin_return_address(0))
 
@@ -58,125 +69,19 @@ slow(enum ht_hook_index i)
 	return (hook_flags(i) & HT_HOOK_SLOW) != 0;
 }
 
-/* The allocator failed for want of memory (not for a bad argument). */
-static inline int
-out_of_memory(const void *p, int nonzero)
-{
-	return p == NULL && nonzero && errno == ENOMEM;
-}
-
 /*
- * C++ throwing operators new report failure by throwing std::bad_alloc,
- * which passes through these C frames where nothing can see it.  While
- * failure dumps are armed, a throwing hook first calls the nothrow form of
- * the same libstdc++ (which calls the throwing one inside libstdc++, through
- * its own unpatched PLT, and turns the exception into NULL); on NULL it
- * dumps, then calls the throwing original, which fails again and throws
- * the program its std::bad_alloc as before (or succeeds, if memory was
- * freed meanwhile: an allocation may always succeed).  This is exact only
- * when no std::new_handler is installed: a handler would run in both calls,
- * so with one installed the hook calls the throwing original alone and no
- * failure dump is written for operator new.  The partners and
- * std::get_new_handler are looked up by ht_hooks_resolve_extra(), never
- * from a hook.
+ * The allocator failed for want of memory (not for a bad argument), and the
+ * program sees the failure: not when its caller is a wrapper that will call
+ * a std::new_handler, which may free memory and have the wrapper try again
+ * (then no dump is written for that operator new, as the handler's outcome
+ * cannot be known here).  Without a handler, operator new throws
+ * std::bad_alloc, or its nothrow form returns NULL, right after.
  */
-enum { NEWP_NEW, NEWP_ARRAY, NEWP_ALIGN, NEWP_ARRAY_ALIGN, NEWP_N };
-static const struct {
-	enum ht_hook_index throwing, nothrow;
-} newpairs[NEWP_N] = {
-	{ HT_H_NEW, HT_H_NEW_NOTHROW },
-	{ HT_H_NEW_ARRAY, HT_H_NEW_ARRAY_NOTHROW },
-	{ HT_H_NEW_ALIGN, HT_H_NEW_ALIGN_NOTHROW },
-	{ HT_H_NEW_ARRAY_ALIGN, HT_H_NEW_ARRAY_ALIGN_NOTHROW },
-};
-static void *new_throwing[NEWP_N], *new_nothrow[NEWP_N];
-static void *new_handler_fn;   /* std::get_new_handler */
-static const char nothrow_tag; /* a std::nothrow_t: empty, unread */
-
-static int
-is_libstdcxx_at(const void *fn, void **base)
+static inline int
+out_of_memory(const void *p, int nonzero, uintptr_t caller)
 {
-	Dl_info info;
-	const char *b;
-
-	if (fn == NULL || dladdr(fn, &info) == 0 || info.dli_fname == NULL)
-		return 0;
-	b = strrchr(info.dli_fname, '/');
-	b = b != NULL ? b + 1 : info.dli_fname;
-	*base = info.dli_fbase;
-	return strncmp(b, "libstdc++.so", 12) == 0;
-}
-
-void
-ht_hooks_resolve_extra(void)
-{
-	void *t, *nt, *gh, *bt, *bn, *bg;
-	size_t k;
-
-	gh = dlsym(RTLD_DEFAULT, "_ZSt15get_new_handlerv");
-	if (!is_libstdcxx_at(gh, &bg))
-		gh = NULL;
-	for (k = 0; k < NEWP_N; k++) {
-		t = __atomic_load_n(&ht_hooks[newpairs[k].throwing].dl,
-		    __ATOMIC_ACQUIRE);
-		nt = __atomic_load_n(&ht_hooks[newpairs[k].nothrow].dl,
-		    __ATOMIC_ACQUIRE);
-		/* Both of one libstdc++, and the one get_new_handler
-		 * answers for. */
-		if (gh == NULL || !is_libstdcxx_at(t, &bt) ||
-		    !is_libstdcxx_at(nt, &bn) || bt != bn || bt != bg)
-			t = nt = NULL;
-		__atomic_store_n(&new_nothrow[k], nt, __ATOMIC_RELEASE);
-		__atomic_store_n(&new_throwing[k], t, __ATOMIC_RELEASE);
-	}
-	__atomic_store_n(&new_handler_fn, gh, __ATOMIC_RELEASE);
-}
-
-/* The nothrow partner to call instead of the throwing original fn, or
- * NULL when the failure cannot be seen exactly (see above). */
-static void *
-nothrow_for(int k, const void *fn)
-{
-	void *(*gh)(void);
-	void *nt;
-
-	*(void **)&gh = __atomic_load_n(&new_handler_fn, __ATOMIC_ACQUIRE);
-	nt = __atomic_load_n(&new_nothrow[k], __ATOMIC_ACQUIRE);
-	if (gh == NULL || nt == NULL ||
-	    fn != __atomic_load_n(&new_throwing[k], __ATOMIC_ACQUIRE) ||
-	    gh() != NULL)
-		return NULL;
-	return nt;
-}
-
-/* A throwing operator new(size_t) or new[](size_t), failure dumps armed. */
-static void *
-new_checked(int k, void *(*fn)(size_t), size_t n)
-{
-	void *(*nt)(size_t, const void *);
-	void *p;
-
-	if ((*(void **)&nt = nothrow_for(k, (void *)fn)) == NULL)
-		return fn(n);
-	if ((p = nt(n, &nothrow_tag)) != NULL)
-		return p;
-	ht_dump_on_failure();
-	return fn(n); /* throws std::bad_alloc, as it would have */
-}
-
-/* The same for operator new(size_t, align_val_t) and new[]. */
-static void *
-new_align_checked(int k, void *(*fn)(size_t, size_t), size_t n, size_t a)
-{
-	void *(*nt)(size_t, size_t, const void *);
-	void *p;
-
-	if ((*(void **)&nt = nothrow_for(k, (void *)fn)) == NULL)
-		return fn(n, a);
-	if ((p = nt(n, a, &nothrow_tag)) != NULL)
-		return p;
-	ht_dump_on_failure();
-	return fn(n, a);
+	return p == NULL && nonzero && errno == ENOMEM &&
+	    !ht_wrap_may_retry(caller - 1);
 }
 
 void
@@ -252,23 +157,19 @@ orig_fast(enum ht_hook_index i)
 	return __atomic_load_n(&ht_hooks[i].orig, __ATOMIC_ACQUIRE);
 }
 
-/* A one-size allocation whose fast path did not apply: charged says whether
- * the countdown was already charged (and a sample found due). */
+/* A one-size allocation, failure dumps armed. */
 static void *
-call_checked(enum ht_hook_index i, alloc_fn fn, size_t n)
+call_checked(alloc_fn fn, size_t n, uintptr_t caller)
 {
-	void *p;
+	void *p = fn(n);
 
-	if (i == HT_H_NEW)
-		return new_checked(NEWP_NEW, fn, n);
-	if (i == HT_H_NEW_ARRAY)
-		return new_checked(NEWP_ARRAY, fn, n);
-	p = fn(n);
-	if (out_of_memory(p, n != 0))
+	if (out_of_memory(p, n != 0, caller))
 		ht_dump_on_failure();
 	return p;
 }
 
+/* A one-size allocation whose fast path did not apply: charged says whether
+ * the countdown was already charged (and a sample found due). */
 static __attribute__((noinline)) void *
 alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
 {
@@ -277,11 +178,11 @@ alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
 	void *p;
 
 	if (!charged && !ht_sample_due(n))
-		return slow(i) ? call_checked(i, fn, n) : fn(n);
+		return slow(i) ? call_checked(fn, n, caller) : fn(n);
 	/* The hook reached here by a tail jump: this frame's caller is the
 	 * program, so the walk starts one step from it. */
 	HT_REGS_CAPTURE(&regs);
-	p = slow(i) ? call_checked(i, fn, n) : fn(n);
+	p = slow(i) ? call_checked(fn, n, caller) : fn(n);
 	ht_sampler_alloc(p, n, caller, &regs);
 	return p;
 }
@@ -324,7 +225,7 @@ hook_calloc(size_t n, size_t m)
 	 * and the failure is one (ENOMEM) like any other. */
 	ALLOC_HOOK(HT_H_CALLOC,
 	    ((void *(*)(size_t, size_t))orig(HT_H_CALLOC, CALLER))(n, m), n * m,
-	    out_of_memory(p_, n != 0 && m != 0));
+	    out_of_memory(p_, n != 0 && m != 0, CALLER));
 }
 
 static void *
@@ -344,7 +245,7 @@ do_realloc(void *(*fn)(void *, size_t), void *old, size_t n, uintptr_t caller)
 	if (p == NULL && n != 0) {
 		if (had) /* failed: old is still valid */
 			ht_sampler_restore(&e, epoch);
-		if (slow(HT_H_REALLOC) && errno == ENOMEM)
+		if (slow(HT_H_REALLOC) && out_of_memory(p, 1, caller))
 			ht_dump_on_failure();
 	}
 	if (__builtin_expect(due, 0))
@@ -410,7 +311,8 @@ hook_posix_memalign(void **pp, size_t a, size_t n)
 		return fn(pp, a, n);
 	rc = fn(pp, a, n);
 	/* posix_memalign returns its error and leaves errno alone. */
-	if (rc == ENOMEM && n != 0 && slow(HT_H_POSIX_MEMALIGN))
+	if (rc == ENOMEM && n != 0 && slow(HT_H_POSIX_MEMALIGN) &&
+	    !ht_wrap_may_retry(CALLER - 1))
 		ht_dump_on_failure();
 	if (due)
 		ht_sampler_alloc(rc == 0 ? *pp : NULL, n, CALLER, NULL);
@@ -422,7 +324,7 @@ hook_aligned_alloc(size_t a, size_t n)
 {
 	ALLOC_HOOK(HT_H_ALIGNED_ALLOC,
 	    ((void *(*)(size_t, size_t))orig(HT_H_ALIGNED_ALLOC, CALLER))(a, n),
-	    n, out_of_memory(p_, n != 0));
+	    n, out_of_memory(p_, n != 0, CALLER));
 }
 
 static void *
@@ -430,101 +332,22 @@ hook_memalign(size_t a, size_t n)
 {
 	ALLOC_HOOK(HT_H_MEMALIGN,
 	    ((void *(*)(size_t, size_t))orig(HT_H_MEMALIGN, CALLER))(a, n), n,
-	    out_of_memory(p_, n != 0));
+	    out_of_memory(p_, n != 0, CALLER));
 }
 
 static void *
 hook_valloc(size_t n)
 {
 	ALLOC_HOOK(HT_H_VALLOC, ((alloc_fn)orig(HT_H_VALLOC, CALLER))(n), n,
-	    out_of_memory(p_, n != 0));
+	    out_of_memory(p_, n != 0, CALLER));
 }
 
 static void *
 hook_pvalloc(size_t n)
 {
 	ALLOC_HOOK(HT_H_PVALLOC, ((alloc_fn)orig(HT_H_PVALLOC, CALLER))(n), n,
-	    out_of_memory(p_, n != 0));
+	    out_of_memory(p_, n != 0, CALLER));
 }
-
-/*
- * C++.  operator new may throw; the exception unwinds through these frames
- * (C with unwind tables, nothing to clean up).  Only slots bound to
- * libstdc++'s operators are patched, and none of libstdc++'s own slots (its
- * operators call each other and malloc through its PLT; see agent.c), so
- * each object is counted once.
- */
-ALLOC1_HOOK(hook_new, HT_H_NEW)
-ALLOC1_HOOK(hook_new_array, HT_H_NEW_ARRAY)
-
-/* The nothrow forms return NULL only when out of memory, whatever the
- * size and errno. */
-#define NEW2_HOOK(name, idx, argt)                                             \
-	static void *name(size_t n, argt x)                                    \
-	{                                                                      \
-		ALLOC_HOOK(idx,                                                \
-		    ((void *(*)(size_t, argt))orig(idx, CALLER))(n, x), n,     \
-		    p_ == NULL);                                               \
-	}
-NEW2_HOOK(hook_new_nothrow, HT_H_NEW_NOTHROW, const void *)
-NEW2_HOOK(hook_new_array_nothrow, HT_H_NEW_ARRAY_NOTHROW, const void *)
-
-/* The throwing aligned forms: see new_align_checked(). */
-#define NEWALIGN_HOOK(name, idx, k)                                            \
-	static void *name(size_t n, size_t a)                                  \
-	{                                                                      \
-		void *(*fn_)(size_t, size_t) =                                 \
-		    (void *(*)(size_t, size_t))orig(idx, CALLER);              \
-		void *p_;                                                      \
-		int due_ = ht_sample_due(n);                                   \
-                                                                               \
-		if (__builtin_expect(!(due_ | slow(idx)), 1))                  \
-			return fn_(n, a);                                      \
-		p_ = slow(idx) ? new_align_checked(k, fn_, n, a) : fn_(n, a);  \
-		return finish(p_, n, due_, 0, CALLER);                         \
-	}
-NEWALIGN_HOOK(hook_new_align, HT_H_NEW_ALIGN, NEWP_ALIGN)
-NEWALIGN_HOOK(hook_new_array_align, HT_H_NEW_ARRAY_ALIGN, NEWP_ARRAY_ALIGN)
-
-#define NEW3_HOOK(name, idx)                                                   \
-	static void *name(size_t n, size_t a, const void *nt)                  \
-	{                                                                      \
-		ALLOC_HOOK(idx,                                                \
-		    ((void *(*)(size_t, size_t, const void *))orig(idx,        \
-			CALLER))(n, a, nt),                                    \
-		    n, p_ == NULL);                                            \
-	}
-NEW3_HOOK(hook_new_align_nothrow, HT_H_NEW_ALIGN_NOTHROW)
-NEW3_HOOK(hook_new_array_align_nothrow, HT_H_NEW_ARRAY_ALIGN_NOTHROW)
-
-FREE1_HOOK(hook_delete, HT_H_DELETE)
-FREE1_HOOK(hook_delete_array, HT_H_DELETE_ARRAY)
-
-#define DELETE2_HOOK(name, idx, argt)                                          \
-	static void name(void *p, argt x)                                      \
-	{                                                                      \
-		unsample(p);                                                   \
-		((void (*)(void *, argt))orig(idx, CALLER))(p, x);             \
-	}
-DELETE2_HOOK(hook_delete_sized, HT_H_DELETE_SIZED, size_t)
-DELETE2_HOOK(hook_delete_array_sized, HT_H_DELETE_ARRAY_SIZED, size_t)
-DELETE2_HOOK(hook_delete_align, HT_H_DELETE_ALIGN, size_t)
-DELETE2_HOOK(hook_delete_array_align, HT_H_DELETE_ARRAY_ALIGN, size_t)
-DELETE2_HOOK(hook_delete_nothrow, HT_H_DELETE_NOTHROW, const void *)
-DELETE2_HOOK(hook_delete_array_nothrow, HT_H_DELETE_ARRAY_NOTHROW, const void *)
-
-#define DELETE3_HOOK(name, idx, argt)                                          \
-	static void name(void *p, size_t a, argt x)                            \
-	{                                                                      \
-		unsample(p);                                                   \
-		((void (*)(void *, size_t, argt))orig(idx, CALLER))(p, a, x);  \
-	}
-DELETE3_HOOK(hook_delete_sized_align, HT_H_DELETE_SIZED_ALIGN, size_t)
-DELETE3_HOOK(hook_delete_array_sized_align, HT_H_DELETE_ARRAY_SIZED_ALIGN,
-    size_t)
-DELETE3_HOOK(hook_delete_align_nothrow, HT_H_DELETE_ALIGN_NOTHROW, const void *)
-DELETE3_HOOK(hook_delete_array_align_nothrow, HT_H_DELETE_ARRAY_ALIGN_NOTHROW,
-    const void *)
 
 #define HOOK(sym, fn)                                                          \
 	{                                                                      \
@@ -544,42 +367,31 @@ struct ht_hook_def ht_hooks[HT_NHOOKS] = {
 	[HT_H_FREE_SIZED] = HOOK("free_sized", hook_free_sized),
 	[HT_H_FREE_ALIGNED_SIZED] =
 	    HOOK("free_aligned_sized", hook_free_aligned_sized),
-	[HT_H_NEW] = HOOK("_Znwm", hook_new),
-	[HT_H_NEW_ARRAY] = HOOK("_Znam", hook_new_array),
-	[HT_H_NEW_NOTHROW] = HOOK("_ZnwmRKSt9nothrow_t", hook_new_nothrow),
-	[HT_H_NEW_ARRAY_NOTHROW] =
-	    HOOK("_ZnamRKSt9nothrow_t", hook_new_array_nothrow),
-	[HT_H_NEW_ALIGN] = HOOK("_ZnwmSt11align_val_t", hook_new_align),
-	[HT_H_NEW_ARRAY_ALIGN] =
-	    HOOK("_ZnamSt11align_val_t", hook_new_array_align),
-	[HT_H_NEW_ALIGN_NOTHROW] =
-	    HOOK("_ZnwmSt11align_val_tRKSt9nothrow_t", hook_new_align_nothrow),
-	[HT_H_NEW_ARRAY_ALIGN_NOTHROW] = HOOK(
-	    "_ZnamSt11align_val_tRKSt9nothrow_t", hook_new_array_align_nothrow),
-	[HT_H_DELETE] = HOOK("_ZdlPv", hook_delete),
-	[HT_H_DELETE_ARRAY] = HOOK("_ZdaPv", hook_delete_array),
-	[HT_H_DELETE_SIZED] = HOOK("_ZdlPvm", hook_delete_sized),
-	[HT_H_DELETE_ARRAY_SIZED] = HOOK("_ZdaPvm", hook_delete_array_sized),
-	[HT_H_DELETE_ALIGN] = HOOK("_ZdlPvSt11align_val_t", hook_delete_align),
-	[HT_H_DELETE_ARRAY_ALIGN] =
-	    HOOK("_ZdaPvSt11align_val_t", hook_delete_array_align),
-	[HT_H_DELETE_SIZED_ALIGN] =
-	    HOOK("_ZdlPvmSt11align_val_t", hook_delete_sized_align),
-	[HT_H_DELETE_ARRAY_SIZED_ALIGN] =
-	    HOOK("_ZdaPvmSt11align_val_t", hook_delete_array_sized_align),
-	[HT_H_DELETE_NOTHROW] =
-	    HOOK("_ZdlPvRKSt9nothrow_t", hook_delete_nothrow),
-	[HT_H_DELETE_ARRAY_NOTHROW] =
-	    HOOK("_ZdaPvRKSt9nothrow_t", hook_delete_array_nothrow),
-	[HT_H_DELETE_ALIGN_NOTHROW] = HOOK(
-	    "_ZdlPvSt11align_val_tRKSt9nothrow_t", hook_delete_align_nothrow),
-	[HT_H_DELETE_ARRAY_ALIGN_NOTHROW] =
-	    HOOK("_ZdaPvSt11align_val_tRKSt9nothrow_t",
-		hook_delete_array_align_nothrow),
 	/* Their hooks are agent.c's: see ht_hooks_set_loader(). */
 	[HT_H_DLOPEN] = { .name = "dlopen" },
 	[HT_H_DLCLOSE] = { .name = "dlclose" },
 };
+
+/* The C++ operators new (wrap.h), in every form: the deletes call free
+ * and need nothing. */
+static const char *const wrapper_names[] = {
+	"_Znwm",
+	"_Znam",
+	"_ZnwmRKSt9nothrow_t",
+	"_ZnamRKSt9nothrow_t",
+	"_ZnwmSt11align_val_t",
+	"_ZnamSt11align_val_t",
+	"_ZnwmSt11align_val_tRKSt9nothrow_t",
+	"_ZnamSt11align_val_tRKSt9nothrow_t",
+};
+
+void
+ht_hooks_set_wrappers(void)
+{
+	ht_got_set_wrappers(wrapper_names,
+	    sizeof(wrapper_names) / sizeof(wrapper_names[0]),
+	    "_ZSt15get_new_handlerv");
+}
 
 void
 ht_hooks_set_loader(void *dlopen_hook, void *dlclose_hook)

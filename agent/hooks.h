@@ -3,7 +3,9 @@
  * name for got.c.  Each hook calls the original its caller's module was
  * bound to, then charges the allocation to the sampler's countdown
  * (sampler.h).  Frees check the live-sample filter and otherwise pass
- * straight through.
+ * straight through.  C++'s operators new and delete are not hooked: they
+ * call the malloc family, whose hooks count each object once (see hooks.c);
+ * their names go to got.c as the wrappers of wrap.h.
  *
  * The table also holds the loader's entry points, dlopen and dlclose, whose
  * hooks belong to agent.c (a rescan of the modules follows them): it puts
@@ -30,26 +32,6 @@ enum ht_hook_index {
 	HT_H_PVALLOC,
 	HT_H_FREE_SIZED,
 	HT_H_FREE_ALIGNED_SIZED,
-	HT_H_NEW, /* operator new(size_t) */
-	HT_H_NEW_ARRAY,
-	HT_H_NEW_NOTHROW,
-	HT_H_NEW_ARRAY_NOTHROW,
-	HT_H_NEW_ALIGN,
-	HT_H_NEW_ARRAY_ALIGN,
-	HT_H_NEW_ALIGN_NOTHROW,
-	HT_H_NEW_ARRAY_ALIGN_NOTHROW,
-	HT_H_DELETE, /* operator delete(void *) */
-	HT_H_DELETE_ARRAY,
-	HT_H_DELETE_SIZED,
-	HT_H_DELETE_ARRAY_SIZED,
-	HT_H_DELETE_ALIGN,
-	HT_H_DELETE_ARRAY_ALIGN,
-	HT_H_DELETE_SIZED_ALIGN,
-	HT_H_DELETE_ARRAY_SIZED_ALIGN,
-	HT_H_DELETE_NOTHROW,
-	HT_H_DELETE_ARRAY_NOTHROW,
-	HT_H_DELETE_ALIGN_NOTHROW,
-	HT_H_DELETE_ARRAY_ALIGN_NOTHROW,
 	HT_H_DLOPEN,
 	HT_H_DLCLOSE,
 	HT_NHOOKS
@@ -57,12 +39,12 @@ enum ht_hook_index {
 
 extern struct ht_hook_def ht_hooks[HT_NHOOKS];
 
-/* Does hook i allocate (the malloc family and every operator new)? */
+/* Does hook i allocate (the malloc family but its frees)? */
 static inline int
 ht_hook_allocates(enum ht_hook_index i)
 {
 	return i != HT_H_FREE && i != HT_H_FREE_SIZED &&
-	    i != HT_H_FREE_ALIGNED_SIZED && i < HT_H_DELETE;
+	    i != HT_H_FREE_ALIGNED_SIZED && i < HT_H_DLOPEN;
 }
 
 /* Set (on) or clear HT_HOOK_SLOW on every allocating hook: while set, each
@@ -71,11 +53,10 @@ ht_hook_allocates(enum ht_hook_index i)
  * are armed.  Any thread; atomic. */
 void ht_hooks_set_slow(int on);
 
-/* Look up, with the loader (dlsym, dladdr), what the throwing operators
- * new need to see their failures: their nothrow partners in the same
- * libstdc++ and std::get_new_handler.  After ht_got_resolve(), with none of
- * the agent's locks held (see got.h). */
-void ht_hooks_resolve_extra(void);
+/* Give got.c the names of the wrappers (wrap.h): C++'s operators new,
+ * with std::get_new_handler as their retry query.  Before the first
+ * ht_got_patch() with the table. */
+void ht_hooks_set_wrappers(void);
 
 /* Put the hooks of dlopen and dlclose in the table.  Before the first
  * ht_got_resolve() or ht_got_patch() with the table. */

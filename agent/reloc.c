@@ -9,7 +9,8 @@
 #include "modules.h"
 #include "reloc.h"
 
-#define DYN_MAX 4096 /* a sane bound on dynamic entries */
+#define DYN_MAX	  4096	     /* a sane bound on dynamic entries */
+#define CHAIN_MAX (1u << 20) /* and on the steps of a hash chain */
 
 /*
  * Addresses in the dynamic section.  glibc rewrites most d_ptr entries to
@@ -33,7 +34,7 @@ int
 ht_reloc_read(const struct ht_module *m, struct ht_reloc *d)
 {
 	const ElfW(Dyn) * dyn;
-	uintptr_t symtab = 0, strtab = 0;
+	uintptr_t symtab = 0, strtab = 0, gnu_hash = 0, hash = 0;
 	size_t i;
 
 	memset(d, 0, sizeof(*d));
@@ -84,6 +85,12 @@ ht_reloc_read(const struct ht_module *m, struct ht_reloc *d)
 		case DT_BIND_NOW:
 			d->bind_now = 1;
 			break;
+		case DT_GNU_HASH:
+			gnu_hash = dyn->d_un.d_ptr;
+			break;
+		case DT_HASH:
+			hash = dyn->d_un.d_ptr;
+			break;
 		case DT_FLAGS:
 			if (dyn->d_un.d_val & DF_BIND_NOW)
 				d->bind_now = 1;
@@ -101,7 +108,126 @@ ht_reloc_read(const struct ht_module *m, struct ht_reloc *d)
 	d->jmprel = dyn_addr(m, d->jmprel, d->pltrelsz);
 	d->rela = dyn_addr(m, d->rela, d->relasz);
 	d->rel = dyn_addr(m, d->rel, d->relsz);
+	/* Their sizes are in their headers: lookup checks every read. */
+	d->gnu_hash = (const uint32_t *)dyn_addr(m, gnu_hash, 16);
+	d->hash = (const uint32_t *)dyn_addr(m, hash, 8);
 	return 0;
+}
+
+/* Can n words (of 4 bytes) be read at p, inside m? */
+static int
+words_in(const struct ht_module *m, const uint32_t *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	return a % 4 == 0 && ht_modules_holds(m, a) && n <= (m->end - a) / 4;
+}
+
+/* Symbol symi if it is named name and defined. */
+static const ElfW(Sym) *
+    sym_named(const struct ht_module *m, const struct ht_reloc *d, size_t symi,
+	const char *name, size_t len)
+{
+	const ElfW(Sym) *sym = ht_reloc_sym(m, d, symi);
+	size_t off;
+
+	if (sym == NULL || sym->st_shndx == SHN_UNDEF)
+		return NULL;
+	off = sym->st_name;
+	if (off >= d->strsz || len >= d->strsz - off ||
+	    memcmp(d->strtab + off, name, len + 1) != 0)
+		return NULL;
+	return sym;
+}
+
+/*
+ * DT_GNU_HASH: nbuckets, symoffset, bloom words, bloom shift; the bloom
+ * filter (address-sized words); the buckets; then one chain word per
+ * symbol from symoffset on, the symbol's hash with its low bit set on the
+ * last of a chain.
+ */
+static const ElfW(Sym) *
+    gnu_lookup(const struct ht_module *m, const struct ht_reloc *d,
+	const char *name, size_t len)
+{
+	const uint32_t *h = d->gnu_hash, *buckets, *chain;
+	const ElfW(Sym) * sym;
+	uint32_t nb, symoff, nbloom, hv = 5381, c, i, k;
+	size_t j;
+
+	if (!words_in(m, h, 4))
+		return NULL;
+	nb = h[0];
+	symoff = h[1];
+	nbloom = h[2];
+	if (nb == 0 || nbloom > CHAIN_MAX)
+		return NULL;
+	buckets = h + 4 + (size_t)nbloom * (sizeof(ElfW(Addr)) / 4);
+	if (!words_in(m, buckets, nb))
+		return NULL;
+	chain = buckets + nb;
+	for (j = 0; j < len; j++)
+		hv = hv * 33 + (unsigned char)name[j];
+	i = buckets[hv % nb];
+	if (i < symoff)
+		return NULL; /* an empty bucket */
+	for (k = 0; k < CHAIN_MAX; k++, i++) {
+		if (!words_in(m, chain + (i - symoff), 1))
+			return NULL;
+		c = chain[i - symoff];
+		if ((c | 1) == (hv | 1) &&
+		    (sym = sym_named(m, d, i, name, len)) != NULL)
+			return sym;
+		if (c & 1)
+			break;
+	}
+	return NULL;
+}
+
+/* DT_HASH: nbucket, nchain, the buckets, the chains (one per symbol). */
+static const ElfW(Sym) *
+    sysv_lookup(const struct ht_module *m, const struct ht_reloc *d,
+	const char *name, size_t len)
+{
+	const uint32_t *h = d->hash, *bucket, *chain;
+	const ElfW(Sym) * sym;
+	uint32_t nb, nc, hv = 0, g, i, k;
+	size_t j;
+
+	if (!words_in(m, h, 2))
+		return NULL;
+	nb = h[0];
+	nc = h[1];
+	bucket = h + 2;
+	chain = bucket + nb;
+	if (nb == 0 || !words_in(m, bucket, (size_t)nb + nc))
+		return NULL;
+	for (j = 0; j < len; j++) {
+		hv = (hv << 4) + (unsigned char)name[j];
+		g = hv & 0xf0000000u;
+		hv ^= g >> 24;
+		hv &= ~g;
+	}
+	i = bucket[hv % nb];
+	for (k = 0; i != STN_UNDEF && i < nc && k < CHAIN_MAX; k++) {
+		if ((sym = sym_named(m, d, i, name, len)) != NULL)
+			return sym;
+		i = chain[i];
+	}
+	return NULL;
+}
+
+const ElfW(Sym) *
+    ht_reloc_lookup(const struct ht_module *m, const struct ht_reloc *d,
+	const char *name)
+{
+	size_t len = strlen(name);
+
+	if (d->gnu_hash != NULL)
+		return gnu_lookup(m, d, name, len);
+	if (d->hash != NULL)
+		return sysv_lookup(m, d, name, len);
+	return NULL;
 }
 
 const ElfW(Sym) *

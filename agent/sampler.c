@@ -19,6 +19,7 @@
 #include "session.h"
 #include "tables.h"
 #include "unwind.h"
+#include "wrap.h"
 
 __thread struct ht_tls ht_tls __attribute__((tls_model("initial-exec")));
 uint64_t ht_sampler_seed;
@@ -180,6 +181,11 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 			HT_REGS_CAPTURE(&regs);
 		n = ht_unwind(&regs, pcs, HT_MAX_FRAMES + 16);
 		while (i < n && in_agent(pcs[i]))
+			i++;
+		/* The site of an allocation made by operator new is the
+		 * operator's caller (wrap.h); pcs past the first are return
+		 * addresses, inside their function at pc - 1. */
+		while (i + 1 < n && ht_wrap_holds(pcs[i] - (i > 0)))
 			i++;
 	} else
 		ht_session.truncated++;
