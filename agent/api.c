@@ -130,6 +130,12 @@ out:
 	return rc;
 }
 
+long
+heaptool_agent_revive(void)
+{
+	return ht_control_revive();
+}
+
 const char *
 heaptool_strerror(int code)
 {
