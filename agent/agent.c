@@ -315,8 +315,8 @@ out:
 
 /* Patch the slots, starting a session at rate first when rate is not 0
  * (launch mode: the first allocations after the patch are sampled), with
- * the dumps of cfg (NULL: none) and flags (HT_AGENT_FOLLOW).  Returns the slots patched, or -1 with
- * nothing patched (and the session stopped). */
+ * the dumps of cfg (NULL: none) and flags (HT_AGENT_FOLLOW).  Returns the
+ * slots patched, or -1 with nothing patched (and the session stopped). */
 static int
 install(uint64_t rate, const struct ht_dump_cfg *cfg, int flags)
 {

@@ -130,6 +130,8 @@ out:
 	return rc;
 }
 
+/* Nothing here but the call: the agent may not be relocated yet when a
+ * concurrent attach calls this (ht_control_revive checks first). */
 long
 heaptool_agent_revive(void)
 {

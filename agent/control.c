@@ -90,6 +90,13 @@ static pid_t th_pid;
 static long th_failure;
 static uint8_t *th_stack; /* from ht_mem_map, or NULL: glibc's */
 static struct ht_plock start_lock, revive_lock;
+/* Set by the constructor (ht_control_init): the agent is relocated.  A
+ * concurrent attach may see the agent in the maps while another attach's
+ * dlopen has mapped it but not relocated it yet: a call through its GOT
+ * would jump to nothing, so a revival first reads this (a PC-relative
+ * load, as is its call from heaptool_agent_revive) and does nothing
+ * until it is set. */
+static int constructed;
 /* A revival asks the thread to bind its socket again (it has none), and
  * the thread answers by clearing it, with bind_err set if it failed. */
 static int rebind;
@@ -1054,10 +1061,14 @@ wait_started(uint64_t deadline)
 long
 ht_control_revive(void)
 {
-	uint64_t deadline = ht_prim_mono_ms() + REVIVE_MS;
+	uint64_t deadline;
 	long r;
 	int st;
 
+	/* Not relocated yet: the dlopen that maps it starts its thread. */
+	if (!__atomic_load_n(&constructed, __ATOMIC_ACQUIRE))
+		return HT_REVIVE(HT_REVIVE_PENDING, 0);
+	deadline = ht_prim_mono_ms() + REVIVE_MS;
 	ht_guard_enter();
 	ht_plock_acquire(&revive_lock);
 	(void)ht_agent_adopt();
@@ -1166,4 +1177,5 @@ void
 ht_control_init(void)
 {
 	ht_agent_on_fork(ht_control_fork_child);
+	__atomic_store_n(&constructed, 1, __ATOMIC_RELEASE);
 }
