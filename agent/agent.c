@@ -20,6 +20,7 @@
 
 #include "agent.h"
 #include "dump.h"
+#include "follow.h"
 #include "got.h"
 #include "guard.h"
 #include "hooks.h"
@@ -36,7 +37,7 @@
 /* Serializes module rescans and GOT patching: the current module set is
  * only replaced under it, so got.c may read the set while holding it. */
 static struct ht_lock rescan_lock;
-/* Set up (setup_run succeeded): the hooks may go in. */
+/* Set up (setup() succeeded): the hooks may go in. */
 static int active;
 /* The GOT slots are patched (HOOK) or restored (DETACH): written under
  * rescan_lock, so a dlopen hook that was entered before a detach cannot
@@ -47,8 +48,20 @@ static int hooked;
 static int detached;
 /* HEAPTOOL_PID names another process: the agent stays out of this one. */
 static int dormant;
-static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
-static int setup_rc = -1;
+/* Serializes setup(), which may fail (memory) and be tried again; a
+ * fork's child takes it over from a parent's thread (lock.h). */
+static struct ht_plock setup_lock;
+/* The fork handlers are registered: once for the life of the process (its
+ * children inherit them), however often setup is tried. */
+static int atfork_done;
+/* The process of launch mode (heaptool run), whose exit writes the
+ * profile; 0 in attach mode.  A fork's child has another pid. */
+static pid_t launch_pid;
+/* The process that forks, for its child: set in fork_prepare. */
+static pid_t forking_pid;
+/* Called in the child of every fork, after the agent's own handler (see
+ * ht_agent_on_fork). */
+static void (*fork_hook)(int follow);
 
 /* With rescan_lock held, after ht_got_resolve().  Nothing here may wait for
  * the loader's dl_load_lock (dl_iterate_phdr takes only its write lock, which
@@ -114,12 +127,17 @@ end_locked(int child)
 }
 
 int
-ht_agent_start(uint64_t rate, const struct ht_dump_cfg *cfg, int restart)
+ht_agent_start(uint64_t rate, const struct ht_dump_cfg *cfg, int flags)
 {
 	change_begin();
-	if (ht_session.state == HT_STATE_RUNNING && !restart)
+	if (ht_session.state == HT_STATE_RUNNING && !(flags & HT_AGENT_RESTART))
 		return change_end(HT_AGENT_ERUNNING);
+	/* The ring the children write their pids into must exist before
+	 * the first fork; without it they are followed all the same. */
+	if (flags & HT_AGENT_FOLLOW)
+		(void)ht_follow_prepare();
 	ht_session_start(rate);
+	ht_session.follow = (flags & HT_AGENT_FOLLOW) != 0;
 	arm_locked(cfg);
 	return change_end(0);
 }
@@ -203,6 +221,7 @@ fork_prepare(void)
 	ht_guard_enter();
 	ht_lock_acquire(&rescan_lock);
 	ht_lock_acquire(&ht_lock_global);
+	forking_pid = getpid();
 }
 
 static void
@@ -213,49 +232,93 @@ fork_parent(void)
 	ht_guard_leave();
 }
 
+/*
+ * In the child, only this thread exists and it holds both our locks
+ * (fork_prepare took them), so nothing of the agent is half-changed.  A
+ * child of a session that follows forks starts its own at once, before
+ * fork returns to the program: a new epoch, every table emptied (given
+ * back to the kernel, not copied: ht_mem_zero), the same rate and dumps,
+ * so that its first allocation is sampled as the parent's would have
+ * been.  Any other child ends the session here, so every thread (only
+ * this one exists now) starts over at its next allocation and finds
+ * nothing to sample; the parent's profile is untouched.  Then, without
+ * our locks, the hook (the agent's thread: control.c) runs.
+ */
 static void
 fork_child(void)
 {
-	/* Children are not profiled: end the session here so every thread
-	 * (only this one exists now) starts over at its next allocation
-	 * and finds nothing to sample.  The parent's profile is untouched. */
-	end_locked(1);
-	ht_dump_fork_child();
+	uint64_t rate = ht_session.rate;
+	int follow = ht_session.state == HT_STATE_RUNNING &&
+	    ht_session.follow && ht_session.pid == forking_pid;
+
+	/* A dlclose in progress in another thread of the parent never ends
+	 * here. */
+	ht_sampler_dlclose_busy = 0;
+	if (follow) {
+		ht_session_start(rate);
+		ht_session.follow = 1;
+		ht_session.parent = forking_pid;
+		ht_follow_child(getpid());
+		ht_dump_fork_child(1);
+	} else {
+		end_locked(1);
+		ht_dump_fork_child(0);
+		ht_follow_leave();
+	}
 	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
+	if (fork_hook != NULL)
+		fork_hook(follow);
 	ht_guard_leave();
 }
 
-static void
-setup_run(void)
+void
+ht_agent_on_fork(void (*child)(int follow))
 {
-	if (ht_tables_init() != 0 || ht_dump_init() != 0)
-		return;
-	ht_hooks_set_wrappers();
-	ht_hooks_set_loader((void *)hook_dlopen, (void *)hook_dlclose);
-	if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
-		return;
-	active = 1;
-	setup_rc = 0;
+	fork_hook = child;
 }
 
 /* What every mode needs before a hook is installed: the tables, the dump
- * buffer, the slot filter, the loader's hooks and the fork handlers; once
- * (the control thread and the API may both come here), since fork handlers
- * registered twice would take the lock twice.  Returns 0 or -1. */
+ * buffer, the C++ wrappers, the loader's hooks and the fork handlers.  The
+ * control thread and the API may both come here; a setup that failed (the
+ * process was short of memory) is tried again by the next caller, but the
+ * fork handlers are registered once, since handlers registered twice
+ * would take the locks twice.  Returns 0 or -1. */
 static int
 setup(void)
 {
-	pthread_once(&setup_once, setup_run);
-	return setup_rc;
+	int rc = 0;
+
+	if (__atomic_load_n(&active, __ATOMIC_ACQUIRE))
+		return 0;
+	ht_guard_enter();
+	ht_plock_acquire(&setup_lock);
+	if (active)
+		goto out;
+	rc = -1;
+	if (ht_tables_init() != 0 || ht_dump_init() != 0)
+		goto out;
+	ht_hooks_set_wrappers();
+	ht_hooks_set_loader((void *)hook_dlopen, (void *)hook_dlclose);
+	if (!atfork_done) {
+		if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
+			goto out;
+		atfork_done = 1;
+	}
+	__atomic_store_n(&active, 1, __ATOMIC_RELEASE);
+	rc = 0;
+out:
+	ht_plock_release(&setup_lock);
+	ht_guard_leave();
+	return rc;
 }
 
 /* Patch the slots, starting a session at rate first when rate is not 0
  * (launch mode: the first allocations after the patch are sampled), with
- * the dumps of cfg (NULL: none).  Returns the slots patched, or -1 with
- * nothing patched (and the session stopped). */
+ * the dumps of cfg (NULL: none) and flags (HT_AGENT_FOLLOW).  Returns the
+ * slots patched, or -1 with nothing patched (and the session stopped). */
 static int
-install(uint64_t rate, const struct ht_dump_cfg *cfg)
+install(uint64_t rate, const struct ht_dump_cfg *cfg, int flags)
 {
 	int rc;
 
@@ -263,7 +326,7 @@ install(uint64_t rate, const struct ht_dump_cfg *cfg)
 	ht_got_resolve(ht_hooks, HT_NHOOKS); /* before rescan_lock */
 	ht_lock_acquire(&rescan_lock);
 	if (rate != 0)
-		(void)ht_agent_start(rate, cfg, 1);
+		(void)ht_agent_start(rate, cfg, flags | HT_AGENT_RESTART);
 	__atomic_store_n(&hooked, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 0, __ATOMIC_RELAXED);
 	if ((rc = rescan()) < 0) {
@@ -278,9 +341,10 @@ install(uint64_t rate, const struct ht_dump_cfg *cfg)
 }
 
 int
-ht_agent_launch(uint64_t rate, const struct ht_dump_cfg *cfg)
+ht_agent_launch(uint64_t rate, const struct ht_dump_cfg *cfg, int flags)
 {
-	if (setup() != 0 || install(rate, cfg) < 0)
+	launch_pid = getpid();
+	if (setup() != 0 || install(rate, cfg, flags) < 0)
 		return -1;
 	return 0;
 }
@@ -288,8 +352,10 @@ ht_agent_launch(uint64_t rate, const struct ht_dump_cfg *cfg)
 int
 ht_agent_attach_init(void)
 {
-	if (setup() != 0 || install(0, NULL) < 0)
-		return -1;
+	if (setup() != 0)
+		return HT_AGENT_ENOMEM;
+	if (install(0, NULL, 0) < 0)
+		return HT_AGENT_EHOOK;
 	return 0;
 }
 
@@ -297,6 +363,41 @@ void
 ht_agent_disable(void)
 {
 	dormant = 1;
+}
+
+int
+ht_agent_adopt(void)
+{
+	int adopted;
+
+	ht_guard_enter();
+	ht_lock_acquire(&rescan_lock);
+	ht_lock_acquire(&ht_lock_global);
+	/* heaptool attach asked for this process: the launch environment
+	 * that put the agent to sleep here was for another. */
+	dormant = 0;
+	if ((adopted = ht_session_adopt()) != 0) {
+		ht_dump_disarm();
+		ht_hooks_set_slow(0);
+	}
+	ht_lock_release(&ht_lock_global);
+	ht_lock_release(&rescan_lock);
+	ht_guard_leave();
+	return adopted;
+}
+
+int
+ht_agent_following(void)
+{
+	int rc;
+
+	ht_guard_enter();
+	ht_lock_acquire(&ht_lock_global);
+	rc = ht_session.state == HT_STATE_RUNNING && ht_session.follow &&
+	    ht_session.pid == getpid();
+	ht_lock_release(&ht_lock_global);
+	ht_guard_leave();
+	return rc;
 }
 
 int
@@ -318,7 +419,7 @@ ht_agent_prepare(void)
 	ht_lock_release(&rescan_lock);
 	ht_guard_leave();
 	if (rc == 1)
-		rc = install(0, NULL) < 0 ? HT_AGENT_EHOOK : 0;
+		rc = install(0, NULL, 0) < 0 ? HT_AGENT_EHOOK : 0;
 	return rc;
 }
 
@@ -333,7 +434,7 @@ ht_agent_hook(void)
 {
 	if (!active)
 		return -1;
-	return install(0, NULL);
+	return install(0, NULL, 0);
 }
 
 int
@@ -371,14 +472,16 @@ ht_agent_state(int *is_hooked, size_t *slots, size_t *modules)
 void
 ht_agent_exit(const char *output)
 {
-	if (!active)
+	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE))
 		return;
 	ht_guard_enter();
 	/* The session's exit dump, if it runs with a prefix (any mode). */
 	ht_dump_at_exit();
-	/* Only launch mode names an output (attach mode leaves it empty). */
-	if (output != NULL && output[0] != '\0' && ht_session.pid == getpid() &&
-	    ht_session.state != HT_STATE_NONE) {
+	/* Only launch mode names an output (attach mode leaves it empty),
+	 * and only for the launched process: a fork's child that profiles
+	 * itself (followed, or attached) must not write over it. */
+	if (output != NULL && output[0] != '\0' && getpid() == launch_pid &&
+	    ht_session.pid == getpid() && ht_session.state != HT_STATE_NONE) {
 		(void)ht_agent_stop();
 		ht_snapshot_path(output, HT_META_AT_EXIT, 0);
 	}

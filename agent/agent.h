@@ -18,6 +18,7 @@
  *   dump      the dump files' triggers, directory and names
  *   snapshot  the session encoded as a profile
  *   session   the session's state
+ *   follow    the followed children's pids, for the parent's status
  *   got       GOT patching, over reloc (relocations and symbols), maps
  *             (page protections), orig (per-module originals) and wrap
  *             (the C++ operators' code, whose frames are not sites)
@@ -48,18 +49,48 @@
 #define HT_AGENT_ENOMEM	     (-7)  /* setup could not map memory */
 #define HT_AGENT_EHOOK	     (-10) /* the hooks could not go in */
 
+/* The flags of a session's start. */
+#define HT_AGENT_RESTART 0x1 /* replace a running session */
+/* Children of fork start sessions of their own, with these settings. */
+#define HT_AGENT_FOLLOW	 0x2
+
 /*
  * Launch mode, from the constructor: set up (the tables, the dump buffer,
  * the fork handlers), start a session at rate bytes with the dumps of cfg
- * (NULL: none), then patch every GOT slot, so that the first allocation
- * after the patch is sampled.  Returns 0, or -1 with nothing patched (the
- * session then stopped, or never started if setup failed).
+ * (NULL: none) and flags (HT_AGENT_FOLLOW), then patch every GOT slot, so
+ * that the first allocation after the patch is sampled.  This process
+ * writes the launch profile at exit (ht_agent_exit); its children never
+ * do.  Returns 0, or -1 with nothing patched (the session then stopped,
+ * or never started if setup failed).
  */
-int ht_agent_launch(uint64_t rate, const struct ht_dump_cfg *cfg);
+int ht_agent_launch(uint64_t rate, const struct ht_dump_cfg *cfg, int flags);
 
 /* Attach mode, from the control thread: set up and patch every GOT slot,
- * with no session.  Returns 0, or -1 with nothing patched. */
+ * with no session.  Returns 0, or HT_AGENT_ENOMEM (setup could not map
+ * its memory; the next call tries again) or HT_AGENT_EHOOK, with nothing
+ * patched. */
 int ht_agent_attach_init(void);
+
+/*
+ * For heaptool attach bringing the agent up in a process where it is
+ * loaded but does not serve (from the control thread's revival): wake it
+ * if HEAPTOOL_PID had put it to sleep, and forget a session inherited
+ * from the process that forked this one (ht_session_adopt), with its
+ * dumps.  Returns 1 if there was such a session, else 0.
+ */
+int ht_agent_adopt(void);
+
+/* 1 if this process runs a session that follows forks. */
+int ht_agent_following(void);
+
+/*
+ * child runs in the child of every fork after the agent's own handler (so
+ * after the session was started over, or ended), without the agent's
+ * locks, with the guard set; follow says whether the child runs a session
+ * of its own (HT_AGENT_FOLLOW).  The agent's thread (control.c), which is
+ * above this layer, registers it from the constructor: one hook.
+ */
+void ht_agent_on_fork(void (*child)(int follow));
 
 /* HEAPTOOL_PID names another process: stay out of this one (the API then
  * answers HT_AGENT_EDISABLED).  From the constructor. */
@@ -75,11 +106,14 @@ int ht_agent_prepare(void);
 
 /*
  * Start a new session at rate bytes (0: 1) with the dumps of cfg (NULL or
- * prefix "": none), replacing a running one only if restart.  The old
- * session's dumps are disarmed and its tables emptied.  Wakes the agent's
- * thread for the new deadlines.  Returns 0 or HT_AGENT_ERUNNING.
+ * prefix "": none), replacing a running one only with HT_AGENT_RESTART in
+ * flags; with HT_AGENT_FOLLOW, the children this process forks while it
+ * runs start sessions of their own at the fork (see fork_child in
+ * agent.c).  The old session's dumps are disarmed and its tables emptied.
+ * Wakes the agent's thread for the new deadlines.  Returns 0 or
+ * HT_AGENT_ERUNNING.
  */
-int ht_agent_start(uint64_t rate, const struct ht_dump_cfg *cfg, int restart);
+int ht_agent_start(uint64_t rate, const struct ht_dump_cfg *cfg, int flags);
 
 /* Stop the running session and disarm its dumps; its profile stays
  * readable.  Wakes the agent's thread.  Returns 0 or

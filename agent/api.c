@@ -130,6 +130,14 @@ out:
 	return rc;
 }
 
+/* Nothing here but the call: the agent may not be relocated yet when a
+ * concurrent attach calls this (ht_control_revive checks first). */
+long
+heaptool_agent_revive(void)
+{
+	return ht_control_revive();
+}
+
 const char *
 heaptool_strerror(int code)
 {

@@ -37,4 +37,12 @@ int heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
     uint64_t every_bytes, uint64_t threshold_bytes) HT_API;
 const char *heaptool_strerror(int code) HT_API;
 
+/*
+ * Not part of heaptool.h: the entry point of heaptool attach in a process
+ * where the agent is loaded but does not answer (ht_control_revive).  The
+ * CLI finds it in the agent's dynamic symbols and calls it in a borrowed
+ * thread, as it calls dlopen; it returns HT_REVIVE(what, errno).
+ */
+long heaptool_agent_revive(void) HT_API;
+
 #endif

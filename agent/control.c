@@ -41,12 +41,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
 #include "config.h"
 #include "control.h"
 #include "dump.h"
+#include "follow.h"
 #include "got.h"
 #include "guard.h"
 #include "lock.h"
@@ -64,13 +66,41 @@
 #define REPLY_MS   60000 /* and be sent within this */
 #define WATCH_MS   1000
 #define BACKLOG	   64
-#define CONNS	   32 /* connections served at once */
-#define REPORTS	   4  /* of them sending a profile */
+#define CONNS	   32	/* connections served at once */
+#define REPORTS	   4	/* of them sending a profile */
+#define REVIVE_MS  2000 /* a revival waits this long for the thread */
 
 #define STR(x)	#x
 #define XSTR(x) STR(x)
 
 static int attach_mode;
+
+/*
+ * The thread's life, for ht_control_start and ht_control_revive, in the
+ * process where it was started (th_pid: a fork's child has another pid,
+ * and no thread).  th_state is written by the starter and by the thread;
+ * th_failure says why it is TH_FAILED (HT_REVIVE(what, errno)).  start_lock
+ * serializes the starters (the constructor, the API, a revival, a fork's
+ * child), revive_lock the revivals; a fork's child takes either over from
+ * a thread of its parent that held it (lock.h).
+ */
+enum { TH_NONE, TH_STARTING, TH_SERVING, TH_FAILED };
+static int th_state;
+static pid_t th_pid;
+static long th_failure;
+static uint8_t *th_stack; /* from ht_mem_map, or NULL: glibc's */
+static struct ht_plock start_lock, revive_lock;
+/* Set by the constructor (ht_control_init): the agent is relocated.  A
+ * concurrent attach may see the agent in the maps while another attach's
+ * dlopen has mapped it but not relocated it yet: a call through its GOT
+ * would jump to nothing, so a revival first reads this (a PC-relative
+ * load, as is its call from heaptool_agent_revive) and does nothing
+ * until it is set. */
+static int constructed;
+/* A revival asks the thread to bind its socket again (it has none), and
+ * the thread answers by clearing it, with bind_err set if it failed. */
+static int rebind;
+static int bind_err;
 
 /* The listening socket and its identity: the program may close or dup2
  * over "its" descriptors (daemons close everything they do not know), and
@@ -135,8 +165,10 @@ open_socket(void)
 	int fd;
 
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
+	if (fd < 0) {
+		bind_err = errno;
 		return -1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
 	len = ht_proto_socket_name(sa.sun_path, (uint32_t)getpid());
@@ -151,7 +183,9 @@ open_socket(void)
 		(socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) !=
 		0 ||
 	    listen(fd, BACKLOG) != 0 || fstat(fd, &st) != 0) {
+		bind_err = errno;
 		close(fd);
+		errno = bind_err;
 		return -1;
 	}
 	lfd_dev = st.st_dev;
@@ -375,7 +409,11 @@ reply_status(struct conn *c)
 	st.samples = ht_session.samples;
 	st.live_samples = ht_live_count();
 	st.dropped_samples = ht_session.dropped;
+	st.follow = ht_session.follow;
+	st.parent_pid = (uint32_t)ht_session.parent;
 	ht_lock_release(&ht_lock_global);
+	st.nchildren =
+	    (uint32_t)ht_follow_children(st.children, HT_PROTO_MAX_CHILDREN);
 	st.overhead_bytes = ht_mem_overhead();
 	memcpy(st.agent_version, PACKAGE_VERSION,
 	    sizeof(PACKAGE_VERSION) < sizeof(st.agent_version) ?
@@ -444,8 +482,9 @@ do_start(struct conn *c, const struct ht_request *r)
 		cfg.at_rss_bytes = r->dump_at_rss_bytes;
 		cfg.threshold_bytes = r->threshold_bytes;
 	}
-	if (ht_agent_start(r->rate, &cfg, (r->flags & HT_START_RESTART) != 0) !=
-	    0)
+	if (ht_agent_start(r->rate, &cfg,
+		((r->flags & HT_START_RESTART) ? HT_AGENT_RESTART : 0) |
+		    ((r->flags & HT_START_FOLLOW) ? HT_AGENT_FOLLOW : 0)) != 0)
 		reply_err(c, HT_ERR_RUNNING, "a session is running");
 	else
 		reply_ok(c);
@@ -794,6 +833,11 @@ serve(void)
 	int i, k, n;
 
 	for (;;) {
+		if (__atomic_load_n(&rebind, __ATOMIC_ACQUIRE)) {
+			if (lfd < 0 && open_socket() == 0)
+				lost = 0;
+			__atomic_store_n(&rebind, 0, __ATOMIC_RELEASE);
+		}
 		soon = expire();
 		due = ht_dump_tick(ht_prim_mono_ms());
 		if (due < soon)
@@ -849,34 +893,21 @@ serve(void)
 	}
 }
 
-/*
- * A child of fork has no agent thread: it must not hold our descriptors.
- * A copy of the listening socket would keep the name bound after this
- * process exits (and a process that reuses the pid could not bind it), and
- * a copy of a connection would keep its client from seeing the end of the
- * reply.  Each is closed only if it is still ours: the number may be one
- * of the program's files by now.
- */
+/* The thread's new state, and why it failed (what, errno). */
 static void
-fork_child(void)
+set_state(int state, unsigned what, int err)
 {
-	int i;
-
-	if (socket_ours())
-		close(lfd);
-	if (report_fd >= 0)
-		close(report_fd);
-	lfd = report_fd = -1;
-	for (i = 0; conns != NULL && i < CONNS; i++) {
-		if (conn_ours(&conns[i]))
-			close(conns[i].fd);
-		conns[i].fd = -1;
-	}
+	if (state == TH_FAILED)
+		__atomic_store_n(&th_failure, HT_REVIVE(what, err),
+		    __ATOMIC_RELAXED);
+	__atomic_store_n(&th_state, state, __ATOMIC_RELEASE);
 }
 
 static void *
 control_main(void *arg)
 {
+	int rc;
+
 	(void)arg;
 	/* Nothing this thread does is sampled, for its whole life. */
 	ht_guard_enter();
@@ -885,28 +916,33 @@ control_main(void *arg)
 	 * unnoticed. */
 	dl_iterate_phdr(count_one, &seen);
 	last = seen;
-	if (pthread_atfork(NULL, NULL, fork_child) != 0)
-		return NULL;
 	/*
 	 * Attach mode binds before it patches: if the name is taken (another
 	 * copy of the agent, a squatter), this copy must not hook the process
 	 * behind a channel it cannot serve, with no way to remove its hooks.
 	 */
-	if (open_socket() != 0 && attach_mode)
+	if (open_socket() != 0 && attach_mode) {
+		set_state(TH_FAILED, HT_REVIVE_ESOCKET, bind_err);
 		return NULL;
-	if (attach_mode && ht_agent_attach_init() != 0) {
+	}
+	if (attach_mode && (rc = ht_agent_attach_init()) != 0) {
 		close(lfd);
 		lfd = -1;
+		set_state(TH_FAILED,
+		    rc == HT_AGENT_ENOMEM ? HT_REVIVE_EMEMORY : HT_REVIVE_EHOOK,
+		    rc == HT_AGENT_ENOMEM ? ENOMEM : 0);
 		return NULL;
 	}
 	settle_now();
+	set_state(TH_SERVING, 0, 0);
 	serve();
 	return NULL;
 }
 
 /* Start the thread on stack (NULL: one of glibc's), every signal blocked:
  * the program's signals are for its own threads (glibc keeps the two it
- * needs for setxid and cancellation deliverable). */
+ * needs for setxid and cancellation deliverable).  Returns 0 or an errno
+ * value. */
 static int
 spawn(void *stack)
 {
@@ -915,8 +951,8 @@ spawn(void *stack)
 	sigset_t all, old;
 	int rc;
 
-	if (pthread_attr_init(&a) != 0)
-		return -1;
+	if ((rc = pthread_attr_init(&a)) != 0)
+		return rc;
 	rc = pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	if (rc == 0 && stack != NULL)
 		rc = pthread_attr_setstack(&a, stack, STACK_SIZE);
@@ -927,29 +963,219 @@ spawn(void *stack)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_attr_destroy(&a);
-	return rc == 0 ? 0 : -1;
+	return rc;
 }
 
-int
-ht_control_start(int attach)
+/* With start_lock held: start the thread unless it runs in this process
+ * (or is starting).  Returns 0, or -1 with th_state TH_FAILED. */
+static int
+start_locked(int attach)
 {
-	static int started;
 	uint8_t *stack;
+	int rc, map_err = 0;
 
-	if (__atomic_exchange_n(&started, 1, __ATOMIC_ACQ_REL) != 0)
+	if (th_pid == getpid() &&
+	    (__atomic_load_n(&th_state, __ATOMIC_ACQUIRE) == TH_STARTING ||
+		th_state == TH_SERVING))
 		return 0;
 	attach_mode = attach;
+	th_pid = getpid();
+	set_state(TH_STARTING, 0, 0);
 	/*
 	 * The stack comes from ht_mem_map like all the agent's memory (it
 	 * counts as overhead); its lowest page is the guard.  glibc puts the
 	 * static TLS of every module at its top: in a program whose TLS
 	 * does not fit, it refuses, and we take a stack of its own size.
+	 * A thread that failed may still be on its stack, on its way out:
+	 * that one is never reused nor given back.
 	 */
-	stack = ht_mem_map(STACK_SIZE);
-	if (stack != NULL && mprotect(stack, 4096, PROT_NONE) == 0 &&
-	    spawn(stack) == 0)
-		return 0;
-	if (stack != NULL)
+	if ((stack = ht_mem_map(STACK_SIZE)) != NULL) {
+		if (mprotect(stack, 4096, PROT_NONE) == 0 &&
+		    (rc = spawn(stack)) == 0) {
+			th_stack = stack;
+			return 0;
+		}
 		ht_mem_unmap(stack, STACK_SIZE);
-	return spawn(NULL);
+	} else
+		map_err = errno;
+	if ((rc = spawn(NULL)) == 0) {
+		th_stack = NULL;
+		return 0;
+	}
+	/* glibc says EAGAIN when it cannot map a stack either: when ours
+	 * could not be mapped, the cause is memory. */
+	if (rc == EAGAIN && map_err == ENOMEM)
+		rc = ENOMEM;
+	set_state(TH_FAILED, HT_REVIVE_ETHREAD, rc);
+	return -1;
+}
+
+int
+ht_control_start(int attach)
+{
+	int rc;
+
+	ht_guard_enter();
+	ht_plock_acquire(&start_lock);
+	rc = start_locked(attach);
+	ht_plock_release(&start_lock);
+	ht_guard_leave();
+	return rc;
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { 0, (long)ms * 1000000 };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Wait (REVIVE_MS at most) while the thread is starting; its state. */
+static int
+wait_started(uint64_t deadline)
+{
+	int st;
+
+	while ((st = __atomic_load_n(&th_state, __ATOMIC_ACQUIRE)) ==
+		TH_STARTING &&
+	    ht_prim_mono_ms() < deadline)
+		sleep_ms(1);
+	return st;
+}
+
+/*
+ * heaptool attach found the agent loaded and not answering: the thread
+ * could not start (a process short of memory), it gave up its socket, the
+ * agent was put to sleep by HEAPTOOL_PID, or this is a fork's child of a
+ * profiled process, which has no thread and its parent's session.  Bring
+ * it up, as attach mode would have, and say how that went.
+ *
+ * The caller is a thread of the program borrowed by heaptool attach at a
+ * safe point (no allocator, loader or agent lock held, no frame of the
+ * agent on its stack: cli/inject-unwind.c), so it may wait for the thread
+ * to set up: the thread needs only locks that the caller does not hold.
+ * It waits REVIVE_MS at most.
+ */
+long
+ht_control_revive(void)
+{
+	uint64_t deadline;
+	long r;
+	int st;
+
+	/* Not relocated yet: the dlopen that maps it starts its thread. */
+	if (!__atomic_load_n(&constructed, __ATOMIC_ACQUIRE))
+		return HT_REVIVE(HT_REVIVE_PENDING, 0);
+	deadline = ht_prim_mono_ms() + REVIVE_MS;
+	ht_guard_enter();
+	ht_plock_acquire(&revive_lock);
+	(void)ht_agent_adopt();
+	ht_plock_acquire(&start_lock);
+	st = th_pid == getpid() ? __atomic_load_n(&th_state, __ATOMIC_ACQUIRE) :
+				  TH_NONE;
+	if (st == TH_SERVING) {
+		/* It serves, but without a socket (it gave it up, or could
+		 * not bind it in launch mode): bind it again. */
+		bind_err = 0;
+		__atomic_store_n(&rebind, 1, __ATOMIC_RELEASE);
+		ht_plock_release(&start_lock);
+		ht_dump_wake();
+		while (__atomic_load_n(&rebind, __ATOMIC_ACQUIRE) &&
+		    ht_prim_mono_ms() < deadline)
+			sleep_ms(1);
+		if (__atomic_load_n(&rebind, __ATOMIC_ACQUIRE))
+			r = HT_REVIVE(HT_REVIVE_PENDING, 0);
+		else if (__atomic_load_n(&lfd, __ATOMIC_ACQUIRE) < 0)
+			r = HT_REVIVE(HT_REVIVE_ESOCKET, bind_err);
+		else
+			r = HT_REVIVE(HT_REVIVE_SERVING, 0);
+		goto out;
+	}
+	if (st != TH_STARTING && start_locked(1) != 0) {
+		r = __atomic_load_n(&th_failure, __ATOMIC_RELAXED);
+		ht_plock_release(&start_lock);
+		goto out;
+	}
+	ht_plock_release(&start_lock);
+	switch (wait_started(deadline)) {
+	case TH_SERVING:
+		r = HT_REVIVE(HT_REVIVE_SERVING, 0);
+		break;
+	case TH_FAILED:
+		r = __atomic_load_n(&th_failure, __ATOMIC_RELAXED);
+		break;
+	default:
+		r = HT_REVIVE(HT_REVIVE_PENDING, 0);
+		break;
+	}
+out:
+	ht_plock_release(&revive_lock);
+	ht_guard_leave();
+	return r;
+}
+
+/*
+ * The agent's hook in the child of every fork (ht_agent_on_fork).  The
+ * child has no agent thread: it must not hold our descriptors.  A copy of
+ * the listening socket would keep the name bound after this process exits
+ * (and a process that reuses the pid could not bind it), and a copy of a
+ * connection would keep its client from seeing the end of the reply.  Each
+ * is closed only if it is still ours: the number may be one of the
+ * program's files by now.  The threads that held our locks are gone with
+ * the parent's other threads, and the state those locks guard is reset
+ * here: so are the locks.
+ *
+ * A child whose session follows its parent's gets a thread of its own,
+ * with its own socket, now.  That is safe here, in a fork handler: glibc
+ * has made the child's allocator and loader usable before it runs the
+ * child handlers (__malloc_fork_unlock_child, and dl_load_lock,
+ * dl_load_tls_lock and the stack cache lock reinitialized), and the
+ * agent's own locks are free (the agent's handler released them).  In a
+ * multi-threaded parent glibc took the allocator's locks around the fork,
+ * so none was held by a thread that does not exist in the child; a
+ * session that follows forks runs the agent's thread, so its parent is
+ * multi-threaded at every fork.  pthread_create allocates the new thread's
+ * TLS vector with the program's allocator, under our guard: it is not
+ * sampled.
+ */
+void
+ht_control_fork_child(int follow)
+{
+	int i;
+
+	if (socket_ours())
+		close(lfd);
+	if (report_fd >= 0)
+		close(report_fd);
+	lfd = report_fd = -1;
+	lost = 0;
+	for (i = 0; conns != NULL && i < CONNS; i++) {
+		if (conn_ours(&conns[i]))
+			close(conns[i].fd);
+		conns[i].fd = -1;
+		/* MADV_DONTFORK: the parent's report is not mapped here. */
+		conns[i].map = NULL;
+		conns[i].maplen = 0;
+	}
+	ht_plock_release(&start_lock);
+	ht_plock_release(&revive_lock);
+	/* No thread runs on the parent's stack here. */
+	if (th_stack != NULL && th_pid != getpid()) {
+		ht_mem_unmap(th_stack, STACK_SIZE);
+		th_stack = NULL;
+	}
+	th_pid = 0;
+	__atomic_store_n(&th_state, TH_NONE, __ATOMIC_RELAXED);
+	__atomic_store_n(&rebind, 0, __ATOMIC_RELAXED);
+	if (follow)
+		(void)ht_control_start(0);
+}
+
+void
+ht_control_init(void)
+{
+	ht_agent_on_fork(ht_control_fork_child);
+	__atomic_store_n(&constructed, 1, __ATOMIC_RELEASE);
 }

@@ -108,24 +108,31 @@ dir_close(struct dir *d)
 	errno = saved;
 }
 
-int
-ht_dump_init(void)
+/* Create the eventfd that wakes the agent's thread, if there is none.
+ * Without it, every-bytes dumps wait for the thread's next tick (a second
+ * at most): not a reason to fail. */
+static void
+open_wake(void)
 {
 	struct stat st;
 	int fd;
 
+	if (wake_fd >= 0 || (fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+		return;
+	if (fstat(fd, &st) == 0) {
+		wake_dev = st.st_dev;
+		wake_ino = st.st_ino;
+		wake_fd = fd;
+	} else
+		close(fd);
+}
+
+int
+ht_dump_init(void)
+{
 	if (ht_snapshot_init() != 0)
 		return -1;
-	/* Without the eventfd, every-bytes dumps wait for the thread's next
-	 * tick (a second at most): not a reason to fail. */
-	if (wake_fd < 0 && (fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) >= 0) {
-		if (fstat(fd, &st) == 0) {
-			wake_dev = st.st_dev;
-			wake_ino = st.st_ino;
-			wake_fd = fd;
-		} else
-			close(fd);
-	}
+	open_wake();
 	return 0;
 }
 
@@ -167,14 +174,41 @@ ht_dump_wake_clear(void)
 	}
 }
 
-void
-ht_dump_fork_child(void)
+/* With the lock held: the triggers of the armed settings, from zero. */
+static void
+reset_triggers(void)
 {
+	uint64_t now = ht_prim_mono_ms();
+
+	ds.alloc_est = 0;
+	ds.next_every = (double)ds.cfg.every_bytes;
+	ds.every_due = 0;
+	ds.next_interval = now + ds.cfg.interval_ms;
+	ds.next_rss_check = now;
+	ds.rss_next = ds.cfg.at_rss_bytes;
+	ds.failures = 0;
+	ds.last_failure = 0;
+}
+
+void
+ht_dump_fork_child(int keep)
+{
+	/* The eventfd is the parent's too (one object, two descriptors): a
+	 * child that wrote to it would wake its parent's thread. */
 	if (wake_fd >= 0 && wake_ours())
 		close(wake_fd);
 	wake_fd = -1;
-	dir_close(&ds.dir);
 	dir_close(&checked.dir);
+	if (keep && ds.armed) {
+		/* The parent's directory, still open here, checked when the
+		 * parent armed it; the names carry this pid, so SEQ starts
+		 * again at 1. */
+		open_wake();
+		reset_triggers();
+		seq = 1;
+		return;
+	}
+	dir_close(&ds.dir);
 }
 
 /* The length of prefix's directory: up to its last slash, "/" itself. */
@@ -345,8 +379,6 @@ run_job(struct job *j, uint32_t flags)
 int
 ht_dump_arm(const struct ht_dump_cfg *cfg)
 {
-	uint64_t now = ht_prim_mono_ms();
-
 	ht_dump_disarm();
 	if (cfg == NULL || cfg->prefix[0] == '\0') {
 		dir_close(&checked.dir);
@@ -362,14 +394,7 @@ ht_dump_arm(const struct ht_dump_cfg *cfg)
 		checked.dir.fd = -1;
 	} else
 		dir_close(&checked.dir);
-	ds.alloc_est = 0;
-	ds.next_every = (double)cfg->every_bytes;
-	ds.every_due = 0;
-	ds.next_interval = now + cfg->interval_ms;
-	ds.next_rss_check = now;
-	ds.rss_next = cfg->at_rss_bytes;
-	ds.failures = 0;
-	ds.last_failure = 0;
+	reset_triggers();
 	return 1;
 }
 

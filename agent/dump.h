@@ -130,7 +130,10 @@ void ht_dump_at_exit(void);
 int ht_dump_now(uint32_t flags);
 
 /* For fork's child, with ht_lock_global held: close the eventfd and the
- * directories (the child has no agent thread and no session). */
-void ht_dump_fork_child(void);
+ * directories (the child has no agent thread and no session); or, if keep
+ * (the child's session follows its parent's), keep the armed settings and
+ * their directory, with the triggers from zero, SEQ from 1 (the names
+ * carry the child's pid) and an eventfd of its own. */
+void ht_dump_fork_child(int keep);
 
 #endif

@@ -8,10 +8,12 @@
  * HEAPTOOL_OUTPUT (the profile path), and the session's dumps (dump.h):
  * HEAPTOOL_DUMP_PREFIX (absolute), HEAPTOOL_DUMP_INTERVAL_MS,
  * HEAPTOOL_DUMP_EVERY, HEAPTOOL_DUMP_AT_RSS and HEAPTOOL_THRESHOLD (bytes,
- * decimal).  HEAPTOOL_SEED (a fixed seed for the sampler) is read in every
- * mode.  The constructor sets up, starts the session and patches
- * (ht_agent_launch), then starts the control thread (control.h) if a
- * trigger needs it or HEAPTOOL_LIVE=1 asks for a live report.
+ * decimal), and HEAPTOOL_FOLLOW_FORKS=1 (children of fork start sessions
+ * of their own: HT_AGENT_FOLLOW).  HEAPTOOL_SEED (a fixed seed for the
+ * sampler) is read in every mode.  The constructor sets up, starts the
+ * session and patches (ht_agent_launch), then starts the control thread
+ * (control.h) if a trigger needs it, HEAPTOOL_LIVE=1 asks for a live
+ * report, or the session follows forks (each child serves its own).
  *
  * Attach mode (no HEAPTOOL_PID: loaded by heaptool attach, inside a dlopen
  * called by an injected thread, or linked into a program that uses the
@@ -97,7 +99,9 @@ agent_init(void)
 	uint64_t pid, rate = DEFAULT_RATE, seed;
 	const char *s;
 	size_t len;
+	int follow;
 
+	ht_control_init();
 	if (parse_u64(getenv("HEAPTOOL_SEED"), &seed) == 0)
 		ht_sampler_seed = seed;
 	s = getenv("HEAPTOOL_PID");
@@ -119,8 +123,10 @@ agent_init(void)
 	}
 	memcpy(output, s, len + 1);
 	env_dumps(&cfg);
+	s = getenv("HEAPTOOL_FOLLOW_FORKS");
+	follow = s != NULL && strcmp(s, "1") == 0;
 
-	if (ht_agent_launch(rate, &cfg) != 0)
+	if (ht_agent_launch(rate, &cfg, follow ? HT_AGENT_FOLLOW : 0) != 0)
 		return;
 	/*
 	 * A second thread costs a launched program more than it seems: once a
@@ -128,9 +134,12 @@ agent_init(void)
 	 * thread cache does not serve (all blocks above 1 KiB), 2.5x the time
 	 * of a 128 KiB malloc/free pair here.  So the agent's thread starts
 	 * only for the triggers that need it; failure and exit dumps do not.
+	 * A session that follows forks needs it: its children serve their
+	 * own sockets, and the parent lists them.
 	 */
 	s = getenv("HEAPTOOL_LIVE");
-	if (ht_dump_needs_thread(&cfg) || (s != NULL && strcmp(s, "1") == 0))
+	if (ht_dump_needs_thread(&cfg) || follow ||
+	    (s != NULL && strcmp(s, "1") == 0))
 		ht_control_start(0);
 }
 

@@ -17,6 +17,7 @@
 #define HT_LOCK_H
 
 #include <sched.h>
+#include <unistd.h>
 
 struct ht_lock {
 	int v;
@@ -44,5 +45,43 @@ ht_lock_release(struct ht_lock *l)
 }
 
 extern struct ht_lock ht_lock_global;
+
+/*
+ * A lock for the slow paths that set the agent up (its set-up, the start
+ * of its thread), which may run in a fork's child whose parent forked
+ * while one of its threads held it, without any fork handler of ours to
+ * let it go (none is registered until the set-up succeeds).  The word
+ * holds the pid of the process whose thread holds it: a pid other than
+ * ours is a thread that does not exist here, and its hold is taken over.
+ * Not for hot paths: each acquire asks getpid().
+ */
+struct ht_plock {
+	pid_t pid;
+};
+
+static inline void
+ht_plock_acquire(struct ht_plock *l)
+{
+	pid_t self = getpid(), v;
+	unsigned spins = 0;
+
+	for (;;) {
+		v = __atomic_load_n(&l->pid, __ATOMIC_RELAXED);
+		if (v != self &&
+		    __atomic_compare_exchange_n(&l->pid, &v, self, 0,
+			__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+		if (++spins < 128)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
+	}
+}
+
+static inline void
+ht_plock_release(struct ht_plock *l)
+{
+	__atomic_store_n(&l->pid, 0, __ATOMIC_RELEASE);
+}
 
 #endif

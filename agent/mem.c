@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mem.h"
 
@@ -17,19 +18,52 @@ round_page(size_t len)
 	return (len + 4095) & ~(size_t)4095;
 }
 
-void *
-ht_mem_map(size_t len)
+static void *
+map(size_t len, int shared)
 {
 	void *p;
 
 	if (len == 0)
 		return NULL;
 	p = mmap(NULL, round_page(len), PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	    (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	__atomic_add_fetch(&mapped, round_page(len), __ATOMIC_RELAXED);
 	return p;
+}
+
+void *
+ht_mem_map(size_t len)
+{
+	return map(len, 0);
+}
+
+void *
+ht_mem_map_shared(size_t len)
+{
+	return map(len, 1);
+}
+
+void
+ht_mem_zero(void *p, size_t len)
+{
+	uintptr_t lo = (uintptr_t)p, hi = lo + len;
+	uintptr_t a = (lo + 4095) & ~(uintptr_t)4095, b = hi & ~(uintptr_t)4095;
+
+	if (p == NULL || len == 0)
+		return;
+	if (a >= b) {
+		memset(p, 0, len);
+		return;
+	}
+	/* The whole pages go back (MADV_DONTNEED on private anonymous
+	 * memory: the next touch maps a zero page), the ends are written;
+	 * should the kernel refuse, all of it is written. */
+	memset(p, 0, a - lo);
+	memset((void *)b, 0, hi - b);
+	if (madvise((void *)a, b - a, MADV_DONTNEED) != 0)
+		memset((void *)a, 0, b - a);
 }
 
 void

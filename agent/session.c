@@ -47,6 +47,8 @@ ht_session_start(uint64_t rate)
 	ht_session.dropped = 0;
 	ht_session.lost_frees = 0;
 	ht_session.truncated = 0;
+	ht_session.follow = 0;
+	ht_session.parent = 0;
 	nhistory = 0;
 	ht_session_note_modules(ht_modules_current());
 	bump_gen();
@@ -67,6 +69,23 @@ ht_session_forget(void)
 {
 	ht_session.state = HT_STATE_NONE;
 	bump_gen();
+}
+
+int
+ht_session_adopt(void)
+{
+	uint64_t epoch = ht_session.epoch;
+
+	if (ht_session.pid == getpid() || ht_session.pid == 0)
+		return 0;
+	ht_tables_reset();
+	memset(&ht_session, 0, sizeof(ht_session));
+	ht_session.epoch = epoch;
+	ht_session.state = HT_STATE_NONE;
+	ht_session.pid = getpid();
+	nhistory = 0;
+	bump_gen();
+	return 1;
 }
 
 void

@@ -38,19 +38,33 @@ struct ht_session {
 	uint64_t dropped;    /* samples lost to full tables */
 	uint64_t lost_frees; /* frees we could not account */
 	uint64_t truncated;  /* stacks cut short (dlclose in progress) */
+	uint32_t follow;     /* children start sessions of their own */
+	pid_t parent;	     /* this session follows that process's, or 0 */
 };
 
 extern struct ht_session ht_session;
 extern unsigned ht_session_gen;
 
 /* With ht_lock_global held.  Start a new session at rate bytes (new
- * epoch, every table emptied); stop the running one (its profile stays). */
+ * epoch, every table emptied, follow and parent 0); stop the running one
+ * (its profile stays). */
 void ht_session_start(uint64_t rate);
 void ht_session_stop(void);
 /* With ht_lock_global held, in the child of a fork: the session is the
  * parent's; this process has none (state HT_STATE_NONE) and samples
  * nothing, while the profile stays as the parent left it. */
 void ht_session_forget(void);
+/*
+ * With ht_lock_global held, in a process that inherited the session of
+ * the process that forked it, without following it (the agent comes up in
+ * a fork's child later): forget all of it, tables, totals and modules,
+ * and belong to this process, with no session (HT_STATE_NONE).  The epoch
+ * goes on from the parent's: a thread's record of the epoch in which its
+ * thread index is valid (the parent's) never matches a later session.
+ * Returns 1 if there was such a session, 0 if the session was this
+ * process's already.
+ */
+int ht_session_adopt(void);
 
 /* With ht_lock_global held: remember the modules of set for the profile. */
 void ht_session_note_modules(const struct ht_modset *set);

@@ -69,10 +69,13 @@ ht_tables_reset(void)
 {
 	if (!ready)
 		return;
-	memset(site_index, 0, site_index_cap * sizeof(*site_index));
+	/* Given back rather than written over: the tables of a long
+	 * session may be large, and a fork's child that starts its own
+	 * session would copy every page a memset touches. */
+	ht_mem_zero(site_index, site_index_cap * sizeof(*site_index));
 	nsites = 0;
 	nframes_used = 0;
-	memset(live, 0, live_cap * sizeof(*live));
+	ht_mem_zero(live, live_cap * sizeof(*live));
 	nlive = 0;
 	memset(ht_live_filter, 0, (size_t)1 << HT_FILTER_BITS);
 	nthreads = 0;

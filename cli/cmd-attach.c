@@ -3,10 +3,17 @@
  * current target (target.h).
  *
  * attach first asks whoever answers on the agent's socket (HELLO): an agent
- * already loaded is reused, never loaded twice.  Otherwise it finds the
- * path at which the target can load the agent (staging.h), has the
- * injector (inject.h) dlopen it, and waits for the agent's thread to
- * answer.
+ * already loaded is reused, never loaded twice.  An agent that is loaded
+ * but does not answer (its thread could not start in a process short of
+ * memory, it gave up its socket, or the process is a fork's child of a
+ * profiled one and inherited it without a thread) is brought up: the
+ * injector calls its exported heaptool_agent_revive() as it would call
+ * dlopen, which starts the thread (after forgetting a session inherited
+ * from a parent) and says how that went, so that a failure is told with
+ * its true cause.  Otherwise attach finds the path at which the target can
+ * load the agent (staging.h), has the injector (inject.h) dlopen it, and
+ * waits for the agent's thread to answer; one that does not within a
+ * second is asked the same way why.
  */
 #include "config.h"
 
@@ -34,6 +41,9 @@
 
 #define DEFAULT_TIMEOUT_MS 5000
 #define POLL_MS		   10
+/* A fresh agent that has not answered by then is asked why (revive). */
+#define ASK_AFTER_MS	   1000
+#define REVIVE_SYMBOL	   "heaptool_agent_revive"
 
 static uint64_t
 now_ms(void)
@@ -51,7 +61,9 @@ static const char attach_usage[] =
     "restarting or stopping it, and make PID the current target: start,\n"
     "stop, status, report, dump and detach act on it when they get no -p.\n"
     "A process that has the agent already is reconnected, never loaded\n"
-    "twice.  Then run heaptool start.\n"
+    "twice; one where it is loaded but does not answer (a child forked by\n"
+    "a profiled process, or a process an earlier attach left short of\n"
+    "memory) has it brought up.  Then run heaptool start.\n"
     "\n"
     "  -t, --timeout DUR  give up when no thread of PID is at a safe point\n"
     "                     within DUR (default 5s; e.g. 500ms, 10s, 1m)\n"
@@ -81,7 +93,8 @@ static const struct option attach_options[] = {
  * it.  They are delivered once the thread is let go.
  */
 static int
-inject_agent(pid_t pid, const char *path, int timeout_ms, int allow_seccomp)
+inject_agent(pid_t pid, const char *path, int timeout_ms, int allow_seccomp,
+    long *revived)
 {
 	static const int held[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP,
 		SIGTTIN, SIGTTOU };
@@ -99,12 +112,80 @@ inject_agent(pid_t pid, const char *path, int timeout_ms, int allow_seccomp)
 	for (i = 0; i < sizeof(held) / sizeof(held[0]); i++)
 		sigaddset(&set, held[i]);
 	sigprocmask(SIG_BLOCK, &set, &old);
-	rc = ht_inject_load(inj, path, timeout_ms);
-	if (rc != 0)
+	if (path != NULL)
+		rc = ht_inject_load(inj, path, timeout_ms);
+	else {
+		rc = ht_inject_call(inj, ht_staging_is_agent, REVIVE_SYMBOL,
+		    timeout_ms);
+		*revived = (long)ht_inject_handle(inj);
+	}
+	if (rc != 0 && path == NULL && ht_inject_errcode(inj) == HT_INJ_ENOLIB)
+		ht_warn("attach %ld: the agent is loaded in the process but "
+			"does not answer, and it cannot be brought up (%s); "
+			"restart the process to profile it",
+		    (long)pid, ht_inject_error(inj));
+	else if (rc != 0)
 		ht_warn("attach %ld: %s", (long)pid, ht_inject_error(inj));
 	ht_inject_free(inj);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	return rc;
+}
+
+/*
+ * Bring up the agent loaded in pid (see the top of this file).  Returns 1
+ * when its thread serves or is on its way, 0 after printing the true
+ * cause of a failure, -1 if the call itself failed (printed).
+ */
+static int
+revive_agent(pid_t pid, int timeout_ms, int allow_seccomp)
+{
+	long v = 0;
+	int err;
+
+	if (inject_agent(pid, NULL, timeout_ms, allow_seccomp, &v) != 0)
+		return -1;
+	err = HT_REVIVE_ERRNO(v);
+	switch (HT_REVIVE_WHAT(v)) {
+	case HT_REVIVE_SERVING:
+	case HT_REVIVE_PENDING:
+		return 1;
+	case HT_REVIVE_ETHREAD:
+		ht_warn("attach %ld: the agent is loaded but its thread could "
+			"not start: %s; free memory (or raise the process's "
+			"limits on memory and threads: prlimit) and attach "
+			"again",
+		    (long)pid, strerror(err));
+		break;
+	case HT_REVIVE_EMEMORY:
+		ht_warn("attach %ld: the agent is loaded but could not map its "
+			"tables: %s; free memory (or raise the process's "
+			"address space limit: prlimit --as) and attach again",
+		    (long)pid, strerror(err));
+		break;
+	case HT_REVIVE_ESOCKET:
+		ht_warn("attach %ld: the agent is loaded but cannot bind its "
+			"control socket: %s; %s",
+		    (long)pid, strerror(err),
+		    err == EADDRINUSE ?
+			"another process, or another copy of the agent, holds "
+			"its name (ss -xlp | grep heaptool); restart the "
+			"process to profile it" :
+			"attach again");
+		break;
+	case HT_REVIVE_EHOOK:
+		ht_warn("attach %ld: the agent is loaded but could not patch "
+			"the process's GOT slots; this is unexpected, please "
+			"report it",
+		    (long)pid);
+		break;
+	default:
+		ht_warn("attach %ld: the agent loaded in the process answered "
+			"%#lx, which this heaptool does not know; use the "
+			"heaptool that matches the agent",
+		    (long)pid, (unsigned long)v);
+		break;
+	}
+	return 0;
 }
 
 /* After a HELLO: reinstall the hooks a detach removed. */
@@ -140,7 +221,8 @@ ht_cmd_attach(int argc, char **argv)
 	char path[PATH_MAX];
 	const char *popt = NULL;
 	int ch, timeout_ms = DEFAULT_TIMEOUT_MS, rc = HT_EXIT_FAIL;
-	int allow_seccomp = 0;
+	int allow_seccomp = 0, revived = 0, asked_done = 0;
+	uint64_t asked;
 	pid_t pid;
 
 	ht_cmd_getopt_reset();
@@ -217,11 +299,17 @@ ht_cmd_attach(int argc, char **argv)
 		ht_target_failed(c, pid);
 		goto out_free;
 	}
-	if (ht_staging_path(pid, &p, path, sizeof(path)) != 0 ||
-	    inject_agent(pid, path, timeout_ms, allow_seccomp) != 0)
+	if (ht_staging_loaded(pid)) {
+		/* Loaded, and no answer: bring it up. */
+		if (revive_agent(pid, timeout_ms, allow_seccomp) != 1)
+			goto out_free;
+		revived = 1;
+	} else if (ht_staging_path(pid, &p, path, sizeof(path)) != 0 ||
+	    inject_agent(pid, path, timeout_ms, allow_seccomp, NULL) != 0)
 		goto out_free;
 
 	/* The agent's thread patches the hooks, then opens its socket. */
+	asked = now_ms() + ASK_AFTER_MS;
 	deadline = now_ms() + (uint64_t)timeout_ms;
 	for (;;) {
 		if (ht_ctl_status(c, HT_MSG_HELLO, &st) == 0)
@@ -229,6 +317,13 @@ ht_cmd_attach(int argc, char **argv)
 		if (ht_ctl_errcode(c) != HT_CTL_ENOAGENT) {
 			ht_target_failed(c, pid);
 			goto out_free;
+		}
+		/* A fresh agent whose thread could not start says nothing:
+		 * ask it why, once (which starts it if it can). */
+		if (!revived && !asked_done && now_ms() >= asked) {
+			if (revive_agent(pid, timeout_ms, allow_seccomp) != 1)
+				goto out_free;
+			asked_done = 1;
 		}
 		if (now_ms() >= deadline) {
 			ht_warn(
@@ -244,8 +339,9 @@ ht_cmd_attach(int argc, char **argv)
 	if (rehook(c, pid, &st) != 0)
 		goto out_free;
 	remember(pid, &p);
-	printf("heaptool: attached to %ld in %" PRIu64 " ms\n", (long)pid,
-	    now_ms() - t0);
+	printf("heaptool: attached to %ld in %" PRIu64 " ms%s\n", (long)pid,
+	    now_ms() - t0,
+	    revived ? " (the agent was loaded, not serving: brought up)" : "");
 	rc = ht_cmd_flush();
 out_free:
 	ht_ctl_free(c);

@@ -15,6 +15,8 @@
  *                     the session's dumps (--dump-prefix ... --threshold:
  *                     an absolute prefix, milliseconds, bytes), each set
  *                     only when given and removed otherwise
+ *   HEAPTOOL_FOLLOW_FORKS  1 with --follow-forks (children of fork start
+ *                     sessions of their own), removed otherwise
  * HEAPTOOL_SEED, when set by the user (tests fix it), passes through.
  *
  * The parent waits as system(3) does, ignoring SIGINT and SIGQUIT (the
@@ -45,19 +47,24 @@
 #include "symbolize.h"
 
 static const char run_usage[] =
-    "usage: heaptool run [--rate SIZE] [-o FILE] [--live] [--dump-prefix P]\n"
-    "                    [--dump-interval DUR] [--dump-every SIZE]\n"
-    "                    [--dump-at-rss SIZE] [--threshold SIZE]\n"
+    "usage: heaptool run [--rate SIZE] [-o FILE] [--live] [--follow-forks]\n"
+    "                    [--dump-prefix P] [--dump-interval DUR]\n"
+    "                    [--dump-every SIZE] [--dump-at-rss SIZE]\n"
+    "                    [--threshold SIZE]\n"
     "                    [--] CMD [ARG...]\n"
     "\n"
     "Run CMD with the heap profiler loaded from its start.  When CMD exits,\n"
     "its profile is saved to FILE and a summary is printed on stderr.\n"
-    "Children of CMD are not profiled.\n"
+    "Children of CMD are not profiled, unless --follow-forks.\n"
     "\n" HT_CMD_RATE_HELP "  -o, --output FILE  save the profile to FILE\n"
     "                     (default heaptool.PID.heap in this directory)\n"
     "      --live         serve live reports too (heaptool report -p PID);\n"
     "                     costs an agent thread, and with it glibc's arena\n"
     "                     locks on every allocation above 1 KiB\n"
+    "      --follow-forks children that CMD forks (without exec) start\n"
+    "                     sessions of their own at the fork, served live\n"
+    "                     (report -p CHILD) and dumped with --dump-prefix\n"
+    "                     under their own pid; implies --live\n"
     "      --dump-prefix P     also write dumps P.PID.SEQ.heap: when an\n"
     "                          allocation fails, at exit, and on the\n"
     "                          triggers below\n" HT_DUMP_HELP
@@ -70,6 +77,7 @@ static const struct option run_options[] = {
 	{ "rate", required_argument, NULL, 'r' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "live", no_argument, NULL, 'l' },
+	{ "follow-forks", no_argument, NULL, HT_OPT_FOLLOW_FORKS },
 	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -157,7 +165,7 @@ default_output(const char *dir, pid_t pid, char *buf, size_t len)
  * on failure, with errno set. */
 static void
 exec_child(char **cmd, const char *agent, uint64_t rate, const char *output,
-    int live, const struct ht_dump_opts *d)
+    int live, int follow, const struct ht_dump_opts *d)
 {
 	char num[32], *preload;
 	const char *old;
@@ -177,7 +185,9 @@ exec_child(char **cmd, const char *agent, uint64_t rate, const char *output,
 	if (setenv("HEAPTOOL_RATE", num, 1) != 0 ||
 	    setenv("HEAPTOOL_OUTPUT", output, 1) != 0 ||
 	    (live ? setenv("HEAPTOOL_LIVE", "1", 1) :
-		    unsetenv("HEAPTOOL_LIVE")) != 0)
+		    unsetenv("HEAPTOOL_LIVE")) != 0 ||
+	    (follow ? setenv("HEAPTOOL_FOLLOW_FORKS", "1", 1) :
+		      unsetenv("HEAPTOOL_FOLLOW_FORKS")) != 0)
 		return;
 	if ((d->prefix[0] != '\0' ?
 		    setenv("HEAPTOOL_DUMP_PREFIX", d->prefix, 1) :
@@ -252,7 +262,7 @@ ht_cmd_run(int argc, char **argv)
 	struct ht_dump_opts dumps;
 	const char *outopt = NULL;
 	uint64_t rate = HT_CMD_DEFAULT_RATE;
-	int c, rc, status, fds[2], child_errno, live = 0;
+	int c, rc, status, fds[2], child_errno, live = 0, follow = 0;
 	ssize_t n;
 	pid_t pid;
 
@@ -274,6 +284,9 @@ ht_cmd_run(int argc, char **argv)
 			break;
 		case 'l':
 			live = 1;
+			break;
+		case HT_OPT_FOLLOW_FORKS:
+			follow = live = 1;
 			break;
 		case 'h':
 			return ht_cmd_help(run_usage);
@@ -353,7 +366,7 @@ ht_cmd_run(int argc, char **argv)
 			errno = ENAMETOOLONG;
 		else
 			exec_child(argv + optind, agent, rate, output, live,
-			    &dumps);
+			    follow, &dumps);
 		child_errno = errno;
 		n = write(fds[1], &child_errno, sizeof(child_errno));
 		(void)n;

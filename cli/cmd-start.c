@@ -21,18 +21,19 @@
 #include "target.h"
 
 static const char start_usage[] =
-    "usage: heaptool start [-p PID] [--rate SIZE] [--restart] [--dump-prefix "
-    "P]\n"
-    "                      [--dump-interval DUR] [--dump-every SIZE]\n"
-    "                      [--dump-at-rss SIZE] [--threshold SIZE]\n"
+    "usage: heaptool start [-p PID] [--rate SIZE] [--restart] "
+    "[--follow-forks]\n"
+    "                      [--dump-prefix P] [--dump-interval DUR]\n"
+    "                      [--dump-every SIZE] [--dump-at-rss SIZE]\n"
+    "                      [--threshold SIZE]\n"
     "\n"
     "Start a profiling session in the target: its allocations from now on\n"
     "are sampled and attributed to their call sites.  Each session starts\n"
     "from zero.\n"
     "\n"
     "  -p, --pid PID      the process (default: the current "
-    "target)\n" HT_CMD_RATE_HELP
-    "      --restart      end a running session and start a new one\n"
+    "target)\n" HT_CMD_RATE_HELP "      --restart      end a running session "
+    "and start a new one\n" HT_CMD_FOLLOW_HELP
     "      --dump-prefix P     the target writes dumps P.PID.SEQ.heap (P as\n"
     "                          the target sees its files): when an\n"
     "                          allocation fails, at exit, and "
@@ -44,6 +45,7 @@ static const struct option start_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "rate", required_argument, NULL, 'r' },
 	{ "restart", no_argument, NULL, 'R' },
+	{ "follow-forks", no_argument, NULL, HT_OPT_FOLLOW_FORKS },
 	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -78,6 +80,9 @@ ht_cmd_start(int argc, char **argv)
 			break;
 		case 'R':
 			flags |= HT_START_RESTART;
+			break;
+		case HT_OPT_FOLLOW_FORKS:
+			flags |= HT_START_FOLLOW;
 			break;
 		case 'h':
 			return ht_cmd_help(start_usage);
@@ -136,6 +141,10 @@ ht_cmd_start(int argc, char **argv)
 		    dumps.prefix[strlen(dumps.prefix) - 1] == '/' ? "heaptool" :
 								    "",
 		    (long)pid);
+	if (flags & HT_START_FOLLOW)
+		printf("heaptool: %ld: its children start sessions of their "
+		       "own when forked (heaptool status -p %ld lists them)\n",
+		    (long)pid, (long)pid);
 	rc = ht_cmd_flush();
 out_free:
 	ht_ctl_free(c);

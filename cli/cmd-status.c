@@ -59,6 +59,7 @@ static void
 status_text(pid_t pid, const struct ht_status *st)
 {
 	char a[32];
+	uint32_t i;
 	double d;
 
 	printf("pid %ld: agent %s, protocol %" PRIu32 "\n", (long)pid,
@@ -91,6 +92,22 @@ status_text(pid_t pid, const struct ht_status *st)
 		       " live), %" PRIu64 " dropped\n",
 		    st->samples, st->live_samples, st->dropped_samples);
 	}
+	if (st->parent_pid != 0)
+		printf("  follows         its parent %" PRIu32 ": a session of "
+		       "its own since it was forked\n",
+		    st->parent_pid);
+	if (st->follow || st->nchildren > 0) {
+		printf("  children        %s",
+		    st->follow ?
+			"followed: each starts its own session when forked" :
+			"followed by an earlier session");
+		for (i = 0; i < st->nchildren; i++)
+			printf("%s%" PRIu32, i == 0 ? "; running: " : " ",
+			    st->children[i]);
+		if (st->nchildren == HT_PROTO_MAX_CHILDREN)
+			printf(" (the most recent %d)", HT_PROTO_MAX_CHILDREN);
+		putchar('\n');
+	}
 	printf("  heaptool agent  %s overhead\n",
 	    ht_size_format(st->overhead_bytes, a, sizeof(a)));
 }
@@ -99,6 +116,7 @@ static int
 status_json(pid_t pid, const struct ht_status *st)
 {
 	struct ht_json j;
+	uint32_t i;
 	double d;
 
 	ht_json_init(&j, stdout, 1);
@@ -122,6 +140,15 @@ status_json(pid_t pid, const struct ht_status *st)
 	ht_json_uint(&j, "live_samples", st->live_samples);
 	ht_json_uint(&j, "dropped_samples", st->dropped_samples);
 	ht_json_uint(&j, "overhead_bytes", st->overhead_bytes);
+	ht_json_bool(&j, "follow_forks", st->follow != 0);
+	if (st->parent_pid != 0)
+		ht_json_uint(&j, "parent", st->parent_pid);
+	else
+		ht_json_null(&j, "parent");
+	ht_json_array_begin(&j, "children");
+	for (i = 0; i < st->nchildren; i++)
+		ht_json_uint(&j, NULL, st->children[i]);
+	ht_json_array_end(&j);
 	ht_json_object_end(&j);
 	return ht_json_finish(&j);
 }

@@ -90,6 +90,13 @@ int ht_cmd_request(int argc, char **argv, const char *usage, uint16_t type,
 	"  -r, --rate SIZE    sample about one allocation per SIZE bytes\n"    \
 	"                     (default 512KiB; 1 records every allocation)\n"
 
+/* --follow-forks, of start and run: its option code and its help. */
+#define HT_OPT_FOLLOW_FORKS 1100
+#define HT_CMD_FOLLOW_HELP                                                     \
+	"      --follow-forks children forked from now on start sessions of\n" \
+	"                     their own at the fork (same rate and dumps,\n"   \
+	"                     their own socket, files named by their pid)\n"
+
 /* Parse the argument of --rate into *rate (a size of at least 1).
  * Returns HT_EXIT_OK, or HT_EXIT_USAGE after printing why. */
 int ht_cmd_parse_rate(const char *s, uint64_t *rate);

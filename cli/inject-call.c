@@ -406,7 +406,9 @@ ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 	/* The same program still?  An execve since we read its libc would
 	 * have us call into whatever is there now. */
 	if (ht_inj_mem_read(h->pid, h->dlopen_addr, code, sizeof(code)) != 0 ||
-	    memcmp(code, h->dlopen_code, sizeof(code)) != 0) {
+	    memcmp(code, h->dlopen_code, sizeof(code)) != 0 ||
+	    ht_inj_mem_read(h->pid, h->fn_addr, code, sizeof(code)) != 0 ||
+	    memcmp(code, h->fn_code, sizeof(code)) != 0) {
 		ht_inj_release(h, 0, h->t_stop);
 		ht_inj_fail(h, HT_INJ_ENOPROC, 0,
 		    "process %d changed "
@@ -450,9 +452,9 @@ ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 		/* It finishes, restores itself and resumes on its own. */
 		(void)ht_inj_stop_and_release(h, h->t_stop);
 		ht_inj_fail(h, HT_INJ_EHUNG, 0,
-		    "dlopen in thread %d of "
+		    "%s in thread %d of "
 		    "process %d did not return within %d s",
-		    (int)tid, (int)h->pid, CALL_GRACE_MS / 1000);
+		    h->fn_name, (int)tid, (int)h->pid, CALL_GRACE_MS / 1000);
 		return T_FATAL;
 	}
 	if (r != CALL_OK) {
@@ -463,7 +465,7 @@ ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 		return T_FATAL;
 	}
 	h->handle = handle;
-	if (handle == 0) {
+	if (handle == 0 && !h->calling) {
 		ht_inj_fail(h, HT_INJ_EDLOPEN, 0,
 		    "dlopen(\"%s\") in process "
 		    "%d failed%s%s",

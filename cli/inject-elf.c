@@ -191,6 +191,70 @@ find_code(struct ht_inject *h, Elf *elf, uint64_t bias,
 	return 0;
 }
 
+/* The library of ht_inj_find_export, as the maps show it. */
+struct lib_scan {
+	int (*match)(const char *base);
+	char *path;	      /* PATH_MAX */
+	uint64_t lo, hi;      /* its mapping of file offset 0 */
+	uint64_t first, last; /* all its mappings */
+};
+
+static int
+lib_cb(void *arg, const struct ht_proc_map *m)
+{
+	struct lib_scan *s = arg;
+	const char *base;
+
+	if (m->path[0] != '/' || strlen(m->path) >= PATH_MAX)
+		return 0;
+	if (s->path[0] != '\0') {
+		if (strcmp(m->path, s->path) == 0 && m->hi > s->last)
+			s->last = m->hi;
+		return 0;
+	}
+	base = ht_inj_basename(m->path);
+	if (m->offset != 0 || !s->match(base))
+		return 0;
+	strcpy(s->path, m->path);
+	s->lo = s->first = m->lo;
+	s->hi = s->last = m->hi;
+	return 0;
+}
+
+int
+ht_inj_find_export(struct ht_inject *h, int (*match)(const char *base),
+    const char *symbol, char *path)
+{
+	struct lib_scan s = { match, path, 0, 0, 0, 0 };
+	struct ht_modfile mf;
+	uint64_t bias, value;
+	int r;
+
+	path[0] = '\0';
+	if (ht_proc_maps(h->pid, lib_cb, &s) == -1)
+		return ht_inj_fail(h, HT_INJ_ENOPROC, 0, "no process %d",
+		    (int)h->pid);
+	if (path[0] == '\0')
+		return ht_inj_fail(h, HT_INJ_ENOLIB, 0,
+		    "the library is not loaded in process %d", (int)h->pid);
+	if (ht_inj_open_mapped(h, path, s.lo, s.hi, &mf, &bias) != 0)
+		return ht_inj_fail(h, HT_INJ_ENOLIB, 0,
+		    "cannot read %s as process %d maps it (a 64-bit ELF "
+		    "file whose build-id matches)",
+		    path, (int)h->pid);
+	r = elf_dynsym(mf.elf, symbol, &value);
+	ht_modfile_close(&mf);
+	if (r != 0)
+		return ht_inj_fail_advice(h, HT_INJ_ENOLIB, 0,
+		    "it is another version of the library",
+		    "%s, loaded in process %d, does not export %s", path,
+		    (int)h->pid, symbol);
+	h->fn_addr = bias + value;
+	h->avoid_lo = s.first;
+	h->avoid_hi = s.last;
+	return 0;
+}
+
 static int
 is_libc(const char *base)
 {

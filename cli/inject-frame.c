@@ -380,8 +380,8 @@ ht_inj_frame_build(struct ht_inject *h, const char *lib)
 	memcpy(h->image + (h->frame - h->sp), &f, sizeof(f));
 
 	memset(&d, 0, sizeof(d));
-	d.dlopen = h->dlopen_addr;
-	d.dlerror = h->dlerror_addr;
+	d.dlopen = h->fn_addr;
+	d.dlerror = h->fn_err;
 	d.gadget = h->gadget;
 	d.frame = h->frame;
 	d.res = r->rax;

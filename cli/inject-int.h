@@ -70,7 +70,9 @@
  *   ST_CODE        the trampoline written into the page: T, page left.
  *   ST_MPROTECT_SET, ST_MPROTECT_DONE  the same for mprotect(page, R|X).
  *   ST_CALL_SET    registers: the trampoline (inject-frame.c) with rsp
- *                  below the data block: it calls dlopen(path, RTLD_NOW),
+ *                  below the data block: it calls dlopen(path, RTLD_NOW)
+ *                  (or, for ht_inject_call, the library's function, with
+ *                  those arguments, which it ignores, and no dlerror),
  *                  dlerror() if that failed, stores both in the data
  *                  block, decides about EINTR (above), then munmaps its
  *                  page through the libc's "syscall; ret" with rsp at the
@@ -133,17 +135,19 @@
 /* Why the threads of the last round were not used, for the timeout
  * message. */
 struct reasons {
-	int running;  /* user code, reached no system call */
-	int unsafe;   /* a frame of malloc/loader/fork/exit */
-	int unwind;   /* stack could not be unwound */
-	int eintr;    /* in a call that would see EINTR: left */
-	int dstate;   /* uninterruptible sleep */
-	int maskswap; /* in ppoll & co. before Linux 5.1 */
-	int stack;    /* too little stack left */
-	int shstk;    /* shadow stack */
-	int traced;   /* traced by someone else */
-	int stopped;  /* in a group-stop */
-	char fn[128]; /* the last unsafe frame seen */
+	int running;   /* user code, reached no system call */
+	int unsafe;    /* a frame of malloc/loader/fork/exit */
+	int unwind;    /* stack could not be unwound */
+	int eintr;     /* in a call that would see EINTR: left */
+	int dstate;    /* uninterruptible sleep */
+	int maskswap;  /* in ppoll & co. before Linux 5.1 */
+	int stack;     /* too little stack left */
+	int inlib;     /* a frame in the library whose function is called */
+	int shstk;     /* shadow stack */
+	int traced;    /* traced by someone else */
+	int stopped;   /* in a group-stop */
+	char fn[128];  /* the last unsafe frame seen */
+	char lib[128]; /* the library of inlib */
 	char unwind_msg[128];
 };
 
@@ -177,7 +181,19 @@ struct ht_inject {
 	uint64_t restore_rt;	       /* glibc's __restore_rt */
 	uint64_t gadget;	       /* "syscall; ret" in the libc */
 	unsigned char dlopen_code[16]; /* to notice an execve */
-	int saved_sigmask;	       /* GETSIGMASK sees a saved mask */
+	/* What the trampoline calls: dlopen and dlerror (ht_inject_load),
+	 * or a function of a library the target has loaded already
+	 * (ht_inject_call; fn_err 0, no dlerror), whose first bytes must
+	 * still be fn_code when the call is made.  A thread with a frame
+	 * in that library, [avoid_lo, avoid_hi), is at no safe point: it
+	 * may hold a lock the function takes. */
+	int calling;
+	char fn_name[64];
+	uint64_t fn_addr;
+	uint64_t fn_err;
+	unsigned char fn_code[16];
+	uint64_t avoid_lo, avoid_hi;
+	int saved_sigmask; /* GETSIGMASK sees a saved mask */
 	Dwfl *dwfl;
 	int dwfl_stale;	    /* an unwind failed: maps changed? */
 	uint64_t maps_hash; /* of /proc/PID/maps at dwfl_setup */
@@ -275,6 +291,14 @@ uint64_t ht_inj_now_ns(void);
 void ht_inj_sleep_us(unsigned us);
 
 /*
+ * inject-elf.c.  find_export: the first library mapped in the target whose
+ * file name match accepts, and the address of its exported function
+ * symbol, into h (fn_addr, avoid_lo and avoid_hi, and its path into path
+ * of PATH_MAX bytes).  Returns 0, or -1 with the failure in h (ENOLIB).
+ */
+int ht_inj_find_export(struct ht_inject *h, int (*match)(const char *base),
+    const char *symbol, char *path);
+/*
  * inject-elf.c.  Find the target's libc in its maps, and dlopen and
  * dlerror in it (or in libdl before glibc 2.34) into h, and in the libc's
  * executable segment the bytes of __restore_rt ("mov $15, %rax; syscall")
@@ -359,10 +383,12 @@ const unsigned char *ht_inj_tramp_code(size_t *len);
 
 /*
  * inject-call.c.  read_vmas: this round's mappings, for the stack check.
- * call: the thread in hand is at a safe point: make it dlopen(lib), put it
- * back as it was, let it go (the steps ST_*, above).  T_SAFE when done
- * (h->handle and h->code tell how dlopen went), T_UNSAFE if this thread
- * cannot be used after all and was let go untouched, T_GONE or T_FATAL.
+ * call: the thread in hand is at a safe point: make it dlopen(lib) (or
+ * call h->fn_addr, ht_inject_call), put it back as it was, let it go (the
+ * steps ST_*, above).  T_SAFE when done (h->handle and h->code tell how
+ * dlopen went; h->handle is the function's result), T_UNSAFE if this
+ * thread cannot be used after all and was let go untouched, T_GONE or
+ * T_FATAL.
  */
 void ht_inj_read_vmas(struct ht_inject *h);
 int ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline);

@@ -148,6 +148,8 @@ timeout_message(struct ht_inject *h, int timeout_ms)
 	WHY(w->running, "%d running user code without system calls",
 	    w->running);
 	WHY(w->unsafe, "%d inside %s or the like", w->unsafe, w->fn);
+	WHY(w->inlib, "%d inside %s, whose function is to be called", w->inlib,
+	    w->lib);
 	WHY(w->unwind, "%d whose stack could not be unwound (%s)", w->unwind,
 	    w->unwind_msg);
 	WHY(w->eintr,
@@ -267,7 +269,8 @@ ht_inj_search(struct ht_inject *h, const char *lib, uint64_t start,
 					    (deadline > t ? deadline : t) +
 						CALL_GRACE_MS * MSEC);
 				if (r == T_SAFE) {
-					ret = h->handle != 0 ? 0 : -1;
+					ret = h->calling || h->handle != 0 ? 0 :
+									     -1;
 					goto out;
 				}
 				if (r == T_FATAL)

@@ -435,6 +435,14 @@ frame_cb(Dwfl_Frame *frame, void *arg)
 		    ht_inj_basename(mname));
 		return DWARF_CB_ABORT;
 	}
+	/* The library whose function we call: its code may hold a lock
+	 * of its own that the function takes. */
+	if (pc >= w->h->avoid_lo && pc < w->h->avoid_hi) {
+		w->bad = 3;
+		snprintf(w->what, sizeof(w->what), "%s",
+		    mname != NULL ? ht_inj_basename(mname) : "the library");
+		return DWARF_CB_ABORT;
+	}
 	if ((fn = unsafe_at(w->h, pc)) != NULL) {
 		w->bad = 1;
 		snprintf(w->what, sizeof(w->what), "%s", fn);
@@ -493,6 +501,11 @@ ht_inj_safe_point(struct ht_inject *h)
 	w.h = h;
 	h->cvalid = 0;
 	r = dwfl_getthread_frames(h->dwfl, h->cur, frame_cb, &w);
+	if (w.bad == 3) {
+		h->why.inlib++;
+		snprintf(h->why.lib, sizeof(h->why.lib), "%s", w.what);
+		return 0;
+	}
 	if (w.bad == 1) {
 		h->why.unsafe++;
 		snprintf(h->why.fn, sizeof(h->why.fn), "%s", w.what);

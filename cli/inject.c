@@ -339,10 +339,18 @@ ht_inject_allow_seccomp(struct ht_inject *h, int allow)
 	h->allow_seccomp = allow;
 }
 
-int
-ht_inject_load(struct ht_inject *h, const char *lib, int timeout_ms)
+/*
+ * What ht_inject_load and ht_inject_call share: the checks of the process,
+ * its libc, then (symbol NULL) dlopen(lib) or (symbol set) the function
+ * symbol of the library that match accepts, then the search for a thread
+ * that makes the call.  Returns 0 or -1.
+ */
+static int
+inject(struct ht_inject *h, const char *lib, int (*match)(const char *),
+    const char *symbol, int timeout_ms)
 {
 	uint64_t start = ht_inj_now_ns(), deadline;
+	char path[PATH_MAX];
 	sigset_t chld, omask;
 	int r;
 
@@ -350,6 +358,8 @@ ht_inject_load(struct ht_inject *h, const char *lib, int timeout_ms)
 	h->msg[0] = '\0';
 	h->tid = 0;
 	h->pause_ns = h->probe_ns = h->handle = 0;
+	h->calling = symbol != NULL;
+	h->avoid_lo = h->avoid_hi = 0;
 	if (timeout_ms <= 0)
 		timeout_ms = DEFAULT_TIMEOUT_MS;
 	deadline = start + (uint64_t)timeout_ms * MSEC;
@@ -363,10 +373,21 @@ ht_inject_load(struct ht_inject *h, const char *lib, int timeout_ms)
 	if (h->trace_fd != -1)
 		trace(h, "LOAD");
 	if (check_process(h) != 0 || ht_inj_find_libc(h) != 0 ||
-	    check_lib(h, lib) != 0)
+	    (symbol == NULL && check_lib(h, lib) != 0) ||
+	    (symbol != NULL && ht_inj_find_export(h, match, symbol, path) != 0))
 		return -1;
+	if (symbol == NULL) {
+		h->fn_addr = h->dlopen_addr;
+		h->fn_err = h->dlerror_addr;
+		snprintf(h->fn_name, sizeof(h->fn_name), "dlopen");
+	} else {
+		h->fn_err = 0;
+		snprintf(h->fn_name, sizeof(h->fn_name), "%s", symbol);
+	}
 	if (ht_inj_mem_read(h->pid, h->dlopen_addr, h->dlopen_code,
-		sizeof(h->dlopen_code)) != 0)
+		sizeof(h->dlopen_code)) != 0 ||
+	    ht_inj_mem_read(h->pid, h->fn_addr, h->fn_code,
+		sizeof(h->fn_code)) != 0)
 		return ht_inj_fail(h, HT_INJ_ESYS, errno,
 		    "reading the memory "
 		    "of process %d",
@@ -395,6 +416,21 @@ ht_inject_load(struct ht_inject *h, const char *lib, int timeout_ms)
 	if (h->trace_fd != -1)
 		trace(h, r == 0 ? "LOADED" : "FAILED");
 	return r;
+}
+
+int
+ht_inject_load(struct ht_inject *h, const char *lib, int timeout_ms)
+{
+	return inject(h, lib, NULL, NULL, timeout_ms);
+}
+
+int
+ht_inject_call(struct ht_inject *h, int (*match)(const char *base),
+    const char *symbol, int timeout_ms)
+{
+	if (symbol == NULL || symbol[0] == '\0' || match == NULL)
+		return ht_inj_fail(h, HT_INJ_ENOLIB, 0, "no function given");
+	return inject(h, "", match, symbol, timeout_ms);
 }
 
 const char *

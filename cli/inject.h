@@ -1,6 +1,7 @@
 /*
- * The injector: make a running process dlopen() a library, with ptrace,
- * without stopping it as a whole and without ever leaving it broken.
+ * The injector: make a running process dlopen() a library, or call a
+ * function of a library it has loaded, with ptrace, without stopping it
+ * as a whole and without ever leaving it broken.
  *
  * One thread is seized (PTRACE_SEIZE + PTRACE_INTERRUPT, the others keep
  * running), and only at a safe point: stopped in a system call, its stack
@@ -114,6 +115,21 @@ void ht_inject_allow_seccomp(struct ht_inject *h, int allow);
  */
 int ht_inject_load(struct ht_inject *h, const char *lib_path, int timeout_ms);
 
+/*
+ * Make the target call symbol, a function of no argument returning long,
+ * exported by a library it has loaded already: the first mapped whose file
+ * name (the path's last component) match accepts.  The function is found
+ * in the library's dynamic symbols as the target maps it (its build-id
+ * checked, as libc's is), and called as ht_inject_load calls dlopen, with
+ * every guarantee above, from a thread at a safe point that has no frame
+ * in that library either (the function may take a lock the library's own
+ * code holds).  Returns 0 when the call was made, its return value in
+ * ht_inject_handle(); -1 otherwise (ENOLIB: no such library, or it does
+ * not export symbol).
+ */
+int ht_inject_call(struct ht_inject *h, int (*match)(const char *base),
+    const char *symbol, int timeout_ms);
+
 /* The last failure as one line: what, why, what to do; "" if none. */
 const char *ht_inject_error(const struct ht_inject *h);
 
@@ -124,11 +140,12 @@ int ht_inject_errcode(const struct ht_inject *h);
 const char *ht_inject_codename(int code);
 
 /*
- * After ht_inject_load: the thread that made the call (0 if none), the
- * time it was stopped in nanoseconds (from the interrupt, or from the
- * system call stop where it was caught, to the detach: the remote call
- * included), the longest stop of any other thread that was examined and
- * let go, and the handle dlopen returned in the target.
+ * After ht_inject_load or ht_inject_call: the thread that made the call (0
+ * if none), the time it was stopped in nanoseconds (from the interrupt, or
+ * from the system call stop where it was caught, to the detach: the remote
+ * call included), the longest stop of any other thread that was examined
+ * and let go, and the handle dlopen returned in the target (or the
+ * function's return value).
  */
 pid_t ht_inject_tid(const struct ht_inject *h);
 uint64_t ht_inject_pause_ns(const struct ht_inject *h);

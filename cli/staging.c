@@ -83,12 +83,17 @@ toolong:
 	return -1;
 }
 
-/* The basename of the agent, or of a staged copy of it. */
-static int
-is_agent_file(const char *base)
+int
+ht_staging_is_agent(const char *base)
 {
 	return strcmp(base, "libheaptool-agent.so") == 0 ||
 	    strncmp(base, "heaptool-agent-", 15) == 0;
+}
+
+int
+ht_staging_loaded(pid_t pid)
+{
+	return ht_proc_mapped(pid, ht_staging_is_agent);
 }
 
 /* May a process of fsuid uid, fsgid gid do bits (4 read, 1 search) on a
@@ -373,12 +378,11 @@ ht_staging_path(pid_t pid, const struct ht_proc *p, char *out, size_t outlen)
 	char agent[PATH_MAX], path[64];
 	int rootfd, sees;
 
-	if (ht_proc_mapped(pid, is_agent_file)) {
-		ht_warn(
-		    "attach %ld: the agent is loaded in the process but "
-		    "does not answer (it may have disabled itself, or come "
-		    "from heaptool run or another heaptool); loading it again "
-		    "is not safe: restart the process to profile it",
+	/* A second copy would hook the process behind the first one's
+	 * back: the one loaded is brought up instead (heaptool attach). */
+	if (ht_staging_loaded(pid)) {
+		ht_warn("attach %ld: the agent was loaded in the process "
+			"meanwhile (another heaptool attach?); attach again",
 		    (long)pid);
 		return -1;
 	}

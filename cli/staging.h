@@ -31,11 +31,19 @@
  */
 int ht_staging_find(char *buf, size_t len);
 
+/* Is base (a path's last component) the agent's file name, or a staged
+ * copy's?  1 or 0. */
+int ht_staging_is_agent(const char *base);
+
+/* 1 if process pid has the agent (or a staged copy) mapped, else 0. */
+int ht_staging_loaded(pid_t pid);
+
 /*
  * The path, in the target's view of the file system, at which process pid
  * (as /proc described it in *p) loads the agent: the agent itself, or a
  * staged copy.  Refused when the process has the agent mapped already
- * (one that does not answer: loading another would not be safe).  Returns
+ * (loading another would not be safe: heaptool attach brings up the one
+ * loaded).  Returns
  * 0 and the path in out, or -1 after printing why.
  */
 int

@@ -9,8 +9,11 @@
 
 #include "proto.h"
 
-/* STATUS payload: six u32, seven u64, then the u16-prefixed version. */
+/* STATUS payload: six u32, seven u64, the u16-prefixed version, then
+ * STATUS_TAIL bytes (follow, parent_pid, the children's u16 count) and
+ * the children. */
 #define STATUS_FIXED (6 * 4 + 7 * 8)
+#define STATUS_TAIL  (4 + 4 + 2)
 /* START: rate, flags, four u64 dump settings, the prefix's u16 length. */
 #define START_FIXED  (8 + 4 + 4 * 8 + 2)
 
@@ -128,7 +131,7 @@ ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r)
 		r->dump_at_rss_bytes = get64(p + 28);
 		r->threshold_bytes = get64(p + 36);
 		n = get16(p + 44);
-		if (r->rate == 0 || (r->flags & ~(uint32_t)HT_START_RESTART) ||
+		if (r->rate == 0 || (r->flags & ~(uint32_t)HT_START_FLAGS) ||
 		    n > HT_PROTO_MAX_PREFIX || h.length != START_FIXED + n ||
 		    memchr(p + START_FIXED, '\0', n) != NULL)
 			goto bad;
@@ -198,11 +201,13 @@ ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code, const char *msg)
 size_t
 ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s)
 {
-	size_t vlen, plen;
-	uint8_t *p = out + HT_PROTO_HEADER;
+	size_t vlen, plen, i, nc;
+	uint8_t *p = out + HT_PROTO_HEADER, *t;
 
 	vlen = strnlen(s->agent_version, sizeof(s->agent_version) - 1);
-	plen = STATUS_FIXED + 2 + vlen;
+	nc = s->nchildren < HT_PROTO_MAX_CHILDREN ? s->nchildren :
+						    HT_PROTO_MAX_CHILDREN;
+	plen = STATUS_FIXED + 2 + vlen + STATUS_TAIL + 4 * nc;
 
 	if (cap < HT_PROTO_HEADER + plen)
 		return 0;
@@ -222,6 +227,12 @@ ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s)
 	put64(p + 72, s->overhead_bytes);
 	put16(p + STATUS_FIXED, (uint16_t)vlen);
 	memcpy(p + STATUS_FIXED + 2, s->agent_version, vlen);
+	t = p + STATUS_FIXED + 2 + vlen;
+	put32(t, s->follow);
+	put32(t + 4, s->parent_pid);
+	put16(t + 8, (uint16_t)nc);
+	for (i = 0; i < nc; i++)
+		put32(t + STATUS_TAIL + 4 * i, s->children[i]);
 	return HT_PROTO_HEADER + plen;
 }
 
@@ -251,12 +262,19 @@ ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
 int
 ht_proto_decode_status(const uint8_t *payload, size_t len, struct ht_status *s)
 {
-	size_t i, vlen;
+	const uint8_t *t;
+	size_t i, vlen, nc;
 
 	if (len < STATUS_FIXED + 2)
 		return -1;
 	vlen = get16(payload + STATUS_FIXED);
-	if (vlen >= sizeof(s->agent_version) || len != STATUS_FIXED + 2 + vlen)
+	if (vlen >= sizeof(s->agent_version) ||
+	    len < STATUS_FIXED + 2 + vlen + STATUS_TAIL)
+		return -1;
+	t = payload + STATUS_FIXED + 2 + vlen;
+	nc = get16(t + 8);
+	if (nc > HT_PROTO_MAX_CHILDREN ||
+	    len != STATUS_FIXED + 2 + vlen + STATUS_TAIL + 4 * nc)
 		return -1;
 	for (i = 0; i < vlen; i++)
 		if (payload[STATUS_FIXED + 2 + i] < 0x20 ||
@@ -277,5 +295,10 @@ ht_proto_decode_status(const uint8_t *payload, size_t len, struct ht_status *s)
 	s->dropped_samples = get64(payload + 64);
 	s->overhead_bytes = get64(payload + 72);
 	memcpy(s->agent_version, payload + STATUS_FIXED + 2, vlen);
+	s->follow = get32(t);
+	s->parent_pid = get32(t + 4);
+	s->nchildren = (uint32_t)nc;
+	for (i = 0; i < nc; i++)
+		s->children[i] = get32(t + STATUS_TAIL + 4 * i);
 	return 0;
 }

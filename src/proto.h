@@ -23,7 +23,7 @@
  * profile are at most HT_PROTO_MAX_REPLY bytes.
  *
  * Payloads:
- *   START:   u64 rate (bytes, >= 1), u32 flags (HT_START_RESTART),
+ *   START:   u64 rate (bytes, >= 1), u32 flags (HT_START_*),
  *            u64 dump_interval_ms, u64 dump_every_bytes,
  *            u64 dump_at_rss_bytes, u64 threshold_bytes (0: off), then the
  *            dump prefix as u16 length + bytes (at most
@@ -32,9 +32,15 @@
  *   OK:      empty
  *   ERR:     u32 code (enum ht_err), then the message: UTF-8, no NUL
  *   STATUS:  struct ht_status, encoded field by field in declaration order
- *            (u32/u64 as declared, version string as u16 length + bytes)
+ *            (u32/u64 as declared, version string as u16 length + bytes,
+ *            the children as u16 count + that many u32)
  *   PROFILE: a profile (src/profile.h)
  *   HELLO, STOP, STATUS, REPORT, DETACH, HOOK requests: empty
+ *
+ * Version 3 added START's HT_START_FOLLOW and STATUS's follow, parent_pid
+ * and children.  The CLI and the agent speak one version: a CLI meeting an
+ * agent of another says so (HT_ERR_VERSION, or a STATUS whose
+ * proto_version differs), and what to do.
  *
  * Libc only, no allocation: the agent parses requests inside the target.
  */
@@ -45,7 +51,7 @@
 #include <stdint.h>
 
 #define HT_PROTO_MAGIC	     0x50435448u /* "HTCP" little-endian */
-#define HT_PROTO_VERSION     2
+#define HT_PROTO_VERSION     3
 #define HT_PROTO_HEADER	     16
 #define HT_PROTO_MAX_REQUEST 4096
 #define HT_PROTO_MAX_REPLY   (1u << 30)
@@ -68,6 +74,13 @@ enum ht_msg {
 };
 
 #define HT_START_RESTART 0x1 /* start even if a session is running */
+/* Children the profiled process forks start sessions of their own, at the
+ * fork, with this one's settings (and follow their own children). */
+#define HT_START_FOLLOW	 0x2
+#define HT_START_FLAGS	 (HT_START_RESTART | HT_START_FOLLOW)
+
+/* The most children a STATUS lists (the most recent first). */
+#define HT_PROTO_MAX_CHILDREN 256
 
 enum ht_err {
 	HT_ERR_VERSION = 1,	/* other protocol version */
@@ -107,7 +120,30 @@ struct ht_status {
 	uint64_t dropped_samples;
 	uint64_t overhead_bytes;
 	char agent_version[32]; /* e.g. "0.1.0" */
+	uint32_t follow;	/* 1 if the session follows forks */
+	uint32_t parent_pid;	/* the session follows that process's, or 0 */
+	uint32_t nchildren;	/* encoded as u16, <= HT_PROTO_MAX_CHILDREN */
+	/* Followed children that are running, the most recent first. */
+	uint32_t children[HT_PROTO_MAX_CHILDREN];
 };
+
+/*
+ * What the agent's exported heaptool_agent_revive() returns to heaptool
+ * attach, which calls it (a remote call, as it calls dlopen) in a process
+ * where the agent is loaded but does not answer: the low 16 bits say what
+ * happened (HT_REVIVE_*), bits 16-31 the errno of a failure (0 if none).
+ * Never 0, so that a call that did not happen cannot pass for a result.
+ */
+#define HT_REVIVE_SERVING  1 /* its thread serves (again, or already) */
+#define HT_REVIVE_PENDING  2 /* its thread started, not serving yet */
+#define HT_REVIVE_ETHREAD  3 /* its thread could not be created */
+#define HT_REVIVE_EMEMORY  4 /* its tables could not be mapped */
+#define HT_REVIVE_ESOCKET  5 /* its control socket could not be bound */
+#define HT_REVIVE_EHOOK	   6 /* the GOT slots could not be patched */
+#define HT_REVIVE_WHAT(v)  ((unsigned)((v)&0xffff))
+#define HT_REVIVE_ERRNO(v) ((int)(((v) >> 16) & 0xffff))
+#define HT_REVIVE(what, err)                                                   \
+	((long)(what) | (long)((unsigned)(err)&0xffff) << 16)
 
 /* A parsed request (agent side).  Everything but type is START's. */
 struct ht_request {

@@ -30,6 +30,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -71,6 +72,7 @@ msleep(unsigned ms)
 
 #define SP_PROBE_FD 0x1 /* the probe reports on the target's stdout */
 #define SP_RAISE    0x2 /* probe2 raises SIGUSR1 */
+#define SP_THREAD   0x4 /* the probe starts a thread waiting in it */
 
 /* Start t/target/prog [arg]; NULL if it did not get ready. */
 static struct target *
@@ -80,6 +82,7 @@ spawn(const char *prog, const char *arg, int flags)
 	const char *env[] = {
 		flags & SP_PROBE_FD ? "HT_PROBE_FD=1" : "HT_PROBE_FD",
 		flags & SP_RAISE ? "HT_PROBE_RAISE=probe2" : "HT_PROBE_RAISE",
+		flags & SP_THREAD ? "HT_PROBE_THREAD=1" : "HT_PROBE_THREAD",
 		NULL,
 	};
 	char path[PATH_MAX];
@@ -641,6 +644,99 @@ read_counter(pid_t pid, uintptr_t addr)
 	return v;
 }
 
+static int
+is_probe1(const char *base)
+{
+	return strcmp(base, "libinject-probe.so") == 0;
+}
+
+/* A thread of pid other than its main thread, or 0. */
+static pid_t
+other_thread(pid_t pid)
+{
+	char path[64];
+	struct dirent *e;
+	pid_t tid = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && atoi(e->d_name) != pid)
+			tid = (pid_t)atoi(e->d_name);
+	closedir(d);
+	return tid;
+}
+
+/*
+ * ht_inject_call: a function of a library the target has loaded, called
+ * like dlopen.  The target's main thread never blocks (it makes a system
+ * call now and then and is followed to one); the library's own thread
+ * waits in pause() inside the library, the first candidate a plain search
+ * would take, and the one the call must not borrow.  The function's
+ * result comes back; a library not loaded, or a function it does not
+ * export, is ENOLIB with nothing done.
+ */
+static void
+test_call(void)
+{
+	struct target *t;
+	struct ht_inject *h;
+	uintptr_t addr = 0;
+	unsigned long c0, c1;
+	char line[512];
+	uint64_t end;
+	pid_t pid, lt;
+	int r;
+
+	if ((t = spawn("inject-busy", "sys", SP_PROBE_FD | SP_THREAD)) ==
+		NULL ||
+	    sscanf(target_ready(t), "ready %*d %lx", &addr) != 1) {
+		ok(0, "call: started");
+		target_kill(t);
+		return;
+	}
+	pid = target_pid(t);
+	if ((h = ht_inject_new(pid)) == NULL)
+		bail("ht_inject_new: out of memory");
+	r = ht_inject_call(h, is_probe1, "ht_probe_call", 2000);
+	is_string("ENOLIB",
+	    ht_inject_codename(r == 0 ? 0 : ht_inject_errcode(h)),
+	    "call: a library not loaded is ENOLIB");
+	is_string("OK", ht_inject_codename(inject(pid, probe1, 5000, "call")),
+	    "call: the probe loaded");
+	is_string("probe probe loaded", target_line(t, line, sizeof(line)),
+	    "call: its constructor ran");
+	lt = other_thread(pid);
+	ok(lt != 0 && wait_in_syscall(lt, SYS_pause) == 0,
+	    "call: the library's thread waits in pause() (thread %d)", (int)lt);
+	r = ht_inject_call(h, is_probe1, "ht_probe_call", 5000);
+	ok(r == 0, "call: the function called (%s)", ht_inject_error(h));
+	is_int(0x5151, (long)ht_inject_handle(h), "call: its result came back");
+	is_int(pid, ht_inject_tid(h),
+	    "call: made by the main thread, not by the one inside the "
+	    "library");
+	if (r == 0)
+		diag_pause(h, "call");
+	is_string("probe probe called 1", target_line(t, line, sizeof(line)),
+	    "call: the function ran once in the target");
+	r = ht_inject_call(h, is_probe1, "ht_probe_nonesuch", 2000);
+	is_string("ENOLIB",
+	    ht_inject_codename(r == 0 ? 0 : ht_inject_errcode(h)),
+	    "call: a function the library does not export is ENOLIB");
+	is_int(0, tracer_of(pid), "call: not traced");
+	c0 = read_counter(pid, addr);
+	end = now_ms() + LINE_MS;
+	do {
+		msleep(5);
+		c1 = read_counter(pid, addr);
+	} while (c1 == c0 && now_ms() < end);
+	ok(c1 != c0, "call: the target still counts");
+	ht_inject_free(h);
+	target_kill(t);
+}
+
 /* A thread that never blocks but makes system calls: followed with
  * PTRACE_SYSCALL and injected at a syscall-exit-stop. */
 static void
@@ -912,6 +1008,7 @@ main(void)
 	test_hammer();
 	test_busy();
 	test_busy_sys();
+	test_call();
 	test_refusals();
 	return 0;
 }

@@ -112,6 +112,8 @@ make_seeds(void)
 			for (k = 0; k < sizeof(rates) / sizeof(rates[0]); k++) {
 				r.rate = rates[k];
 				r.flags = k & 1 ? HT_START_RESTART : 0;
+				if (k == 2)
+					r.flags |= HT_START_FOLLOW;
 				n = ht_proto_encode_request(b, &r);
 				add_seed(b, n);
 			}
@@ -155,6 +157,13 @@ make_seeds(void)
 	strcpy(s.agent_version, "0.1.0");
 	add_seed(b, ht_proto_encode_status(b, sizeof(b), &s));
 	strcpy(s.agent_version, "");
+	add_seed(b, ht_proto_encode_status(b, sizeof(b), &s));
+	s.follow = 1;
+	s.parent_pid = 4241;
+	s.nchildren = 3;
+	s.children[0] = 4300;
+	s.children[1] = 4299;
+	s.children[2] = 4250;
 	add_seed(b, ht_proto_encode_status(b, sizeof(b), &s));
 	/* Another version, and a long request. */
 	memset(&r, 0, sizeof(r));

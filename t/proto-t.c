@@ -205,7 +205,7 @@ test_rejections(void)
 	static const uint16_t bad_types[] = { 0, 8, 9, 63, HT_MSG_OK,
 		HT_MSG_ERR, HT_MSG_STATUS_REPLY, HT_MSG_PROFILE, 68, 0x8001,
 		0xffff };
-	static const uint32_t bad_flags[] = { 0x2, 0x3, 0x100, 0x80000000u,
+	static const uint32_t bad_flags[] = { 0x4, 0x7, 0x100, 0x80000000u,
 		0xffffffffu };
 	static uint8_t big[HT_PROTO_MAX_REQUEST + 64];
 	uint8_t b[128];
@@ -410,18 +410,23 @@ fill_status(struct ht_status *s)
 	s->dropped_samples = UINT64_MAX;
 	s->overhead_bytes = 1234567;
 	strcpy(s->agent_version, "0.1.0");
+	s->follow = 1;
+	s->parent_pid = 77;
+	s->nchildren = 2;
+	s->children[0] = 0xa1b2c3d4u;
+	s->children[1] = 5;
 }
 
 static void
 test_status(void)
 {
 	struct ht_status s, t;
-	uint8_t b[256];
-	size_t n, plen;
+	uint8_t b[2048];
+	size_t n, plen, i;
 
 	fill_status(&s);
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	plen = 6 * 4 + 7 * 8 + 2 + 5;
+	plen = 6 * 4 + 7 * 8 + 2 + 5 + 4 + 4 + 2 + 2 * 4;
 	ok(n == 16 + plen && get(b + 6, 2) == HT_MSG_STATUS_REPLY &&
 		get(b + 8, 4) == plen,
 	    "STATUS header and length");
@@ -432,7 +437,9 @@ test_status(void)
 		get(b + 56, 8) == s.start_ns && get(b + 64, 8) == 3 &&
 		get(b + 72, 8) == 2 && get(b + 80, 8) == UINT64_MAX &&
 		get(b + 88, 8) == 1234567 && get(b + 96, 2) == 5 &&
-		memcmp(b + 98, "0.1.0", 5) == 0,
+		memcmp(b + 98, "0.1.0", 5) == 0 && get(b + 103, 4) == 1 &&
+		get(b + 107, 4) == 77 && get(b + 111, 2) == 2 &&
+		get(b + 113, 4) == 0xa1b2c3d4u && get(b + 117, 4) == 5,
 	    "STATUS fields in declaration order, little-endian");
 	memset(&t, 0x5a, sizeof(t));
 	ok(ht_proto_decode_status(b + 16, plen, &t) == 0 &&
@@ -457,15 +464,39 @@ test_status(void)
 	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
 	    "control character in the version refused");
 
+	b[111] = 3;
+	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
+	    "a child count past the payload refused");
+	b[111] = 1;
+	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
+	    "a child count short of the payload refused");
+	b[111] = 2;
+
+	s.nchildren = HT_PROTO_MAX_CHILDREN + 5;
+	for (i = 0; i < HT_PROTO_MAX_CHILDREN; i++)
+		s.children[i] = (uint32_t)(1000 + i);
+	n = ht_proto_encode_status(b, sizeof(b), &s);
+	ok(n == 16 + 6 * 4 + 7 * 8 + 2 + 5 + 10 + 4 * HT_PROTO_MAX_CHILDREN &&
+		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
+		t.nchildren == HT_PROTO_MAX_CHILDREN &&
+		t.children[HT_PROTO_MAX_CHILDREN - 1] ==
+		    1000 + HT_PROTO_MAX_CHILDREN - 1,
+	    "at most HT_PROTO_MAX_CHILDREN children are sent");
+	le(b + 111, HT_PROTO_MAX_CHILDREN + 1, 2);
+	is_int(-1, ht_proto_decode_status(b + 16, n - 16 + 4, &t),
+	    "more children than HT_PROTO_MAX_CHILDREN refused");
+	s.nchildren = 0;
+
 	memset(s.agent_version, 'v', sizeof(s.agent_version));
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	ok(n == 16 + 6 * 4 + 7 * 8 + 2 + 31 &&
+	ok(n == 16 + 6 * 4 + 7 * 8 + 2 + 31 + 10 &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		strlen(t.agent_version) == 31,
 	    "an unterminated version is cut at 31 bytes");
 	le(b + 96, 32, 2);
 	memset(b + 98, 'v', 32);
-	is_int(-1, ht_proto_decode_status(b + 16, 80 + 2 + 32, &t),
+	memset(b + 130, 0, 10);
+	is_int(-1, ht_proto_decode_status(b + 16, 80 + 2 + 32 + 10, &t),
 	    "a version of 32 bytes (no room for NUL) refused");
 	is_int(-1, ht_proto_decode_status(b + 16, 0, &t), "empty STATUS");
 }

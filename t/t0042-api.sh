@@ -106,11 +106,13 @@ ok $all "every auto dump is readable"
 if command -v nm >/dev/null 2>&1; then
 	nm -D --defined-only "$HT_BUILDDIR/libheaptool-agent.so" |
 	    awk '$2 != "A" { print $3 }' | sort >"$HT_TMP/exports"
-	is "heaptool_dump
+	is "heaptool_agent_revive
+heaptool_dump
 heaptool_enable_dumps
 heaptool_start
 heaptool_stop
-heaptool_strerror" "$(cat "$HT_TMP/exports")" "the agent exports the API"
+heaptool_strerror" "$(cat "$HT_TMP/exports")" \
+	    "the agent exports the API (and attach's entry point)"
 else
 	skip "nm not installed"
 fi

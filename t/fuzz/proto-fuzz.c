@@ -73,7 +73,7 @@ fuzz_request(const uint8_t *data, size_t size)
 	if (pl > HT_PROTO_MAX_PREFIX)
 		FAIL("parser left the dump prefix unterminated");
 	if (r.type == HT_MSG_START ?
-		r.rate == 0 || (r.flags & ~(uint32_t)HT_START_RESTART) != 0 ||
+		r.rate == 0 || (r.flags & ~(uint32_t)HT_START_FLAGS) != 0 ||
 		    (pl == 0 &&
 			(r.dump_interval_ms | r.dump_every_bytes |
 			    r.dump_at_rss_bytes | r.threshold_bytes) != 0) :
@@ -123,7 +123,7 @@ static void
 fuzz_status(const uint8_t *data, size_t size, const uint8_t *p, size_t len)
 {
 	struct ht_status s, t;
-	uint8_t out[HT_PROTO_HEADER + 128];
+	uint8_t out[HT_PROTO_MAX_REQUEST];
 	size_t n;
 
 	if (ht_proto_decode_status(p, len, &s) != 0)
