@@ -14,6 +14,7 @@
  * rescan_lock the loader is entered only by dl_iterate_phdr, whose lock no
  * thread holds while it runs constructors.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <unistd.h>
@@ -469,11 +470,13 @@ ht_agent_state(int *is_hooked, size_t *slots, size_t *modules)
 	ht_guard_leave();
 }
 
-void
+int
 ht_agent_exit(const char *output)
 {
+	int rc = 0, err = 0;
+
 	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE))
-		return;
+		return 0;
 	ht_guard_enter();
 	/* The session's exit dump, if it runs with a prefix (any mode). */
 	ht_dump_at_exit();
@@ -483,7 +486,10 @@ ht_agent_exit(const char *output)
 	if (output != NULL && output[0] != '\0' && getpid() == launch_pid &&
 	    ht_session.pid == getpid() && ht_session.state != HT_STATE_NONE) {
 		(void)ht_agent_stop();
-		ht_snapshot_path(output, HT_META_AT_EXIT, 0);
+		rc = ht_snapshot_path(output, HT_META_AT_EXIT, 0) == 0 ? 1 : -1;
+		err = errno;
 	}
 	ht_guard_leave();
+	errno = err;
+	return rc;
 }

@@ -152,7 +152,9 @@ void ht_agent_modules_changed(void);
 
 /* At exit (the destructor): the session's exit dump, if it runs with a
  * prefix; then, in launch mode (output names the profile; NULL or "" in
- * attach mode), stop the session and write its profile to output. */
-void ht_agent_exit(const char *output);
+ * attach mode), stop the session and write its profile to output.
+ * Returns 1 if the profile was written, 0 if there was none to write, -1
+ * with errno if writing it failed. */
+int ht_agent_exit(const char *output);
 
 #endif

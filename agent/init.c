@@ -23,9 +23,15 @@
  * there first from a thread of the program: setup runs once, and patching
  * is idempotent.
  *
+ * Launch mode also tells heaptool run how the profile fared, on the status
+ * page HEAPTOOL_STATUS_FD names (src/runstat.h): running once the session
+ * started, then at exit written, failed (with errno and the process's ids:
+ * a program that changed its user writes as that user) or no session.
+ *
  * Nothing here may print, exit or abort: on any failure the agent stays
  * dormant or stops sampling, and the process runs on as if it were absent.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +40,7 @@
 #include "agent.h"
 #include "control.h"
 #include "dump.h"
+#include "runpage.h"
 #include "sampler.h"
 
 #define DEFAULT_RATE (512 * 1024)
@@ -125,9 +132,13 @@ agent_init(void)
 	env_dumps(&cfg);
 	s = getenv("HEAPTOOL_FOLLOW_FORKS");
 	follow = s != NULL && strcmp(s, "1") == 0;
+	ht_runpage_open();
 
-	if (ht_agent_launch(rate, &cfg, follow ? HT_AGENT_FOLLOW : 0) != 0)
+	if (ht_agent_launch(rate, &cfg, follow ? HT_AGENT_FOLLOW : 0) != 0) {
+		ht_runpage_set(HT_RUNSTAT_NOSTART, errno);
 		return;
+	}
+	ht_runpage_set(HT_RUNSTAT_RUNNING, 0);
 	/*
 	 * A second thread costs a launched program more than it seems: once a
 	 * process has one, glibc takes its arena lock on every allocation the
@@ -146,5 +157,12 @@ agent_init(void)
 __attribute__((destructor)) static void
 agent_fini(void)
 {
-	ht_agent_exit(output);
+	int r = ht_agent_exit(output);
+
+	if (output[0] == '\0')
+		return;
+	ht_runpage_set(r > 0 ?
+		HT_RUNSTAT_WRITTEN :
+		(r < 0 ? HT_RUNSTAT_FAILED : HT_RUNSTAT_NOSESSION),
+	    r < 0 ? errno : 0);
 }

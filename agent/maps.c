@@ -122,9 +122,12 @@ maps_line(void *arg, const char *p, const char *end)
 static int
 read_maps(const struct ht_modset *set)
 {
+	char path[64];
+
 	nranges = 0;
-	return ht_prim_read_lines("/proc/self/maps", mapsbuf, MAPS_BUF,
-	    maps_line, (void *)set);
+	ht_prim_self_path(path, sizeof(path), "maps");
+	return ht_prim_read_lines(path, mapsbuf, MAPS_BUF, maps_line,
+	    (void *)set);
 }
 
 /* The loader's view: the PT_LOAD's flags, but read-only inside RELRO (glibc

@@ -67,6 +67,27 @@ ht_prim_read_proc(const char *path, char *buf, size_t len)
 }
 
 void
+ht_prim_self_path(char *buf, size_t len, const char *name)
+{
+	static int kind; /* 0 unknown, 1 thread-self, 2 self */
+	const char *dir;
+	size_t dl, nl = strlen(name);
+
+	if (kind == 0)
+		kind = access("/proc/thread-self/", F_OK) == 0 ? 1 : 2;
+	dir = kind == 1 ? "/proc/thread-self/" : "/proc/self/";
+	dl = strlen(dir);
+	if (len == 0)
+		return;
+	if (dl + nl >= len) {
+		buf[0] = '\0';
+		return;
+	}
+	memcpy(buf, dir, dl);
+	memcpy(buf + dl, name, nl + 1);
+}
+
+void
 ht_prim_command(char *buf, size_t len)
 {
 	char *nl;
@@ -79,11 +100,12 @@ ht_prim_command(char *buf, size_t len)
 uint64_t
 ht_prim_rss_bytes(void)
 {
-	char buf[256];
+	char buf[256], path[64];
 	const char *q;
 	uint64_t resident = 0;
 
-	ht_prim_read_proc("/proc/self/statm", buf, sizeof(buf));
+	ht_prim_self_path(path, sizeof(path), "statm");
+	ht_prim_read_proc(path, buf, sizeof(buf));
 	/* statm: size resident shared ...; in pages. */
 	if ((q = strchr(buf, ' ')) == NULL)
 		return 0;
@@ -95,9 +117,20 @@ ht_prim_rss_bytes(void)
 void
 ht_prim_exe_path(char *buf, size_t len)
 {
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	const char *fn;
+	char path[64];
+	ssize_t n;
+	size_t k;
 
+	ht_prim_self_path(path, sizeof(path), "exe");
+	n = readlink(path, buf, len - 1);
 	buf[n > 0 ? n : 0] = '\0';
+	/* No /proc (a chroot without it): the name execve was given, if
+	 * absolute; it names the file in the process's root, as the link
+	 * would have. */
+	if (n <= 0 && (fn = (const char *)getauxval(AT_EXECFN)) != NULL &&
+	    fn[0] == '/' && (k = strlen(fn)) < len)
+		memcpy(buf, fn, k + 1);
 }
 
 int

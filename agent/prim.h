@@ -33,13 +33,22 @@ void ht_prim_thread_name(char name[16]);
 /* Read the small file path (a /proc file) into buf, NUL-terminated, at
  * most len - 1 bytes in one read; "" on failure. */
 void ht_prim_read_proc(const char *path, char *buf, size_t len);
+/*
+ * "/proc/thread-self/NAME" into buf[len] ("" if it does not fit): the
+ * calling thread's view of its process, whose maps, exe and statm are
+ * there even when the main thread has called pthread_exit (then
+ * /proc/self/maps is empty and /proc/self/exe unreadable).
+ * "/proc/self/NAME" before Linux 3.17, which has no thread-self.
+ */
+void ht_prim_self_path(char *buf, size_t len, const char *name);
 /* The process's command name (/proc/self/comm, without its newline) into
  * buf, as ht_prim_read_proc. */
 void ht_prim_command(char *buf, size_t len);
-/* The process's RSS in bytes (/proc/self/statm); 0 if unknown. */
+/* The process's RSS in bytes (statm); 0 if unknown. */
 uint64_t ht_prim_rss_bytes(void);
-/* The executable's path (/proc/self/exe) into buf, NUL-terminated and
- * truncated to len - 1 bytes; "" on failure. */
+/* The executable's path (the exe link; without /proc, AT_EXECFN if it is
+ * absolute) into buf, NUL-terminated and truncated to len - 1 bytes; ""
+ * on failure. */
 void ht_prim_exe_path(char *buf, size_t len);
 
 /*

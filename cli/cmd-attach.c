@@ -74,7 +74,9 @@ static const char attach_usage[] =
     "  -h, --help         show this help\n"
     "\n"
     "PID must run as your user (or you must be root) and ptrace must be\n"
-    "allowed (kernel.yama.ptrace_scope).  See man heaptool for the details.\n";
+    "allowed (kernel.yama.ptrace_scope).  PID may live in a container or\n"
+    "a chroot: its files are read as it sees them.  See man heaptool for\n"
+    "the details.\n";
 
 static const struct option attach_options[] = {
 	{ "timeout", required_argument, NULL, 't' },

@@ -17,6 +17,12 @@
  *                     only when given and removed otherwise
  *   HEAPTOOL_FOLLOW_FORKS  1 with --follow-forks (children of fork start
  *                     sessions of their own), removed otherwise
+ *   HEAPTOOL_STATUS_FD, HEAPTOOL_STATUS_COOKIE
+ *                     the status page (src/runstat.h), on which the agent
+ *                     says how the profile fared: this file reads it when
+ *                     no profile appeared, to say why (the agent cannot
+ *                     write one as the user the command switched to, a
+ *                     full disk, a command that did not load the agent)
  * HEAPTOOL_SEED, when set by the user (tests fix it), passes through.
  *
  * The parent waits as system(3) does, ignoring SIGINT and SIGQUIT (the
@@ -34,6 +40,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,6 +51,7 @@
 #include "dumpopts.h"
 #include "profile.h"
 #include "report.h"
+#include "runstat.h"
 #include "staging.h"
 #include "symbolize.h"
 
@@ -54,8 +63,9 @@ static const char run_usage[] =
     "                    [--] CMD [ARG...]\n"
     "\n"
     "Run CMD with the heap profiler loaded from its start.  When CMD exits,\n"
-    "its profile is saved to FILE and a summary is printed on stderr.\n"
-    "Children of CMD are not profiled, unless --follow-forks.\n"
+    "its profile is saved to FILE (as the user CMD runs as then) and a\n"
+    "summary is printed on stderr, or why there is none.  Children of CMD\n"
+    "are not profiled, unless --follow-forks.\n"
     "\n" HT_CMD_RATE_HELP "  -o, --output FILE  save the profile to FILE\n"
     "                     (default heaptool.PID.heap in this directory)\n"
     "      --live         serve live reports too (heaptool report -p PID);\n"
@@ -161,11 +171,68 @@ default_output(const char *dir, pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
+/* The status page (src/runstat.h): its descriptor and our mapping. */
+struct page {
+	int fd; /* -1: none */
+	struct ht_runstat *st;
+};
+
+/* Make the page.  Without one (no memfd), the command runs all the same
+ * and a missing profile is explained from its exit status alone. */
+static void
+page_make(struct page *pg)
+{
+	uint64_t cookie;
+	void *m;
+
+	pg->st = NULL;
+	if ((pg->fd = memfd_create("heaptool-run-status", MFD_CLOEXEC)) == -1)
+		return;
+	if (ftruncate(pg->fd, HT_RUNSTAT_SIZE) != 0 ||
+	    getrandom(&cookie, sizeof(cookie), 0) != (ssize_t)sizeof(cookie) ||
+	    (m = mmap(NULL, HT_RUNSTAT_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 pg->fd, 0)) == MAP_FAILED) {
+		close(pg->fd);
+		pg->fd = -1;
+		return;
+	}
+	pg->st = m;
+	pg->st->cookie = cookie;
+	pg->st->magic = HT_RUNSTAT_MAGIC;
+}
+
+static void
+page_free(struct page *pg)
+{
+	if (pg->st != NULL)
+		munmap(pg->st, HT_RUNSTAT_SIZE);
+	if (pg->fd != -1)
+		close(pg->fd);
+}
+
+/* In the child: hand the page over the exec, or say there is none. */
+static int
+page_env(const struct page *pg)
+{
+	char num[32];
+
+	if (pg->fd == -1 || fcntl(pg->fd, F_SETFD, 0) != 0)
+		return unsetenv(HT_RUNSTAT_FD_ENV) != 0 ||
+			unsetenv(HT_RUNSTAT_COOKIE_ENV) != 0 ?
+		    -1 :
+		    0;
+	snprintf(num, sizeof(num), "%d", pg->fd);
+	if (setenv(HT_RUNSTAT_FD_ENV, num, 1) != 0)
+		return -1;
+	snprintf(num, sizeof(num), "%" PRIu64, pg->st->cookie);
+	return setenv(HT_RUNSTAT_COOKIE_ENV, num, 1);
+}
+
 /* In the child: set up the agent's environment and exec.  Only returns
  * on failure, with errno set. */
 static void
 exec_child(char **cmd, const char *agent, uint64_t rate, const char *output,
-    int live, int follow, const struct ht_dump_opts *d)
+    int live, int follow, const struct ht_dump_opts *d, const struct page *pg)
 {
 	char num[32], *preload;
 	const char *old;
@@ -195,37 +262,108 @@ exec_child(char **cmd, const char *agent, uint64_t rate, const char *output,
 	    setenv_u64("HEAPTOOL_DUMP_INTERVAL_MS", d->interval_ms) != 0 ||
 	    setenv_u64("HEAPTOOL_DUMP_EVERY", d->every_bytes) != 0 ||
 	    setenv_u64("HEAPTOOL_DUMP_AT_RSS", d->at_rss_bytes) != 0 ||
-	    setenv_u64("HEAPTOOL_THRESHOLD", d->threshold_bytes) != 0)
+	    setenv_u64("HEAPTOOL_THRESHOLD", d->threshold_bytes) != 0 ||
+	    page_env(pg) != 0)
 		return;
 	execvp(cmd[0], cmd);
 }
 
+/* The advice for a profile the agent could not write as uid because of
+ * err. */
 static void
-no_profile(const char *path, int status)
+write_advice(int err, unsigned long uid, char *buf, size_t len)
 {
-	if (WIFSIGNALED(status))
+	if (err == ENOSPC || err == EDQUOT)
+		snprintf(buf, len,
+		    "free space there, or give -o another place");
+	else if (err == EACCES || err == EPERM || err == EROFS)
+		snprintf(buf, len,
+		    "give -o a directory that uid %lu may write to", uid);
+	else
+		snprintf(buf, len, "give -o another place");
+}
+
+/* Say why there is no profile at path: the command's exit status, and
+ * what its agent wrote on the status page st (NULL: no page). */
+static void
+no_profile(const char *path, int status, const struct ht_runstat *st)
+{
+	char dir[PATH_MAX], advice[128], who[96];
+	unsigned state = st != NULL ? st->state : HT_RUNSTAT_RUNNING;
+	const char *slash;
+
+	if (WIFSIGNALED(status)) {
 		ht_warn("no profile written to %s: the command was killed by "
 			"signal %d (%s) before the agent could save it",
 		    path, WTERMSIG(status), strsignal(WTERMSIG(status)));
-	else
-		ht_warn("no profile written to %s: the command ended without "
-			"running its exit handlers (e.g. _exit), or the agent "
-			"was not loaded",
+		return;
+	}
+	slash = strrchr(path, '/');
+	snprintf(dir, sizeof(dir), "%.*s",
+	    slash == NULL || slash == path ? 1 : (int)(slash - path),
+	    slash == NULL ? "." : path);
+	switch (state) {
+	case HT_RUNSTAT_NONE:
+		ht_warn("no profile written to %s: the agent was not loaded "
+			"in the command (it is statically linked or "
+			"set-user-ID, or was started without LD_PRELOAD); "
+			"profile a dynamically linked program",
 		    path);
+		break;
+	case HT_RUNSTAT_NOSTART:
+		ht_warn("no profile written to %s: the agent could not start "
+			"its session: %s; the command may be short of memory, "
+			"try again",
+		    path, strerror(st->err));
+		break;
+	case HT_RUNSTAT_FAILED:
+		who[0] = '\0';
+		if (st->euid != (uint32_t)geteuid())
+			snprintf(who, sizeof(who),
+			    " as uid %lu (the command switched to it from uid "
+			    "%lu)",
+			    (unsigned long)st->euid, (unsigned long)geteuid());
+		write_advice(st->err, (unsigned long)st->euid, advice,
+		    sizeof(advice));
+		ht_warn("no profile written to %s: the agent could not write "
+			"it%s in %s: %s; %s",
+		    path, who, dir, strerror(st->err), advice);
+		break;
+	case HT_RUNSTAT_NOSESSION:
+		ht_warn("no profile written to %s: no session was running when "
+			"the command exited (it stopped the session through "
+			"the heaptool API)",
+		    path);
+		break;
+	case HT_RUNSTAT_WRITTEN:
+		ht_warn(
+		    "no profile at %s: the agent wrote it there as the "
+		    "command saw that path, but it is not there for us (the "
+		    "command changed its root or mount namespace, or "
+		    "something removed the file); give -o a path the "
+		    "command sees as we do",
+		    path);
+		break;
+	default:
+		ht_warn("no profile written to %s: the command ended without "
+			"running its exit handlers (e.g. _exit), or a program "
+			"it exec'd could not write it",
+		    path);
+	}
 }
 
 /* Read the profile of pid at path and print its summary on stderr. */
 static void
-summarize(const char *path, pid_t pid, int status)
+summarize(const char *path, pid_t pid, int status, const struct ht_runstat *st)
 {
 	struct ht_report_opts opts;
 	struct ht_profile *prof;
 	struct ht_sym *sym;
-	struct stat st;
+	struct stat sb;
 	char err[256];
 
-	if (stat(path, &st) != 0 && errno == ENOENT) {
-		no_profile(path, status);
+	if (stat(path, &sb) != 0 && errno == ENOENT) {
+		no_profile(path, status, st);
 		return;
 	}
 	if ((prof = ht_profile_read_file(path, err, sizeof(err))) == NULL) {
@@ -237,7 +375,7 @@ summarize(const char *path, pid_t pid, int status)
 		ht_warn("%s: holds a profile of pid %" PRIu64 ", not of this "
 			"run (pid %ld)",
 		    path, prof->meta.pid, (long)pid);
-		no_profile(path, status);
+		no_profile(path, status, st);
 		goto out_free;
 	}
 	if ((sym = ht_sym_new(prof->modules, prof->nmodules, NULL)) == NULL) {
@@ -260,6 +398,7 @@ ht_cmd_run(int argc, char **argv)
 	char agent[PATH_MAX], output[PATH_MAX], dir[PATH_MAX];
 	struct sigaction ign, old_int, old_quit;
 	struct ht_dump_opts dumps;
+	struct page pg;
 	const char *outopt = NULL;
 	uint64_t rate = HT_CMD_DEFAULT_RATE;
 	int c, rc, status, fds[2], child_errno, live = 0, follow = 0;
@@ -341,6 +480,7 @@ ht_cmd_run(int argc, char **argv)
 		ht_warn("run: pipe: %s", strerror(errno));
 		return HT_EXIT_FAIL;
 	}
+	page_make(&pg);
 	memset(&ign, 0, sizeof(ign));
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
@@ -355,7 +495,7 @@ ht_cmd_run(int argc, char **argv)
 		close(fds[0]);
 		close(fds[1]);
 		status = HT_EXIT_FAIL;
-		goto out_signals;
+		goto out_page;
 	}
 	if (pid == 0) {
 		sigaction(SIGINT, &old_int, NULL);
@@ -366,7 +506,7 @@ ht_cmd_run(int argc, char **argv)
 			errno = ENAMETOOLONG;
 		else
 			exec_child(argv + optind, agent, rate, output, live,
-			    follow, &dumps);
+			    follow, &dumps, &pg);
 		child_errno = errno;
 		n = write(fds[1], &child_errno, sizeof(child_errno));
 		(void)n;
@@ -382,19 +522,25 @@ ht_cmd_run(int argc, char **argv)
 		if (errno != EINTR) {
 			ht_warn("run: waitpid: %s", strerror(errno));
 			status = HT_EXIT_FAIL;
-			goto out_signals;
+			goto out_page;
 		}
 	}
 	if (n == (ssize_t)sizeof(child_errno)) {
 		ht_warn("%s: %s; check the command's name and PATH",
 		    argv[optind], strerror(child_errno));
 		status = child_errno == ENOENT ? 127 : 126;
-		goto out_signals;
+		goto out_page;
 	}
 
 	if (outopt == NULL)
 		(void)default_output(dir, pid, output, sizeof(output));
-	summarize(output, pid, status);
+	/* The command has exited: its agent wrote what it will. */
+	summarize(output, pid, status,
+	    pg.st != NULL &&
+		    (pg.st->state == HT_RUNSTAT_NONE ||
+			pg.st->pid == (uint64_t)pid) ?
+		pg.st :
+		NULL);
 	if (WIFEXITED(status))
 		status = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
@@ -402,7 +548,8 @@ ht_cmd_run(int argc, char **argv)
 	else
 		status = HT_EXIT_FAIL;
 
-out_signals:
+out_page:
+	page_free(&pg);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	return status;

@@ -175,10 +175,11 @@ ns_socket(struct ht_ctl *h)
 	char path[64];
 	int fd, nsfd, selffd, e;
 
-	snprintf(path, sizeof(path), "/proc/%ld/ns/net", (long)h->pid);
 	/* Not allowed to look (another user's process): stay here, where
-	 * the agent will judge our credentials itself. */
-	if (stat("/proc/self/ns/net", &mine) != 0 || stat(path, &theirs) != 0 ||
+	 * the agent will judge our credentials itself.  Through a live
+	 * thread: a zombie leader has no namespaces any more (proc.h). */
+	if (ht_proc_path(h->pid, "ns/net", path, sizeof(path)) != 0 ||
+	    stat("/proc/self/ns/net", &mine) != 0 || stat(path, &theirs) != 0 ||
 	    (mine.st_dev == theirs.st_dev && mine.st_ino == theirs.st_ino))
 		goto plain;
 

@@ -77,8 +77,15 @@ is_wanted(int fd, const struct want *w)
 	return w->use_crc && file_crc(fd, &crc) == 0 && crc == w->crc;
 }
 
+static int
+in_debug_dir(const char *path)
+{
+	return strncmp(path, DEBUG_DIR "/", sizeof(DEBUG_DIR)) == 0;
+}
+
 /* Open path (as the target saw it) if it is the wanted file: inside the
- * root first, then as it stands.  Returns the fd and its name, or -1. */
+ * root first, then as it stands if there is no root or it lies in our
+ * debug directory.  Returns the fd and its name, or -1. */
 static int
 try_path(const struct where *at, const char *path, const struct want *w,
     char **name)
@@ -87,6 +94,10 @@ try_path(const struct where *at, const char *path, const struct want *w,
 	int fd, pass;
 
 	for (pass = at->rootfd != -1 ? 0 : 1; pass < 2; pass++) {
+		/* A live target's own directories are not ours: after its
+		 * root, only our debug directory is searched. */
+		if (pass == 1 && at->rootfd != -1 && !in_debug_dir(path))
+			break;
 		fd = ht_modfile_open_regular(pass == 0 ? at->rootfd : AT_FDCWD,
 		    path, NULL);
 		if (fd == -1)

@@ -15,7 +15,13 @@
  * Places, after the build-id path, for a module whose file the target saw
  * as DIR/FILE with debuglink NAME: DIR/NAME, DIR/.debug/NAME,
  * /usr/lib/debug/DIR/NAME (elfutils' default search path), each first
- * inside the target's root when there is one, then as it stands.
+ * inside the target's root when there is one, then as it stands.  With a
+ * root, "as it stands" is tried for the places under /usr/lib/debug only:
+ * our debug directory may hold the very files a chroot or container lacks
+ * (the same distribution's packages), and a file there is taken only with
+ * the module's build-id (or debuglink CRC), so it cannot be the wrong one;
+ * but DIR is a directory of the target's, and the same name in our file
+ * system is another directory.
  */
 #ifndef HT_DEBUGINFO_H
 #define HT_DEBUGINFO_H

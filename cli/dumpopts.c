@@ -158,8 +158,8 @@ ht_dump_opts_check(const struct ht_dump_opts *o, pid_t pid)
 		/* Its root, in its mount namespace: /proc/PID/root leads
 		 * there, and the walk never follows a link that could lead
 		 * back out. */
-		snprintf(root, sizeof(root), "/proc/%ld/root", (long)pid);
-		if (ht_proc_read(pid, &p) != 0 ||
+		if (ht_proc_path(pid, "root", root, sizeof(root)) != 0 ||
+		    ht_proc_read(pid, &p) != 0 ||
 		    (rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
 			return HT_EXIT_OK;
 		uid = p.fsuid;

@@ -241,7 +241,7 @@ finish(struct ht_inject *h)
 	if (ptrace(PTRACE_SETREGS, tid, NULL, &h->regs) == -1)
 		goto out_detach;
 	step(h, ST_REGS);
-	(void)ht_inj_mem_write(h->pid, h->sp, h->saved, h->ilen);
+	(void)ht_inj_mem_write(h->mpid, h->sp, h->saved, h->ilen);
 out_detach:
 	(void)ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
 	h->cur = 0;
@@ -347,7 +347,7 @@ run_call(struct ht_inject *h, uint64_t deadline, uint64_t *handle, char *err,
 		return finish(h) == CALL_OK ? CALL_ERR : CALL_GONE;
 	}
 	code = ht_inj_tramp_code(&len);
-	if (ht_inj_mem_write(h->pid, page, code, len) != 0) {
+	if (ht_inj_mem_write(h->mpid, page, code, len) != 0) {
 		ht_inj_fail(h, HT_INJ_ESYS, errno,
 		    "writing the memory of "
 		    "process %d",
@@ -390,7 +390,7 @@ run_call(struct ht_inject *h, uint64_t deadline, uint64_t *handle, char *err,
 	if (ht_inj_frame_results(h, handle, &errp) != 0)
 		*handle = errp = 0;
 	if (*handle == 0 && errp != 0)
-		read_string(h->pid, errp, err, errsize);
+		read_string(h->mpid, errp, err, errsize);
 	return finish(h);
 }
 
@@ -405,9 +405,9 @@ ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 
 	/* The same program still?  An execve since we read its libc would
 	 * have us call into whatever is there now. */
-	if (ht_inj_mem_read(h->pid, h->dlopen_addr, code, sizeof(code)) != 0 ||
+	if (ht_inj_mem_read(h->mpid, h->dlopen_addr, code, sizeof(code)) != 0 ||
 	    memcmp(code, h->dlopen_code, sizeof(code)) != 0 ||
-	    ht_inj_mem_read(h->pid, h->fn_addr, code, sizeof(code)) != 0 ||
+	    ht_inj_mem_read(h->mpid, h->fn_addr, code, sizeof(code)) != 0 ||
 	    memcmp(code, h->fn_code, sizeof(code)) != 0) {
 		ht_inj_release(h, 0, h->t_stop);
 		ht_inj_fail(h, HT_INJ_ENOPROC, 0,
@@ -435,10 +435,10 @@ ht_inj_call(struct ht_inject *h, const char *lib, uint64_t call_deadline)
 		return no_room(h);
 	/* Not mapped yet (a main thread near the end of its stack mapping;
 	 * the kernel grows it only for the thread itself). */
-	if (ht_inj_mem_read(h->pid, h->sp, h->saved, h->ilen) != 0)
+	if (ht_inj_mem_read(h->mpid, h->sp, h->saved, h->ilen) != 0)
 		return no_room(h);
-	if (ht_inj_mem_write(h->pid, h->sp, h->image, h->ilen) != 0) {
-		(void)ht_inj_mem_write(h->pid, h->sp, h->saved, h->ilen);
+	if (ht_inj_mem_write(h->mpid, h->sp, h->image, h->ilen) != 0) {
+		(void)ht_inj_mem_write(h->mpid, h->sp, h->saved, h->ilen);
 		return no_room(h);
 	}
 	step(h, ST_FRAME);

@@ -1,11 +1,13 @@
 /*
  * The target's libc, and dlopen and dlerror in it (see inject-int.h).
  *
- * The file is read as the target maps it: through the target's root (a
- * container's libc is not ours), else through the kernel's link to the
- * mapping, and in either case only if its build-id is the one in the
- * target's memory; the symbols' addresses are then the file's plus the
- * load bias of the mapping.
+ * The file is read as the target maps it: through the kernel's link to
+ * the mapping, else at its path inside the target's root (a container's
+ * libc is not ours; a chrooted process's maps show the path with its root
+ * in front, which is taken off), never in our own file system; and in
+ * either case only if its build-id is the one in the target's memory.  The
+ * symbols' addresses are then the file's plus the load bias of the
+ * mapping.
  *
  * __restore_rt, glibc's sa_restorer, is a local symbol, absent from a
  * stripped libc: it is found by its bytes, as is a "syscall; ret".  Any
@@ -121,7 +123,7 @@ mapped_here(Elf *elf, void *arg, char *why, size_t whylen)
 	}
 	if (ht_modfile_build_id(elf, &id, &idlen, &vaddr) == 0 &&
 	    (idlen > sizeof(mem) ||
-		ht_inj_mem_read(m->h->pid, m->bias + vaddr, mem, idlen) != 0 ||
+		ht_inj_mem_read(m->h->mpid, m->bias + vaddr, mem, idlen) != 0 ||
 		memcmp(mem, id, idlen) != 0)) {
 		snprintf(why, whylen, "build-id differs from the mapped one");
 		return -1;
@@ -133,10 +135,34 @@ int
 ht_inj_open_mapped(struct ht_inject *h, const char *path, uint64_t lo,
     uint64_t hi, struct ht_modfile *mf, uint64_t *bias)
 {
+	static const char deleted[] = " (deleted)";
 	struct mapped m = { h, lo, 0 };
-	struct ht_modfile_req req = { path, h->root, h->pid, lo, hi,
-		mapped_here, &m };
+	struct ht_modfile_req req;
+	char name[PATH_MAX];
+	const char *in;
+	size_t n;
 
+	/* The path the maps show, as the target sees it inside its root;
+	 * "" when it lies outside (then only the mapping can be read). */
+	n = strlen(path);
+	if (n >= sizeof(deleted) - 1 &&
+	    strcmp(path + n - (sizeof(deleted) - 1), deleted) == 0)
+		n -= sizeof(deleted) - 1;
+	if (n >= sizeof(name))
+		n = 0;
+	memcpy(name, path, n);
+	name[n] = '\0';
+	if (h->rootlink[0] == '\0' ||
+	    (in = ht_proc_in_root(h->rootlink, name)) == NULL)
+		in = "";
+	memset(&req, 0, sizeof(req));
+	req.path = in;
+	req.root = h->root;
+	req.pid = h->mpid;
+	req.vlo = lo;
+	req.vhi = hi;
+	req.check = mapped_here;
+	req.arg = &m;
 	if (ht_modfile_open(&req, mf) != 0)
 		return -1;
 	*bias = m.bias;
@@ -184,7 +210,7 @@ find_code(struct ht_inject *h, Elf *elf, uint64_t bias,
 			continue;
 		at = bias + ph.p_vaddr + (uint64_t)(p - (raw + ph.p_offset));
 		if (len <= sizeof(mem) &&
-		    ht_inj_mem_read(h->pid, at, mem, len) == 0 &&
+		    ht_inj_mem_read(h->mpid, at, mem, len) == 0 &&
 		    memcmp(mem, pat, len) == 0)
 			return at;
 	}

@@ -397,7 +397,7 @@ ht_inj_frame_results(struct ht_inject *h, uint64_t *handle, uint64_t *err)
 {
 	struct tramp_data d;
 
-	if (ht_inj_mem_read(h->pid, h->sp, &d, sizeof(d)) != 0)
+	if (ht_inj_mem_read(h->mpid, h->sp, &d, sizeof(d)) != 0)
 		return -1;
 	*handle = d.handle;
 	*err = d.err;

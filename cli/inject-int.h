@@ -174,7 +174,9 @@ struct ht_inject {
 	uint64_t handle;
 
 	/* One ht_inject_load. */
-	char root[64]; /* /proc/PID/root */
+	pid_t mpid;		 /* a live thread: its /proc/TID and memory */
+	char root[64];		 /* /proc/TID/root */
+	char rootlink[PATH_MAX]; /* its target (ht_proc_root_link), or "" */
 	char libc_path[PATH_MAX];
 	uint64_t dlopen_addr;
 	uint64_t dlerror_addr;
@@ -199,6 +201,8 @@ struct ht_inject {
 	uint64_t maps_hash; /* of /proc/PID/maps at dwfl_setup */
 	struct urange *ur;  /* unsafe functions, sorted */
 	size_t nur, urcap;
+	struct vma *fmaps; /* file mappings at dwfl_setup, sorted */
+	size_t nfmaps, fmcap;
 	struct reasons why;	/* this round's */
 	struct reasons lastwhy; /* the last round's that saw any */
 
@@ -307,10 +311,12 @@ int ht_inj_find_export(struct ht_inject *h, int (*match)(const char *base),
  */
 int ht_inj_find_libc(struct ht_inject *h);
 /*
- * Open the file of the target's module path whose mapping of file offset 0
- * is [lo, hi): through the target's root, else (unless hi is lo) its
- * map_files link; and only if its build-id is the one in the target's
- * memory.  Returns 0 with *mf and the module's load bias, or -1.
+ * Open the file of the target's module whose mapping of file offset 0 is
+ * [lo, hi), path as /proc/PID/maps names it: through its map_files link,
+ * else at that path inside the target's root (ht_proc_in_root; a path
+ * outside it has only the link); and only if its build-id is the one in
+ * the target's memory.  Returns 0 with *mf and the module's load bias, or
+ * -1.
  */
 int ht_inj_open_mapped(struct ht_inject *h, const char *path, uint64_t lo,
     uint64_t hi, struct ht_modfile *mf, uint64_t *bias);
@@ -342,7 +348,8 @@ int ht_inj_ptrace(struct ht_inject *h, int req, const char *name, pid_t tid,
 #define PT(h, req, tid, addr, data)                                            \
 	ht_inj_ptrace((h), (req), #req, (tid), (void *)(uintptr_t)(addr),      \
 	    (void *)(uintptr_t)(data))
-/* process_vm_readv/writev of all len bytes: 0, or -1 with errno. */
+/* process_vm_readv/writev of all len bytes: 0, or -1 with errno.  pid is
+ * h->mpid, a live thread (a zombie leader has no memory). */
 int ht_inj_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int ht_inj_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 /* Wait for a stop of tid until deadline: 1 with *status, 0 timed out, -1

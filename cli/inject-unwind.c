@@ -31,13 +31,29 @@
 
 #define MAXFRAMES 256
 
+/* The end of the file mapping that starts at lo, or lo if none. */
+static uint64_t
+fmap_end(const struct ht_inject *h, uint64_t lo)
+{
+	size_t a = 0, b = h->nfmaps, mid;
+
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (h->fmaps[mid].lo < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < h->nfmaps && h->fmaps[a].lo == lo ? h->fmaps[a].hi : lo;
+}
+
 /*
- * A module's file as the target maps it (inject-elf.c), so that a
- * container's files are the ones read and a file replaced on disk since is
- * not.  Through the root only: every mapped file is a module here, data
- * files too, and the map_files fallback would read the maps once for each
- * file that is not ELF.  What has no path ([vdso]) or was deleted, libdwfl
- * reads from the target's memory.
+ * A module's file as the target maps it (inject-elf.c): its map_files
+ * link, else its path inside the target's root, so that a container's or
+ * a chroot's files are the ones read, a file replaced on disk since is
+ * not, and nothing is looked up in our own file system.  What has no path
+ * ("[vdso: PID]") libdwfl reads from the target's memory; what cannot be
+ * read either way has no file, and a stack through it does not unwind.
  */
 static int
 find_elf_cb(Dwfl_Module *mod, void **userdata, const char *name,
@@ -47,10 +63,13 @@ find_elf_cb(Dwfl_Module *mod, void **userdata, const char *name,
 	struct ht_modfile mf;
 	uint64_t bias;
 
-	if (h == NULL || name[0] != '/' || strstr(name, " (deleted)") != NULL)
+	if (strncmp(name, "[vdso: ", 7) == 0)
 		return dwfl_linux_proc_find_elf(mod, userdata, name, base,
 		    file_name, elfp);
-	if (ht_inj_open_mapped(h, name, base, base, &mf, &bias) != 0)
+	if (h == NULL || name[0] != '/')
+		return -1;
+	if (ht_inj_open_mapped(h, name, base, fmap_end(h, base), &mf, &bias) !=
+	    0)
 		return -1;
 	elf_end(mf.elf);
 	if ((*file_name = strdup(mf.name)) == NULL) {
@@ -60,35 +79,23 @@ find_elf_cb(Dwfl_Module *mod, void **userdata, const char *name,
 	return mf.fd;
 }
 
-/* Separate debug information from the local /usr/lib/debug only: never a
- * download (debuginfod) and never a long search. */
+/* Separate debug information by build-id only (never a download, never a
+ * long search): inside the target's root, then in our /usr/lib/debug,
+ * each file taken only if its build-id is the module's (debuginfo.h). */
 static int
 find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname,
     Dwarf_Addr base, const char *file_name, const char *debuglink_file,
     GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	const unsigned char *bits;
-	GElf_Addr vaddr;
-	char path[PATH_MAX];
-	int n, fd;
+	struct ht_inject *h = *userdata;
+	struct ht_debuginfo_ctx ctx = { NULL, NULL };
+	void *ud = &ctx;
 
-	(void)userdata;
-	(void)modname;
-	(void)base;
-	(void)file_name;
 	(void)debuglink_file;
-	(void)debuglink_crc;
-	if ((n = dwfl_module_build_id(mod, &bits, &vaddr)) < 2 ||
-	    ht_debuginfo_build_id_path(bits, (size_t)n, path, sizeof(path)) !=
-		0)
-		return -1;
-	if ((fd = ht_modfile_open_regular(AT_FDCWD, path, NULL)) == -1)
-		return -1;
-	if ((*debuginfo_file_name = strdup(path)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	if (h != NULL)
+		ctx.root = h->root;
+	return ht_debuginfo_find(mod, &ud, modname, base, file_name, NULL,
+	    debuglink_crc, debuginfo_file_name);
 }
 
 static const Dwfl_Callbacks dwfl_cbs = {
@@ -128,13 +135,13 @@ memory_read_cb(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 
 	(void)dwfl;
 	if (addr - page > sizeof(h->cbuf) - sizeof(*result))
-		return ht_inj_mem_read(h->pid, addr, result, sizeof(*result)) ==
-		    0;
+		return ht_inj_mem_read(h->mpid, addr, result,
+			   sizeof(*result)) == 0;
 	if (!h->cvalid || h->cpage != page) {
 		h->cvalid = 0;
-		if (ht_inj_mem_read(h->pid, page, h->cbuf, sizeof(h->cbuf)) !=
+		if (ht_inj_mem_read(h->mpid, page, h->cbuf, sizeof(h->cbuf)) !=
 		    0)
-			return ht_inj_mem_read(h->pid, addr, result,
+			return ht_inj_mem_read(h->mpid, addr, result,
 				   sizeof(*result)) == 0;
 		h->cpage = page;
 		h->cvalid = 1;
@@ -304,35 +311,61 @@ hash_bytes(uint64_t hash, const void *p, size_t len)
 	return hash;
 }
 
+struct hash {
+	struct ht_inject *h; /* to record the file mappings, or NULL */
+	uint64_t hash;
+	int nomem;
+};
+
 static int
 hash_cb(void *arg, const struct ht_proc_map *m)
 {
-	uint64_t *hash = arg;
+	struct hash *w = arg;
+	struct ht_inject *h = w->h;
+	struct vma *n;
 
-	*hash = hash_bytes(*hash, &m->lo, sizeof(m->lo));
-	*hash = hash_bytes(*hash, &m->hi, sizeof(m->hi));
-	*hash = hash_bytes(*hash, &m->offset, sizeof(m->offset));
-	*hash = hash_bytes(*hash, &m->inode, sizeof(m->inode));
-	*hash = hash_bytes(*hash, m->path, strlen(m->path) + 1);
+	w->hash = hash_bytes(w->hash, &m->lo, sizeof(m->lo));
+	w->hash = hash_bytes(w->hash, &m->hi, sizeof(m->hi));
+	w->hash = hash_bytes(w->hash, &m->offset, sizeof(m->offset));
+	w->hash = hash_bytes(w->hash, &m->inode, sizeof(m->inode));
+	w->hash = hash_bytes(w->hash, m->path, strlen(m->path) + 1);
+	if (h == NULL || m->inode == 0 || m->path[0] != '/')
+		return 0;
+	if (h->nfmaps == h->fmcap) {
+		h->fmcap = h->fmcap ? h->fmcap * 2 : 256;
+		if ((n = realloc(h->fmaps, h->fmcap * sizeof(*n))) == NULL) {
+			h->fmcap = h->nfmaps;
+			w->nomem = 1;
+			return 1;
+		}
+		h->fmaps = n;
+	}
+	h->fmaps[h->nfmaps].lo = m->lo;
+	h->fmaps[h->nfmaps].hi = m->hi;
+	h->fmaps[h->nfmaps].grows = 0;
+	h->nfmaps++;
 	return 0;
 }
 
 /* A hash of the target's mappings, to tell whether modules came or went;
- * 0 if they cannot be read. */
+ * 0 if they cannot be read.  With h, its file mappings are kept in h (in
+ * address order, as the kernel lists them) for find_elf_cb. */
 static uint64_t
-maps_hash(pid_t pid)
+maps_hash(pid_t pid, struct ht_inject *h)
 {
-	uint64_t hash = 0xcbf29ce484222325ULL;
+	struct hash w = { h, 0xcbf29ce484222325ULL, 0 };
 
-	if (ht_proc_maps(pid, hash_cb, &hash) != 0)
+	if (h != NULL)
+		h->nfmaps = 0;
+	if (ht_proc_maps(pid, hash_cb, &w) != 0 || w.nomem)
 		return 0;
-	return hash;
+	return w.hash;
 }
 
 int
 ht_inj_maps_changed(const struct ht_inject *h)
 {
-	return maps_hash(h->pid) != h->maps_hash;
+	return maps_hash(h->pid, NULL) != h->maps_hash;
 }
 
 void
@@ -344,6 +377,9 @@ ht_inj_dwfl_teardown(struct ht_inject *h)
 	free(h->ur);
 	h->ur = NULL;
 	h->nur = h->urcap = 0;
+	free(h->fmaps);
+	h->fmaps = NULL;
+	h->nfmaps = h->fmcap = 0;
 }
 
 int
@@ -353,12 +389,13 @@ ht_inj_dwfl_setup(struct ht_inject *h)
 
 	ht_inj_dwfl_teardown(h);
 	h->dwfl_stale = 0;
-	h->maps_hash = maps_hash(h->pid);
+	h->maps_hash = maps_hash(h->pid, h);
 	if ((h->dwfl = dwfl_begin(&dwfl_cbs)) == NULL)
 		return ht_inj_fail(h, HT_INJ_ESYS, 0, "libdwfl: %s",
 		    dwfl_errmsg(-1));
 	dwfl_report_begin(h->dwfl);
-	r = dwfl_linux_proc_report(h->dwfl, h->pid);
+	/* Through the live thread: a zombie leader's maps are empty. */
+	r = dwfl_linux_proc_report(h->dwfl, h->mpid);
 	if (dwfl_report_end(h->dwfl, NULL, NULL) != 0 || r != 0) {
 		ht_inj_dwfl_teardown(h);
 		if (r == ENOENT || r == ESRCH)

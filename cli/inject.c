@@ -276,6 +276,25 @@ check_process(struct ht_inject *h)
 	return 0;
 }
 
+/*
+ * The thread whose /proc/TID stands for the process (proc.h): the leader,
+ * unless it called pthread_exit.  Its root, and that root as our /proc
+ * names it, to find inside it the files its maps show.
+ */
+static int
+find_live_task(struct ht_inject *h)
+{
+	if ((h->mpid = ht_proc_live_task(h->pid)) == -1)
+		return ht_inj_fail(h, HT_INJ_ENOPROC, 0,
+		    "process %d has no "
+		    "live thread left",
+		    (int)h->pid);
+	snprintf(h->root, sizeof(h->root), "/proc/%d/root", (int)h->mpid);
+	if (ht_proc_root_link(h->pid, h->rootlink, sizeof(h->rootlink)) != 0)
+		h->rootlink[0] = '\0';
+	return 0;
+}
+
 /* Is lib there for the target's loader: a regular file as the target's
  * root resolves it? */
 static int
@@ -324,7 +343,6 @@ ht_inject_new(pid_t pid)
 	h->pid = pid;
 	h->sfd = -1;
 	h->trace_fd = -1;
-	snprintf(h->root, sizeof(h->root), "/proc/%d/root", (int)pid);
 	if ((path = getenv("HEAPTOOL_INJECT_TRACE")) != NULL &&
 	    path[0] != '\0' &&
 	    (h->trace_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
@@ -372,7 +390,8 @@ inject(struct ht_inject *h, const char *lib, int (*match)(const char *),
 	h->saved_sigmask = getsigmask_saved();
 	if (h->trace_fd != -1)
 		trace(h, "LOAD");
-	if (check_process(h) != 0 || ht_inj_find_libc(h) != 0 ||
+	if (check_process(h) != 0 || find_live_task(h) != 0 ||
+	    ht_inj_find_libc(h) != 0 ||
 	    (symbol == NULL && check_lib(h, lib) != 0) ||
 	    (symbol != NULL && ht_inj_find_export(h, match, symbol, path) != 0))
 		return -1;
@@ -384,9 +403,9 @@ inject(struct ht_inject *h, const char *lib, int (*match)(const char *),
 		h->fn_err = 0;
 		snprintf(h->fn_name, sizeof(h->fn_name), "%s", symbol);
 	}
-	if (ht_inj_mem_read(h->pid, h->dlopen_addr, h->dlopen_code,
+	if (ht_inj_mem_read(h->mpid, h->dlopen_addr, h->dlopen_code,
 		sizeof(h->dlopen_code)) != 0 ||
-	    ht_inj_mem_read(h->pid, h->fn_addr, h->fn_code,
+	    ht_inj_mem_read(h->mpid, h->fn_addr, h->fn_code,
 		sizeof(h->fn_code)) != 0)
 		return ht_inj_fail(h, HT_INJ_ESYS, errno,
 		    "reading the memory "

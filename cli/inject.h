@@ -33,7 +33,11 @@
  * running untouched.
  *
  * x86-64 only; the library path is resolved in the target's mount namespace
- * (it is checked through /proc/PID/root first).  The calls of one handle
+ * (it is checked through /proc/TID/root first).  The process's /proc files
+ * and memory are read through a live thread (TID): a main thread that
+ * called pthread_exit is a zombie without them (proc.h).  Its files (the
+ * libc, the modules whose stacks are unwound) are read as it maps them
+ * (modfile.h), never at the same path in our file system.  The calls of one handle
  * must come from one thread (the ptrace tracer is a thread), and the caller
  * must not reap the target's threads with wait() meanwhile.  During
  * ht_inject_load SIGCHLD is blocked in the calling thread and the SIGCHLD

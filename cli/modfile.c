@@ -180,16 +180,35 @@ out_close:
 
 struct find {
 	const struct ht_modfile_req *req;
+	const char *rootlink; /* NULL: unknown */
 	uint64_t lo, hi;
 };
 
+static const char *
+base_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s != NULL ? s + 1 : path;
+}
+
+/* The first mapping in the module's range whose file is the module's by
+ * its path inside the root; by its name alone if it lies outside the root
+ * (or the root cannot be read), and by its range alone if the module has
+ * no path: the check decides then. */
 static int
 find_cb(void *arg, const struct ht_proc_map *m)
 {
 	struct find *f = arg;
+	const char *in;
 
-	if (m->lo < f->req->lo || m->lo >= f->req->hi ||
-	    strcmp(m->path, f->req->path) != 0)
+	if (m->lo < f->req->lo || m->lo >= f->req->hi || m->inode == 0 ||
+	    m->path[0] != '/')
+		return 0;
+	in = f->rootlink != NULL ? ht_proc_in_root(f->rootlink, m->path) : NULL;
+	if (f->req->path[0] != '\0' &&
+	    (in != NULL ? strcmp(in, f->req->path) != 0 :
+			  strcmp(base_of(m->path), base_of(f->req->path)) != 0))
 		return 0;
 	f->lo = m->lo;
 	f->hi = m->hi;
@@ -198,30 +217,52 @@ find_cb(void *arg, const struct ht_proc_map *m)
 
 /* The file mapped: through the kernel's link to the mapping itself. */
 static int
-try_mapping(const struct ht_modfile_req *req, struct ht_modfile *mf)
+try_mapping(const struct ht_modfile_req *req, struct ht_modfile *mf,
+    int *mismatch, char *why, size_t whylen)
 {
-	struct find f = { req, 0, 0 };
-	char why[sizeof(mf->why)];
-	int mismatch;
+	struct find f = { req, NULL, req->vlo, req->vhi };
+	char rootlink[PATH_MAX], name[64];
 
-	if (ht_proc_maps(req->pid, find_cb, &f) != 1)
-		return -1;
-	snprintf(mf->name, sizeof(mf->name),
-	    "/proc/%ld/map_files/%" PRIx64 "-%" PRIx64, (long)req->pid, f.lo,
+	*mismatch = 0;
+	if (f.lo >= f.hi) {
+		if (ht_proc_root_link(req->pid, rootlink, sizeof(rootlink)) ==
+		    0)
+			f.rootlink = rootlink;
+		if (ht_proc_maps(req->pid, find_cb, &f) != 1) {
+			snprintf(why, whylen, "not mapped by the process");
+			return -1;
+		}
+	}
+	snprintf(name, sizeof(name), "map_files/%" PRIx64 "-%" PRIx64, f.lo,
 	    f.hi);
-	return try_file(req, AT_FDCWD, mf->name, mf, &mismatch, why,
-	    sizeof(why));
+	if (ht_proc_path(req->pid, name, mf->name, sizeof(mf->name)) != 0) {
+		snprintf(why, whylen, "cannot open: %s", strerror(errno));
+		return -1;
+	}
+	return try_file(req, AT_FDCWD, mf->name, mf, mismatch, why, whylen);
 }
 
 int
 ht_modfile_open(const struct ht_modfile_req *req, struct ht_modfile *mf)
 {
-	int rootfd = AT_FDCWD, r;
+	char why[sizeof(mf->why)];
+	int rootfd = AT_FDCWD, r, mismatch = 0;
 
 	mf->fd = -1;
 	mf->elf = NULL;
 	mf->mismatch = 0;
 	mf->why[0] = '\0';
+	why[0] = '\0';
+	if (req->pid > 0 && (req->vlo < req->vhi || req->lo < req->hi) &&
+	    try_mapping(req, mf, &mismatch, why, sizeof(why)) == 0)
+		return 0;
+	if (req->path[0] != '/') {
+		/* Nothing else to try: say why the mapping was not used. */
+		mf->mismatch = mismatch;
+		snprintf(mf->why, sizeof(mf->why), "%s",
+		    why[0] != '\0' ? why : "no path to open");
+		return -1;
+	}
 	if ((size_t)snprintf(mf->name, sizeof(mf->name), "%s%s",
 		req->root != NULL ? req->root : "",
 		req->path) >= sizeof(mf->name)) {
@@ -229,20 +270,17 @@ ht_modfile_open(const struct ht_modfile_req *req, struct ht_modfile *mf)
 		return -1;
 	}
 	if (req->root != NULL &&
-	    (rootfd = open(req->root, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+	    (rootfd = open(req->root, O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
+		-1) {
 		snprintf(mf->why, sizeof(mf->why), "cannot open: %s",
 		    strerror(errno));
-	else {
-		r = try_file(req, rootfd, req->path, mf, &mf->mismatch, mf->why,
-		    sizeof(mf->why));
-		if (rootfd != AT_FDCWD)
-			close(rootfd);
-		if (r == 0)
-			return 0;
+		return -1;
 	}
-	if (req->pid > 0 && req->lo < req->hi && try_mapping(req, mf) == 0)
-		return 0;
-	return -1;
+	r = try_file(req, rootfd, req->path, mf, &mf->mismatch, mf->why,
+	    sizeof(mf->why));
+	if (rootfd != AT_FDCWD)
+		close(rootfd);
+	return r;
 }
 
 void

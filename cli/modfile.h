@@ -11,15 +11,23 @@
  * device (a terminal, /dev/ptmx, /dev/kmsg, a tape or a watchdog, whose
  * open alone acts) is never opened at all.
  *
- * A path of a live target is resolved inside its root (/proc/PID/root, or
- * the directory the caller names) with openat2 RESOLVE_IN_ROOT |
- * RESOLVE_NO_MAGICLINKS: an absolute symlink or a ".." planted inside a
- * container stays inside the container, and /proc's magic links are not
- * followed.  Before Linux 5.6, which lacks openat2, the path is resolved
- * with openat and O_NOFOLLOW, which refuses a symlink as its last component
- * at least.  The mapping of a live target can also be read through
- * /proc/PID/map_files (the very file mapped, even deleted or replaced on
- * disk since; the kernel lets only privileged readers open it).
+ * A path of a live target is resolved inside its root (/proc/TID/root of
+ * a live thread, or the directory the caller names) with openat2
+ * RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS: an absolute symlink or a ".."
+ * planted inside a container stays inside the container, and /proc's
+ * magic links are not followed.  Before Linux 5.6, which lacks openat2, the
+ * path is resolved with openat and O_NOFOLLOW, which refuses a symlink as
+ * its last component at least.
+ *
+ * Better still, a live target's module is first read through
+ * /proc/TID/map_files/LO-HI, the kernel's link to the very file mapped:
+ * no path is resolved at all, so it is right for a process chrooted inside
+ * another mount namespace, for a file mapped before the process chrooted
+ * itself (outside its root), and for one deleted or replaced on disk since.
+ * The kernel lets only a reader with CAP_SYS_ADMIN (or
+ * CAP_CHECKPOINT_RESTORE) open those links; others get the path inside the
+ * root.  A path is never resolved in our own file system on behalf of a
+ * live target.
  */
 #ifndef HT_MODFILE_H
 #define HT_MODFILE_H
@@ -59,19 +67,24 @@ int ht_modfile_build_id(Elf *elf, const unsigned char **id, size_t *len,
     GElf_Addr *vaddr);
 
 /*
- * What to open.  path is the module's path as the target saw it
- * (absolute); root is the directory it lies in (a live target's
- * /proc/PID/root), NULL for paths taken as they stand.  With pid > 0 and
- * lo < hi, the file of pid's first mapping of path that starts in
- * [lo, hi) is tried next.  Each file found must be an ELF file that check accepts (NULL:
- * any): check returns 0, or -1 after writing into why (whylen bytes) how
- * the file differs from the module's.
+ * What to open.  path is the module's path as the target sees it: inside
+ * root (absolute; "" if unknown, e.g. a file mapped from outside the
+ * root); root is the directory the target sees as "/" (a live target's
+ * /proc/TID/root), NULL for paths taken as they stand.  With pid > 0 (a
+ * live process), its mapping of the file is tried first (above): [vlo, vhi)
+ * when the caller knows it exactly as maps lists it, else the first
+ * mapping that starts in [lo, hi) (the module's address range) and whose
+ * path, inside the root, is path (or has path's basename when it lies
+ * outside the root).  Each file found must be an ELF file that check
+ * accepts (NULL: any): check returns 0, or -1 after writing into why
+ * (whylen bytes) how the file differs from the module's.
  */
 struct ht_modfile_req {
 	const char *path;
 	const char *root;
 	pid_t pid;
 	uint64_t lo, hi;
+	uint64_t vlo, vhi;
 	int (*check)(Elf *, void *arg, char *why, size_t whylen);
 	void *arg;
 };
@@ -81,8 +94,9 @@ struct ht_modfile {
 	int fd;			  /* read-only, close-on-exec */
 	Elf *elf;		  /* ELF_C_READ_MMAP over fd */
 	char name[PATH_MAX + 64]; /* the path opened */
-	/* On failure, about the first place tried: whether a file was there
-	 * (and check refused it), and why it was not used. */
+	/* On failure, about the path inside the root if it was tried, else
+	 * about the mapping: whether a file was there (and check refused
+	 * it), and why it was not used. */
 	int mismatch;
 	char why[256];
 };

@@ -212,6 +212,83 @@ out_inval:
 	return -1;
 }
 
+static int
+live_task_cb(void *arg, pid_t tid, char st)
+{
+	if (st == 'Z' || st == 'X')
+		return 0;
+	*(pid_t *)arg = tid;
+	return 1;
+}
+
+pid_t
+ht_proc_live_task(pid_t pid)
+{
+	pid_t tid = 0;
+	char st;
+
+	if ((st = ht_proc_task_state(pid, 0)) == 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	if (st != 'Z' && st != 'X')
+		return pid;
+	if (ht_proc_tasks(pid, live_task_cb, &tid) != 1) {
+		errno = ENOENT;
+		return -1;
+	}
+	return tid;
+}
+
+int
+ht_proc_path(pid_t pid, const char *name, char *buf, size_t len)
+{
+	pid_t tid;
+	int n;
+
+	if ((tid = ht_proc_live_task(pid)) == -1)
+		return -1;
+	n = snprintf(buf, len, "/proc/%ld/%s", (long)tid, name);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+int
+ht_proc_root_link(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	if (ht_proc_path(pid, "root", path, sizeof(path)) != 0)
+		return -1;
+	if ((n = readlink(path, buf, len)) == -1)
+		return -1;
+	if ((size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+const char *
+ht_proc_in_root(const char *rootlink, const char *path)
+{
+	size_t n = strlen(rootlink);
+
+	if (path[0] != '/')
+		return NULL;
+	if (strcmp(rootlink, "/") == 0)
+		return path;
+	/* "/srv/jail" begins "/srv/jail/lib/x.so", not "/srv/jailbreak". */
+	if (strncmp(path, rootlink, n) != 0 || path[n] != '/')
+		return NULL;
+	return path + n;
+}
+
 int
 ht_proc_maps(pid_t pid, int (*fn)(void *, const struct ht_proc_map *),
     void *arg)
@@ -223,8 +300,8 @@ ht_proc_maps(pid_t pid, int (*fn)(void *, const struct ht_proc_map *),
 	FILE *f;
 	int pos, r = 0, err;
 
-	snprintf(path, sizeof(path), "/proc/%ld/maps", (long)pid);
-	if ((f = fopen(path, "re")) == NULL)
+	if (ht_proc_path(pid, "maps", path, sizeof(path)) != 0 ||
+	    (f = fopen(path, "re")) == NULL)
 		return -1;
 	while (r == 0 && getline(&line, &cap, f) != -1) {
 		memset(&m, 0, sizeof(m));
@@ -292,8 +369,8 @@ ht_proc_unix_listener(pid_t pid, const char *name, uint64_t *inode)
 	FILE *fp;
 	int found = 0, e;
 
-	snprintf(path, sizeof(path), "/proc/%ld/net/unix", (long)pid);
-	if ((fp = fopen(path, "re")) == NULL)
+	if (ht_proc_path(pid, "net/unix", path, sizeof(path)) != 0 ||
+	    (fp = fopen(path, "re")) == NULL)
 		return -1;
 	/* "Num RefCount Protocol Flags Type St Inode Path"; an abstract
 	 * name is shown with '@' for its leading NUL. */
@@ -320,21 +397,21 @@ ht_proc_unix_listener(pid_t pid, const char *name, uint64_t *inode)
 int
 ht_proc_has_socket(pid_t pid, uint64_t inode)
 {
-	char path[64], want[48], link[64];
+	char dir[64], path[96], want[48], link[64];
 	struct dirent *de;
 	ssize_t n;
 	DIR *d;
 	int found = 0;
 
-	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+	if (ht_proc_path(pid, "fd", dir, sizeof(dir)) != 0)
+		return -1;
 	snprintf(want, sizeof(want), "socket:[%" PRIu64 "]", inode);
-	if ((d = opendir(path)) == NULL)
+	if ((d = opendir(dir)) == NULL)
 		return -1;
 	while (!found && (de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/fd/%.20s", (long)pid,
-		    de->d_name);
+		snprintf(path, sizeof(path), "%s/%.20s", dir, de->d_name);
 		n = readlink(path, link, sizeof(link) - 1);
 		if (n <= 0)
 			continue;

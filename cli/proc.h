@@ -5,6 +5,14 @@
  * here once: a command name in stat may hold spaces and parentheses, a path
  * in maps may hold spaces and ends in " (deleted)" once its file is gone.
  *
+ * The files that belong to the process as a whole (its maps, memory, root,
+ * descriptors, map_files, network and namespaces) are read through a live
+ * thread of it: a leader that called pthread_exit is a zombie thread whose
+ * /proc/PID/root, maps, mem, fd, map_files, net and ns went with its mm,
+ * files and fs, while its other threads run on.  /proc/TID/ of any thread
+ * can be looked up by name (proc(5)), and unlike /proc/PID/task/TID/ it
+ * has map_files too.
+ *
  * Everything read is a snapshot: the process may change or exit right
  * after.  Functions that fail return -1 with errno: ENOENT or ESRCH for no
  * such process or thread, EACCES or EPERM for one we may not look at.
@@ -64,6 +72,40 @@ int ht_proc_tasks(pid_t pid, int (*fn)(void *, pid_t, char), void *arg);
 /* The number of the system call thread tid is blocked in (first field of
  * task/TID/syscall), or -1 if it runs or cannot be read. */
 long ht_proc_task_syscall(pid_t pid, pid_t tid);
+
+/*
+ * A live thread of process pid, whose /proc/TID/ stands for the process
+ * (above): pid itself while its leader lives, else one of its other
+ * threads.  Returns the thread's id, or -1 with errno (ENOENT: no such
+ * process, or none of its threads is alive).
+ */
+pid_t ht_proc_live_task(pid_t pid);
+
+/*
+ * The path of name (e.g. "maps", "root", "map_files/LO-HI") in the /proc
+ * directory of pid's live thread into buf.  Returns 0, or -1 with errno
+ * (ENAMETOOLONG, or as ht_proc_live_task).
+ */
+int ht_proc_path(pid_t pid, const char *name, char *buf, size_t len);
+
+/*
+ * The target's root directory as our /proc shows paths: the target of the
+ * /proc/TID/root link.  The kernel writes it, as it writes the paths of
+ * /proc/PID/maps, relative to the reader's root, or to the root of the
+ * target's mount namespace when ours cannot reach it; so a path of maps
+ * under the target's root begins with it ("/srv/jail/lib/libc.so.6" for a
+ * process chrooted in /srv/jail, which sees "/lib/libc.so.6").  Returns 0,
+ * or -1 with errno.
+ */
+int ht_proc_root_link(pid_t pid, char *buf, size_t len);
+
+/*
+ * The path, inside the target's root, of the file at path in its maps:
+ * path without the root link (see ht_proc_root_link) that begins it, as a
+ * pointer into path; NULL when the file lies outside the target's root (it
+ * was mapped before a chroot): such a file cannot be named in the root.
+ */
+const char *ht_proc_in_root(const char *rootlink, const char *path);
 
 /* One line of /proc/PID/maps. */
 struct ht_proc_map {

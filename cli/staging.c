@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,8 +332,8 @@ stage_agent(pid_t pid, const struct ht_proc *p, const char *agent, char *out,
 	/* O_NOFOLLOW: a /tmp that is a symlink could point anywhere in our
 	 * own file system, since an absolute link through /proc/PID/root
 	 * resolves against our root. */
-	snprintf(path, sizeof(path), "/proc/%ld/root/tmp", (long)pid);
-	if ((dirfd = open(path,
+	if (ht_proc_path(pid, "root/tmp", path, sizeof(path)) != 0 ||
+	    (dirfd = open(path,
 		 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
 		ht_warn("attach %ld: the agent is not visible to the process "
 			"(another mount namespace or root) and its /tmp cannot "
@@ -388,17 +387,10 @@ ht_staging_path(pid_t pid, const struct ht_proc *p, char *out, size_t outlen)
 	}
 	if (ht_staging_find(agent, sizeof(agent)) != 0)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%ld/root", (long)pid);
-	if ((rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
-		if (errno == ENOENT && kill(pid, 0) == 0) {
-			/* The leader's root, maps and memory go with it. */
-			ht_warn("attach %ld: its main thread has exited "
-				"(pthread_exit), and /proc/%ld/root, maps and "
-				"mem with it; such a process cannot be "
-				"attached to yet",
-			    (long)pid, (long)pid);
-			return -1;
-		}
+	/* Through a live thread: a leader that called pthread_exit took
+	 * its /proc/PID/root with it. */
+	if (ht_proc_path(pid, "root", path, sizeof(path)) != 0 ||
+	    (rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT) {
 			ht_warn("attach %ld: no such process (it exited); "
 				"check the PID",
@@ -423,7 +415,8 @@ ht_staging_path(pid_t pid, const struct ht_proc *p, char *out, size_t outlen)
 			    (long)pid);
 			return -1;
 		}
-		ht_warn("attach %ld: %s: %s", (long)pid, path, strerror(errno));
+		ht_warn("attach %ld: its root directory: %s", (long)pid,
+		    strerror(errno));
 		return -1;
 	}
 	sees = target_sees(rootfd, agent, p);

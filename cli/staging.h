@@ -6,7 +6,8 @@
  * heaptool attach has a running process load it, and that process may live
  * in another mount namespace or root (a container) and run as another
  * user.  The agent is loaded from its own path when the target sees the
- * very same file there (through /proc/PID/root) and its user can read it;
+ * very same file there (through /proc/TID/root of a live thread: a leader
+ * that called pthread_exit has no root any more) and its user can read it;
  * otherwise a copy is staged in the target's /tmp as
  * heaptool-agent-UID-HASH.so, named by the target's uid and the content,
  * so that attaching again, or to another process of the same root, reuses

@@ -240,7 +240,11 @@ ht_target_sym(pid_t pid, const struct ht_profile *prof)
 	char root[64];
 
 	memset(&sopts, 0, sizeof(sopts));
-	snprintf(root, sizeof(root), "/proc/%ld/root", (long)pid);
+	/* A live thread's (proc.h); with none left, the leader's, which
+	 * then opens nothing: a path is never looked up in our file system
+	 * in its place. */
+	if (ht_proc_path(pid, "root", root, sizeof(root)) != 0)
+		snprintf(root, sizeof(root), "/proc/%ld/root", (long)pid);
 	sopts.root = root;
 	sopts.pid = pid;
 	return ht_sym_new(prof->modules, prof->nmodules, &sopts);

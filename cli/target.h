@@ -75,8 +75,9 @@ int ht_target_command(pid_t pid, uint16_t type);
 struct ht_profile *ht_target_profile(pid_t pid, uint8_t **raw, size_t *rawlen);
 
 /* A symbolizer for prof, a profile of the live process pid: the modules'
- * files are read as the process sees them (its mount namespace and root),
- * which also finds them inside a container.  NULL with errno on failure. */
+ * files are read as the process maps them (map_files) or sees them (its
+ * mount namespace and root, through a live thread), which also finds them
+ * inside a container or a chroot.  NULL with errno on failure. */
 struct ht_sym *ht_target_sym(pid_t pid, const struct ht_profile *prof);
 
 /* The start time of pid into *start.  Returns 0, or -1 after printing why

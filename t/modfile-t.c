@@ -7,7 +7,11 @@
  *   - a magic link of /proc is not followed (openat2 only);
  *   - ht_modfile_open takes an ELF file that the check accepts, reports
  *     the check's refusal as a mismatch and a FIFO as no file, and finds
- *     the file of a deleted mapping through map_files (root only).
+ *     the file of a deleted mapping through map_files (root only);
+ *   - a live process's module that is not inside the root given is read
+ *     through map_files (root only) and else not at all: never at the same
+ *     path in our own file system; with no path (outside the root), its
+ *     mapping is found by address and name.
  */
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -165,8 +169,8 @@ test_open(const char *self)
 {
 	struct ht_modfile mf;
 	struct ht_modfile_req req;
-	char path[PATH_MAX + 64];
-	int yes = 1, no = 0, fd, out;
+	char path[PATH_MAX + 64], empty[PATH_MAX + 64];
+	int yes = 1, no = 0, fd, out, r;
 	unsigned char buf[65536];
 	ssize_t n;
 	void *map;
@@ -231,6 +235,63 @@ test_open(const char *self)
 		    "a deleted file is read through map_files (%s)", mf.name);
 		ht_modfile_close(&mf);
 	}
+	munmap(map, 4096);
+
+	/* A module of ours named inside an empty root: the file exists in
+	 * our file system only, at that very path, and is mapped. */
+	snprintf(path, sizeof(path), "%s/mapped", root);
+	if ((fd = open(self, O_RDONLY)) == -1 ||
+	    (out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0700)) == -1)
+		bail("copying %s: %s", self, strerror(errno));
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			bail("copying %s: %s", self, strerror(errno));
+	close(fd);
+	close(out);
+	if ((fd = open(path, O_RDONLY)) == -1 ||
+	    (map = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0)) ==
+		MAP_FAILED)
+		bail("mapping %s: %s", path, strerror(errno));
+	close(fd);
+	snprintf(empty, sizeof(empty), "%s/empty", root);
+	if (mkdir(empty, 0700) != 0)
+		bail("mkdir %s: %s", empty, strerror(errno));
+	memset(&req, 0, sizeof(req));
+	req.path = path;
+	req.root = empty;
+	req.pid = getpid();
+	req.lo = (uint64_t)(uintptr_t)map;
+	req.hi = req.lo + 1;
+	req.check = accept_cb;
+	req.arg = &yes;
+	r = ht_modfile_open(&req, &mf);
+	if (geteuid() == 0)
+		ok(r == 0 && strstr(mf.name, "/map_files/") != NULL,
+		    "a module outside the root is read as mapped (%s)",
+		    r == 0 ? mf.name : mf.why);
+	else
+		ok(r == -1 && strstr(mf.why, "cannot open") != NULL,
+		    "a module outside the root is not read without map_files "
+		    "(%s)",
+		    mf.why);
+	if (r == 0)
+		ht_modfile_close(&mf);
+	req.pid = 0;
+	ok(ht_modfile_open(&req, &mf) == -1,
+	    "without the process, nothing outside the root is opened");
+	/* No path: the mapping in the range, by address (and as we see its
+	 * path, the name its basename would have). */
+	req.pid = getpid();
+	req.path = "";
+	r = ht_modfile_open(&req, &mf);
+	if (geteuid() != 0)
+		ok(r == -1, "no path, no map_files: no file");
+	else
+		ok(r == 0 && strstr(mf.name, "/map_files/") != NULL,
+		    "no path: the mapping in the range is read (%s)",
+		    r == 0 ? mf.name : mf.why);
+	if (r == 0)
+		ht_modfile_close(&mf);
 	munmap(map, 4096);
 }
 

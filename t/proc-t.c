@@ -8,7 +8,13 @@
  *   - ht_proc_mapped finds libc by its basename, nothing for a name no
  *     module has or a process that does not exist;
  *   - a child blocked in read(2): state S, its system call SYS_read, one
- *     thread; and ht_proc_read of ourselves and of no process.
+ *     thread; and ht_proc_read of ourselves and of no process;
+ *   - a child whose main thread called pthread_exit: its live thread
+ *     stands for it, and its maps, root and descriptors are read through
+ *     that thread; ours are read through ourselves;
+ *   - paths of maps inside a root: the root's path in front taken off,
+ *     a path outside the root (or beside it: "/srv/jailbreak" is not in
+ *     "/srv/jail") is none.
  */
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -19,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <limits.h>
 #include <signal.h>
 #include <stddef.h>
@@ -234,6 +241,111 @@ test_unix(void)
 	    "a closed listener is gone");
 }
 
+static void
+test_in_root(void)
+{
+	char link[PATH_MAX], mine[PATH_MAX];
+	const char *p = "/srv/jail/lib/libc.so.6";
+	ssize_t n;
+
+	ok(ht_proc_in_root("/srv/jail", p) == p + 9, "a path under the root");
+	is_string("/lib/libc.so.6", ht_proc_in_root("/srv/jail", p),
+	    "... is its path inside the root");
+	ok(ht_proc_in_root("/srv/jail", "/srv/jailbreak/x") == NULL,
+	    "a path beside the root is not inside it");
+	ok(ht_proc_in_root("/srv/jail", "/usr/lib/x") == NULL,
+	    "a path outside the root is not inside it");
+	ok(ht_proc_in_root("/srv/jail", "/srv/jail") == NULL,
+	    "the root itself is no file inside it");
+	ok(ht_proc_in_root("/", p) == p, "with root /, every path as it is");
+	ok(ht_proc_in_root("/", "[heap]") == NULL, "a pseudo-path is none");
+	if ((n = readlink("/proc/self/root", mine, sizeof(mine) - 1)) <= 0)
+		bail("readlink /proc/self/root: %s", strerror(errno));
+	mine[n] = '\0';
+	ok(ht_proc_root_link(getpid(), link, sizeof(link)) == 0 &&
+		strcmp(link, mine) == 0,
+	    "our root link (%s)", link);
+	ok(ht_proc_root_link(getpid(), link, 2) == -1 || strlen(mine) < 2,
+	    "a root link too long for the buffer fails");
+}
+
+static int pipe_fds[2];
+
+static void *
+leaderless_thread(void *arg)
+{
+	char c;
+
+	(void)arg;
+	if (write(pipe_fds[1], "r", 1) != 1)
+		_exit(1);
+	/* Until the parent closes its end. */
+	while (read(pipe_fds[0], &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+static int
+count_map_cb(void *arg, const struct ht_proc_map *m)
+{
+	(void)m;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static void
+test_live_task(void)
+{
+	char path[128], st, c;
+	pid_t child, live;
+	pthread_t t;
+	int i, nmaps = 0, in[2], r;
+
+	is_int(getpid(), ht_proc_live_task(getpid()),
+	    "a live leader stands for its process");
+	ok(ht_proc_path(getpid(), "maps", path, sizeof(path)) == 0 &&
+		strncmp(path, "/proc/", 6) == 0 &&
+		atol(path + 6) == (long)getpid(),
+	    "... its /proc directory (%s)", path);
+	ok(ht_proc_live_task(-2) == -1 && errno == ENOENT,
+	    "no process: no live task");
+	ok(ht_proc_path(getpid(), "x", path, 8) == -1 && errno == ENAMETOOLONG,
+	    "a path too long for the buffer fails");
+
+	if (pipe(pipe_fds) != 0 || pipe(in) != 0)
+		bail("pipe: %s", strerror(errno));
+	if ((child = fork()) == -1)
+		bail("fork: %s", strerror(errno));
+	if (child == 0) {
+		close(in[1]);
+		pipe_fds[0] = in[0];
+		if (pthread_create(&t, NULL, leaderless_thread, NULL) != 0)
+			_exit(1);
+		pthread_exit(NULL);
+	}
+	close(in[0]);
+	close(pipe_fds[1]);
+	r = (int)read(pipe_fds[0], &c, 1);
+	/* The leader is a zombie once it has run pthread_exit. */
+	for (i = 0; i < 2000 && (st = ht_proc_task_state(child, child)) != 'Z';
+	     i++)
+		usleep(5000);
+	is_int('Z', st, "a child whose main thread has exited (%d)", r);
+	live = ht_proc_live_task(child);
+	ok(live > 0 && live != child && ht_proc_task_state(child, live) == 'S',
+	    "its live thread stands for it (%ld)", (long)live);
+	ok(ht_proc_maps(child, count_map_cb, &nmaps) == 0 && nmaps > 0,
+	    "its maps are read through that thread (%d mappings)", nmaps);
+	ok(ht_proc_root_link(child, path, sizeof(path)) == 0,
+	    "... and its root (%s)", path);
+	ok(ht_proc_path(child, "fd", path, sizeof(path)) == 0 &&
+		access(path, R_OK) == 0,
+	    "... and its descriptors (%s)", path);
+	close(in[1]);
+	waitpid(child, NULL, 0);
+	close(pipe_fds[0]);
+}
+
 int
 main(void)
 {
@@ -242,5 +354,7 @@ main(void)
 	test_maps();
 	test_tasks();
 	test_unix();
+	test_in_root();
+	test_live_task();
 	return 0;
 }

@@ -5,7 +5,9 @@
 # Their output and exit status are those of a plain run and a readable
 # profile is written.  Also: the exit status of CMD is heaptool's; a CMD
 # killed by a signal makes heaptool exit 128 + the signal and say there is no
-# profile; children of CMD are not profiled.
+# profile; children of CMD are not profiled.  A CMD that switches from
+# root to another user who may not write the -o directory: heaptool says
+# that, not that exit handlers did not run (root only).
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htcheck.sh"
 
@@ -158,6 +160,49 @@ if [ -e "$HT_TMP/children/heaptool.$parent.heap" ]; then
 	# A child writing CMD's profile would have put its own pid there.
 	readable "$label" && want field "$HT_TMP/$label.json" pid "$parent" &&
 	    checks
+fi
+
+# A command that gives up root before it exits: its agent writes the
+# profile as the new user, and heaptool run says why it could not.
+if [ "$(id -u)" -ne 0 ]; then
+	skip "a command that gives up root: needs root"
+elif [ ! -x "$TARGETS/run-setuid" ]; then
+	bail "$TARGETS/run-setuid not built (make check builds it)"
+else
+	d=$(mktemp -d "${TMPDIR:-/tmp}/heaptool-setuid.XXXXXX")
+	chmod 0755 "$d"
+	mkdir -m 0755 "$d/root" "$d/nobody"
+	chown 65534:65534 "$d/nobody"
+	plain_label=setuid
+	plain "$plain_label" "$TARGETS/run-setuid"
+	is 0 "$plain_status" "run-setuid: gives up root and exits 0"
+	label=setuid-ht
+	timeout 60 "$HEAPTOOL" run --rate 1 -o "$d/root/x.heap" -- \
+	    "$TARGETS/run-setuid" >"$HT_TMP/$label.out" 2>"$HT_TMP/$label.err"
+	is "$plain_status" "$?" "$label: exit status unchanged"
+	cmp -s "$HT_TMP/$plain_label.plain" "$HT_TMP/$label.out"
+	ok $? "$label: output unchanged"
+	want="heaptool: no profile written to $d/root/x.heap: the agent could \
+not write it as uid 65534 (the command switched to it from uid 0) in \
+$d/root: Permission denied; give -o a directory that uid 65534 may write to"
+	is "$want" "$(cat "$HT_TMP/$label.err")" \
+	    "$label: the true cause, and what to do"
+	[ ! -e "$d/root/x.heap" ]
+	ok $? "$label: no profile file"
+	# The same where that user may write: the profile is there, its.
+	label=setuid-ht2
+	timeout 60 "$HEAPTOOL" run --rate 1 -o "$d/nobody/x.heap" -- \
+	    "$TARGETS/run-setuid" >"$HT_TMP/$label.out" 2>"$HT_TMP/$label.err"
+	ok $? "$label: a directory that uid 65534 may write to"
+	is 65534 "$(stat -c %u "$d/nobody/x.heap" 2>/dev/null)" \
+	    "$label: the profile is written, by uid 65534"
+	cp "$d/nobody/x.heap" "$HT_TMP/$label.heap" 2>/dev/null
+	readable "$label" &&
+	    want site "$HT_TMP/$label.json" --src \
+		"$HT_SRCDIR/t/target/run-setuid.c" --func keep_blocks \
+		inuse_bytes=10000 inuse_objects=5 &&
+	    checks
+	rm -rf "$d"
 fi
 
 done_testing

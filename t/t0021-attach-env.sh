@@ -13,7 +13,9 @@
 #   attach stages a copy in its /tmp; a staged name held by a file that is
 #   not the agent is refused;
 # - an unprivileged user can neither attach to a root process nor talk to
-#   the agent of a root process.
+#   the agent of a root process;
+# - a process whose main thread has exited (pthread_exit) is attached to,
+#   profiled and detached from through its live thread.
 # Parts that need root, unshare or setpriv are skipped with the reason.
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htcheck.sh"
@@ -489,18 +491,35 @@ wait "$p3"
 ok $? "the process of the stopped and unprivileged parts exits normally"
 
 # A process whose main thread ended with pthread_exit: its leader is a
-# zombie thread, whose /proc/PID/root, maps and mem are gone.  attach
-# cannot use it yet, and must say so (not "no such process", nor a
-# missing permission), and leave the process as it was.
+# zombie thread, whose /proc/PID/root, maps, mem, fd, net and ns are gone.
+# heaptool reads them through the live thread instead: attach, start,
+# report (a site of the live thread, in the main program, symbolized),
+# status and detach work, and the process reads on as before.
 start_pipe leader "$TARGETS/attach-leaderexit"
 pl=$pid
 exec 8>"$HT_TMP/leader.in"
 wait_line "$HT_TMP/leader.out" ready
 ok $? "a process whose main thread has exited (its leader a zombie)"
-ht_fails l1 1 "main thread has exited \\(pthread_exit\\)" \
-    "attach says its main thread has exited" attach --timeout 10 "$pl"
-is "0 0" "$(proc_field "$pl" TracerPid) $(agent_files "$pl")" \
-    "the process is untraced and has no agent"
+is Z "$(proc_field "$pl" State | cut -c1)" "... its leader is a zombie"
+[ ! -e "/proc/$pl/root/" ] && [ ! -s "/proc/$pl/maps" ]
+ok $? "... and its /proc/$pl/root and maps are gone"
+ht_ok l1 "attach to it" attach --timeout 10 "$pl"
+is 1 "$(agent_files "$(ls "/proc/$pl/task" | grep -vx "$pl" | head -n 1)")" \
+    "the agent is mapped (in the live thread's maps)"
+ht_ok l2 "start --rate 1 in it" start --rate 1
+echo "keep 4" >&8
+wait_line "$HT_TMP/leader.out" "kept 4"
+ht_ok l3 "report of it" report --json --detail
+label="main thread exited"
+want exact "$HT_TMP/l3.out"
+want site "$HT_TMP/l3.out" --src "$HT_SRCDIR/t/target/attach-leaderexit.c" \
+    --func keep_blocks --module attach-leaderexit --chain keep_blocks,reader \
+    inuse_bytes=4000 inuse_objects=4
+checks
+ht_ok l4 "status of it" status --json
+is true "$(json_get "$HT_TMP/l4.out" 'j["hooked"]')" "... its hooks are in"
+ht_ok l5 "detach from it" detach
+is 0 "$(proc_field "$pl" TracerPid)" "the process is untraced"
 echo hello >&8
 wait_line "$HT_TMP/leader.out" "got: hello"
 ok $? "the process reads on"
@@ -508,5 +527,7 @@ echo quit >&8
 exec 8>&-
 wait "$pl"
 ok $? "and exits normally"
+grep -q '^sum [0-9]' "$HT_TMP/leader.out"
+ok $? "... with its checksum"
 
 done_testing

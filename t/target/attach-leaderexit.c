@@ -6,8 +6,14 @@
  * not report a permission it does not lack.
  *
  * The reader prints "ready" (after prctl(PR_SET_PTRACER_ANY)) once the
- * leader is a zombie, then "got: LINE" for each line of standard input,
- * and exits 0 at "quit" or end of file.
+ * leader is a zombie, then for each line of standard input:
+ *
+ *   keep N    keep N blocks of 1000 bytes (site keep_blocks, called by
+ *             reader); prints "kept N"
+ *   quit      exit 0 (so does end of file)
+ *   other     echoed back as "got: LINE"
+ *
+ * At exit it prints "sum X", a checksum of the blocks' contents.
  */
 #include <sys/prctl.h>
 
@@ -17,7 +23,30 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixture.h"
+
 static pid_t leader;
+static volatile size_t one = 1;
+static void *kept[1024];
+static size_t nkept;
+static uint64_t sum;
+
+FX_NOINLINE static void
+keep_blocks(size_t n)
+{
+	size_t i;
+	void *p;
+
+	for (i = 0; i < n && nkept < 1024; i++) {
+		p = malloc(1000 * one); /* SITE keep_blocks */
+		if (p == NULL) {
+			fprintf(stderr, "attach-leaderexit: out of memory\n");
+			exit(1);
+		}
+		fx_fill(p, 1000, i, &sum);
+		kept[nkept++] = p;
+	}
+}
 
 static char
 leader_state(void)
@@ -50,9 +79,15 @@ reader(void *arg)
 	while (fgets(line, sizeof(line), stdin) != NULL) {
 		if (strcmp(line, "quit\n") == 0)
 			break;
-		printf("got: %s", line);
+		if (strncmp(line, "keep ", 5) == 0) {
+			keep_blocks((size_t)strtoul(line + 5, NULL, 10));
+			printf("kept %s", line + 5);
+		} else
+			printf("got: %s", line);
 		fflush(stdout);
 	}
+	printf("sum %llu\n", (unsigned long long)sum);
+	fflush(stdout);
 	exit(0);
 }
 
