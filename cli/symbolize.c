@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "debuginfo.h"
+#include "dwarf-inline.h"
 #include "modfile.h"
 #include "symbolize.h"
 
@@ -44,7 +45,9 @@ struct elfsym {
 	uint64_t lo, hi;  /* [lo, hi): its addresses (Dwfl's) */
 	uint64_t maxhi;	  /* greatest hi up to this one */
 	const char *name; /* owned by libelf */
-	int bind;	  /* the larger, the better */
+	size_t len;	  /* of the name without its "@VERSION" */
+	int local;	  /* STB_LOCAL */
+	int in_main;	  /* from the module's file, not its debug file */
 };
 
 struct mod {
@@ -70,6 +73,7 @@ struct mod {
 	 * once per label and section (see sym_name). */
 	struct label *labels;
 	size_t nlabels;
+	struct ht_inline *inl; /* the DWARF units' indexes */
 };
 
 struct cache_ent {
@@ -194,6 +198,7 @@ ht_sym_free(struct ht_sym *sym)
 		free((char *)sym->mods[i].rec.path);
 		free(sym->mods[i].syms);
 		free(sym->mods[i].labels);
+		ht_inline_free(sym->mods[i].inl);
 	}
 	free(sym->mods);
 	free(sym->root);
@@ -349,12 +354,19 @@ static char *
 name_dup(const char *name)
 {
 	static int tried;
+	char *copy = NULL, *d;
+	size_t len;
 	void *h;
-	char *d;
 	int status;
 
 	if (name == NULL)
 		return NULL;
+	/* An ELF name's "@VERSION" (or "@@VERSION") is not the function's. */
+	if ((len = strcspn(name, "@")) < strlen(name)) {
+		if ((copy = strndup(name, len)) == NULL)
+			return NULL;
+		name = copy;
+	}
 	if (strncmp(name, "_Z", 2) == 0) {
 		if (!tried) {
 			tried = 1;
@@ -367,67 +379,14 @@ name_dup(const char *name)
 		}
 		if (cxa_demangle != NULL &&
 		    (d = cxa_demangle(name, NULL, NULL, &status)) != NULL) {
-			if (status == 0)
+			if (status == 0) {
+				free(copy);
 				return d;
+			}
 			free(d);
 		}
 	}
-	return strdup(name);
-}
-
-/* The name of a subprogram or inlined instance, following abstract
- * origins and specifications; the linkage name first (it says which C++
- * overload). */
-static const char *
-die_function_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	const char *name;
-
-	name = dwarf_formstring(
-	    dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	if (name == NULL)
-		name = dwarf_formstring(
-		    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (name == NULL)
-		name = dwarf_formstring(
-		    dwarf_attr_integrate(die, DW_AT_name, &attr));
-	return name;
-}
-
-static int
-is_function_scope(Dwarf_Die *die)
-{
-	switch (dwarf_tag(die)) {
-	case DW_TAG_subprogram:
-	case DW_TAG_inlined_subroutine:
-	case DW_TAG_entry_point:
-		return 1;
-	}
-	return 0;
-}
-
-/* The call site of an inlined instance: its DW_AT_call_file and
- * DW_AT_call_line, the file an index into its CU's file table. */
-static void
-call_site(Dwarf_Die *die, const char **file, int *line)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Word idx, ln;
-	Dwarf_Files *files;
-	Dwarf_Die cu;
-	size_t nfiles;
-
-	*file = NULL;
-	*line = 0;
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &ln) == 0)
-		*line = ln > (Dwarf_Word)0x7fffffff ? 0 : (int)ln;
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) != 0)
-		return;
-	if (dwarf_diecu(die, &cu, NULL, NULL) == NULL ||
-	    dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || idx >= nfiles)
-		return;
-	*file = dwarf_filesrc(files, idx, NULL, NULL);
+	return copy != NULL ? copy : strdup(name);
 }
 
 /* A growing frame list for one address. */
@@ -470,22 +429,6 @@ frame_add(struct frames *fs, const struct ht_sym_frame *proto,
 	return f;
 }
 
-/* The order of preference of libdwfl among symbols at one address. */
-static int
-bind_rank(const GElf_Sym *s)
-{
-	switch (GELF_ST_BIND(s->st_info)) {
-	case STB_GLOBAL:
-		return 3;
-	case STB_WEAK:
-		return 2;
-	case STB_LOCAL:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
 static int
 label_cmp(const void *a, const void *b)
 {
@@ -511,6 +454,31 @@ grow_push(void **v, size_t *n, size_t *cap, size_t sz, const void *x)
 	return 0;
 }
 
+/*
+ * Of the names at one address (aliases), the one a report shows first: a
+ * module's public name before its internal ones.  Global (or weak) before
+ * local, so "__libc_start_main" before glibc's local
+ * "__libc_start_main_impl"; then one without a leading underscore, so the
+ * weak "strdup" before the global "__strdup"; then the shortest; then the
+ * first in byte order, so that the answer never depends on the table's
+ * order.
+ */
+static int
+sym_better(const struct elfsym *x, const struct elfsym *y)
+{
+	int c;
+
+	if (x->local != y->local)
+		return x->local - y->local;
+	if ((x->name[0] == '_') != (y->name[0] == '_'))
+		return x->name[0] == '_' ? 1 : -1;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	if ((c = strncmp(x->name, y->name, x->len)) != 0)
+		return c;
+	return strcmp(x->name, y->name);
+}
+
 static int
 elfsym_cmp(const void *a, const void *b)
 {
@@ -518,7 +486,7 @@ elfsym_cmp(const void *a, const void *b)
 
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
-	return y->bind - x->bind; /* preferred first */
+	return sym_better(x, y); /* preferred first */
 }
 
 /*
@@ -532,16 +500,17 @@ syms_build(struct mod *m)
 	struct elfsym e;
 	struct label l;
 	const char *name;
-	GElf_Addr addr, bias;
+	GElf_Addr addr, bias, mbias;
 	GElf_Shdr shdr;
 	GElf_Word shndx;
 	GElf_Sym s;
 	Elf_Scn *scn;
-	Elf *elf;
+	Elf *elf, *main;
 	size_t cap = 0, lcap = 0, i;
 	int nsym, k, type;
 
 	m->syms_built = 1;
+	main = dwfl_module_getelf(m->dm, &mbias);
 	nsym = dwfl_module_getsymtab(m->dm);
 	for (k = 1; k < nsym; k++) {
 		name = dwfl_module_getsym_info(m->dm, k, &s, &addr, &shndx,
@@ -566,7 +535,11 @@ syms_build(struct mod *m)
 		e.lo = addr;
 		e.hi = addr + s.st_size;
 		e.name = name;
-		e.bind = bind_rank(&s);
+		/* A shared library's .symtab spells versioned names
+		 * "name@@VERSION"; .dynsym holds the version apart. */
+		e.len = strcspn(name, "@");
+		e.local = GELF_ST_BIND(s.st_info) == STB_LOCAL;
+		e.in_main = elf == main;
 		if (grow_push((void **)&m->syms, &m->nsyms, &cap, sizeof(e),
 			&e) != 0)
 			goto nomem;
@@ -590,27 +563,20 @@ nomem:
 }
 
 /*
- * The ELF symbol that holds pc: of the sized symbols that contain it, the
- * one that starts last, the preferred binding among equals.  When none
- * does and an assembly label below pc is not covered by a sized symbol,
- * libdwfl decides.  Its answer then depends only on that label (the last
- * at or below pc) as long as pc lies in the label's section: it is asked
- * once per label (modules of hand-written stubs have thousands).
+ * The sized ELF symbol that holds pc: of those that contain it, the one
+ * that starts last, the preferred (sym_better) among aliases.  Sets
+ * *covered to the end of the sized symbols up to pc.  Needs the index.
  */
-static const char *
-sym_name(struct mod *m, uint64_t pc)
+static const struct elfsym *
+sym_at(struct mod *m, uint64_t pc, uint64_t *covered)
 {
-	GElf_Off off;
-	GElf_Sym es;
-	struct label *l;
-	uint64_t covered = 0;
 	size_t lo = 0, hi, mid;
 
+	*covered = 0;
 	if (!m->syms_built)
 		syms_build(m);
 	if (m->syms_built == 2)
-		return dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
-		    NULL);
+		return NULL;
 	/* The first symbol that starts above pc ... */
 	hi = m->nsyms;
 	while (lo < hi) {
@@ -621,7 +587,7 @@ sym_name(struct mod *m, uint64_t pc)
 			hi = mid;
 	}
 	if (lo > 0)
-		covered = m->syms[lo - 1].maxhi;
+		*covered = m->syms[lo - 1].maxhi;
 	/* ... then back while one before could still reach pc.  Sorted
 	 * with the preferred first at one address, the first that holds
 	 * pc at the greatest start is the one. */
@@ -632,11 +598,35 @@ sym_name(struct mod *m, uint64_t pc)
 				lo--;
 			while (pc >= m->syms[lo].hi)
 				lo++;
-			return m->syms[lo].name;
+			return &m->syms[lo];
 		}
 	}
+	return NULL;
+}
+
+/*
+ * The name of the ELF symbol that holds pc (sym_at).  When no sized one
+ * does and an assembly label below pc is not covered by a sized symbol,
+ * libdwfl decides.  Its answer then depends only on that label (the last
+ * at or below pc) as long as pc lies in the label's section: it is asked
+ * once per label (modules of hand-written stubs have thousands).
+ */
+static const char *
+sym_name(struct mod *m, uint64_t pc)
+{
+	const struct elfsym *e;
+	GElf_Off off;
+	GElf_Sym es;
+	struct label *l;
+	uint64_t covered;
+	size_t lo = 0, hi, mid;
+
+	if ((e = sym_at(m, pc, &covered)) != NULL)
+		return e->name;
+	if (m->syms_built == 2)
+		return dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
+		    NULL);
 	/* The last label at or below pc. */
-	lo = 0;
 	hi = m->nlabels;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
@@ -659,61 +649,82 @@ sym_name(struct mod *m, uint64_t pc)
 }
 
 /*
+ * The name of the outermost frame, the real function, as llvm-symbolizer
+ * names it: the ELF symbol that holds pc, when the module's own symbol
+ * table has one (demangled, it gives a C++ function with internal linkage
+ * the signature its DWARF name lacks), else the DWARF name.  The module's
+ * own table: its .symtab, or when it is stripped its .dynsym, which holds
+ * global names only; libdwfl reads a stripped module's .symtab from the
+ * debug file instead, so there only a global symbol is taken (a local one,
+ * "f.lto_priv.0", would not be what llvm-symbolizer prints, "f").  Among
+ * aliases the preferred (sym_better): "strdup", not glibc's internal
+ * "__GI___strdup" of the DWARF or the "__strdup" .dynsym lists first.
+ */
+static const char *
+outer_name(struct mod *m, uint64_t pc, const char *dwname)
+{
+	const struct elfsym *e;
+	uint64_t covered;
+
+	if ((e = sym_at(m, pc, &covered)) != NULL && (e->in_main || !e->local))
+		return e->name;
+	return dwname;
+}
+
+/*
  * Symbolize pc (already the address inside the call) in an opened module:
- * the DWARF scopes give the inline chain; without DWARF, the ELF symbol
- * table gives the function alone.
+ * the DWARF DIE tree gives the inline chain (cli/dwarf-inline.h); without
+ * a subprogram there, the line table gives file:line and the ELF symbol
+ * table the function.
  */
 static void
 resolve(struct mod *m, uint64_t pc, const struct ht_sym_frame *proto,
     struct frames *fs)
 {
-	Dwarf_Die *cudie, *scopes = NULL, *chain = NULL;
+	struct ht_inline_frame *ifr = NULL;
+	struct ht_sym_frame *last;
+	Dwarf_Die *cudie;
 	Dwarf_Addr dwbias;
 	Dwfl_Line *ln;
-	const char *file = NULL, *fn;
-	int line = 0, nscopes, nchain, i;
-	struct ht_sym_frame *last = NULL;
+	const char *fn;
+	char *file = NULL;
+	int line = 0, n = 0, k;
 
-	if ((ln = dwfl_module_getsrc(m->dm, pc)) != NULL)
-		file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
-
+	if (m->inl == NULL && (m->inl = ht_inline_new()) == NULL) {
+		fs->nomem = 1;
+		return;
+	}
 	cudie = dwfl_module_addrdie(m->dm, pc, &dwbias);
 	if (cudie != NULL &&
-	    (nscopes = dwarf_getscopes(cudie, pc - dwbias, &scopes)) > 0) {
-		/*
-		 * dwarf_getscopes follows an inlined instance into its
-		 * abstract definition's scopes (what a debugger wants for
-		 * variables); the physical nesting, which is the inline
-		 * call chain, comes from the innermost DIE's parents.
-		 */
-		nchain = dwarf_getscopes_die(&scopes[0], &chain);
-		for (i = 0; i < nchain; i++) {
-			if (!is_function_scope(&chain[i]))
-				continue;
-			last = frame_add(fs, proto,
-			    die_function_name(&chain[i]), file, line);
-			if (last == NULL)
-				goto out;
-			last->inlined = 1;
-			if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
-				break;
-			/* The next frame out is at this instance's call. */
-			call_site(&chain[i], &file, &line);
-		}
-		if (last != NULL) {
-			last->inlined = 0;
-			/* DWARF without a name (rare): the symbol table. */
-			if (last->function == NULL && fs->n == 1 &&
-			    (fn = sym_name(m, pc)) != NULL)
-				last->function = name_dup(fn);
-			goto out;
-		}
+	    (n = ht_inline_frames(m->inl, cudie, pc - dwbias, &ifr)) < 0) {
+		fs->nomem = 1;
+		return;
 	}
-	fn = sym_name(m, pc);
-	(void)frame_add(fs, proto, fn, file, line);
+	for (k = 0; k < n; k++) {
+		fn = ifr[k].function;
+		if (k == n - 1) {
+			fn = outer_name(m, pc, fn);
+			/* DWARF without a name (rare): a label's. */
+			if (fn == NULL)
+				fn = sym_name(m, pc);
+		}
+		if ((last = frame_add(fs, proto, fn, ifr[k].file,
+			 ifr[k].line)) == NULL)
+			goto out;
+		last->inlined = k < n - 1;
+	}
+	if (n > 0)
+		goto out;
+	if ((ln = dwfl_module_getsrc(m->dm, pc)) != NULL &&
+	    (fn = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL)) != NULL &&
+	    (file = ht_inline_path(dwfl_linecu(ln), fn)) == NULL) {
+		fs->nomem = 1;
+		goto out;
+	}
+	(void)frame_add(fs, proto, sym_name(m, pc), file, line);
 out:
-	free(chain);
-	free(scopes);
+	free(file);
+	ht_inline_frames_free(ifr, n);
 }
 
 static uint64_t
