@@ -15,7 +15,11 @@
  * Places, after the build-id path, for a module whose file the target saw
  * as DIR/FILE with debuglink NAME: DIR/NAME, DIR/.debug/NAME,
  * /usr/lib/debug/DIR/NAME (elfutils' default search path), each first
- * inside the target's root when there is one, then as it stands.
+ * inside the target's root when there is one, then as it stands.  Before
+ * them all, the user's debug directories (heaptool --debug-dir), each laid
+ * out as /usr/lib/debug is: D/.build-id/NN/REST.debug, D/NAME,
+ * D/DIR/NAME; and for a dwz alternate file D/.build-id/NN/REST.debug of
+ * its build-id, or D/REST of a link /usr/lib/debug/REST.
  */
 #ifndef HT_DEBUGINFO_H
 #define HT_DEBUGINFO_H
@@ -25,11 +29,15 @@
 /*
  * What the search needs to know of a module, pointed to by the module's
  * userdata (dwfl_module_info) and alive as long as the Dwfl: path as the
- * target saw it (absolute), root the target's root directory or NULL.
+ * target saw it (absolute), root the directory the module's file lies in
+ * (the target's root, a sysroot) or NULL, dirs the user's ndirs debug
+ * directories (opened as they stand).
  */
 struct ht_debuginfo_ctx {
 	const char *path;
 	const char *root;
+	const char *const *dirs;
+	size_t ndirs;
 };
 
 /*

@@ -23,6 +23,7 @@
 #include "debuginfo.h"
 #include "dwarf-inline.h"
 #include "modfile.h"
+#include "modsearch.h"
 #include "symbolize.h"
 
 enum mod_state {
@@ -86,6 +87,9 @@ struct ht_sym {
 	struct mod *mods; /* sorted by rec.start */
 	size_t nmods;
 	char *root;
+	char *sysroot;
+	char **dirs; /* debug directories: the user's, then the sysroot's */
+	size_t ndirs;
 	long pid; /* live process, or 0 */
 	struct cache_ent *cache;
 	size_t cache_cap; /* a power of two */
@@ -111,6 +115,37 @@ mod_cmp(const void *a, const void *b)
 
 	if (x->rec.start != y->rec.start)
 		return x->rec.start < y->rec.start ? -1 : 1;
+	return 0;
+}
+
+/* The sysroot and the debug directories of opts, copied: the user's, then
+ * SYSROOT/usr/lib/debug.  Returns 0, or -1 when out of memory. */
+static int
+opts_dirs(struct ht_sym *sym, const struct ht_sym_opts *opts)
+{
+	size_t i, n = opts->ndebug_dirs;
+	int k;
+
+	if (opts->sysroot != NULL && opts->sysroot[0] != '\0' &&
+	    (sym->sysroot = strdup(opts->sysroot)) == NULL)
+		return -1;
+	if (n == 0 && sym->sysroot == NULL)
+		return 0;
+	if ((sym->dirs = calloc(n + 1, sizeof(*sym->dirs))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((sym->dirs[sym->ndirs] = strdup(opts->debug_dirs[i])) ==
+		    NULL)
+			return -1;
+		sym->ndirs++;
+	}
+	if (sym->sysroot != NULL) {
+		k = asprintf(&sym->dirs[sym->ndirs], "%s/usr/lib/debug",
+		    sym->sysroot);
+		if (k < 0)
+			return -1;
+		sym->ndirs++;
+	}
 	return 0;
 }
 
@@ -141,6 +176,8 @@ ht_sym_new(const struct ht_module_rec *recs, size_t n,
 		goto out_free;
 	if (opts != NULL && opts->pid > 0)
 		sym->pid = (long)opts->pid;
+	if (opts != NULL && opts_dirs(sym, opts) != 0)
+		goto out_free;
 	for (i = 0; i < n; i++) {
 		sym->mods[i].rec = recs[i];
 		/* Our own copy: the symbolizer may outlive the profile. */
@@ -202,6 +239,10 @@ ht_sym_free(struct ht_sym *sym)
 	}
 	free(sym->mods);
 	free(sym->root);
+	free(sym->sysroot);
+	for (i = 0; i < sym->ndirs; i++)
+		free(sym->dirs[i]);
+	free(sym->dirs);
 	free(sym);
 }
 
@@ -250,39 +291,22 @@ mod_fail(struct mod *m, int flags, const char *fmt, const char *arg)
 	m->problem = strdup(buf);
 }
 
-/* The profile's build-id, when it has one, is the file's. */
-static int
-same_build_id(Elf *elf, void *arg, char *why, size_t whylen)
-{
-	const struct mod *m = arg;
-	const unsigned char *id;
-	GElf_Addr vaddr;
-	size_t len;
-
-	if (m->rec.build_id_len == 0 ||
-	    (ht_modfile_build_id(elf, &id, &len, &vaddr) == 0 &&
-		len == m->rec.build_id_len &&
-		memcmp(id, m->rec.build_id, len) == 0))
-		return 0;
-	snprintf(why, whylen,
-	    "build-id differs from the profile's (the file "
-	    "changed since the profile was taken)");
-	return -1;
-}
-
 /*
- * The module's file: its path under the root; for a live process, the
- * mapping itself next, which still holds a file deleted or replaced on
- * disk since it was loaded.
+ * The module's file (cli/modsearch.h): the sysroot's copy, its path under
+ * the root, for a live process the mapping itself (which still holds a
+ * file deleted or replaced on disk since it was loaded), or its debug file
+ * by build-id.
  */
 static void
 mod_open(struct ht_sym *sym, struct mod *m)
 {
-	struct ht_modfile_req req;
+	struct ht_modsearch_req req;
 	struct ht_modfile mf;
+	const char *root;
 	Dwarf_Addr bias;
+	char *problem;
 	void **ud;
-	int fd;
+	int fd, mismatch;
 
 	if (m->rec.path[0] != '/') {
 		/* [vdso], anonymous code: no file to read. */
@@ -292,16 +316,19 @@ mod_open(struct ht_sym *sym, struct mod *m)
 	}
 	memset(&req, 0, sizeof(req));
 	req.path = m->rec.path;
+	req.build_id = m->rec.build_id;
+	req.build_id_len = m->rec.build_id_len;
+	req.sysroot = sym->sysroot;
 	req.root = sym->root;
 	req.pid = (pid_t)sym->pid;
 	req.lo = m->rec.start;
 	req.hi = m->rec.end;
-	req.check = same_build_id;
-	req.arg = m;
-	if (ht_modfile_open(&req, &mf) != 0) {
-		mod_fail(m,
-		    mf.mismatch ? HT_SYM_BUILD_ID_MISMATCH : HT_SYM_NO_FILE,
-		    "%s", mf.why);
+	req.debug_dirs = (const char *const *)sym->dirs;
+	req.ndebug_dirs = sym->ndirs;
+	if (ht_modsearch_open(&req, &mf, &root, &problem, &mismatch) != 0) {
+		m->state = MOD_FAILED;
+		m->flags = mismatch ? HT_SYM_BUILD_ID_MISMATCH : HT_SYM_NO_FILE;
+		m->problem = problem;
 		return;
 	}
 	elf_end(mf.elf);
@@ -323,7 +350,9 @@ mod_open(struct ht_sym *sym, struct mod *m)
 	}
 	fd = -1; /* consumed by libdwfl */
 	m->dbg.path = m->rec.path;
-	m->dbg.root = sym->root;
+	m->dbg.root = root;
+	m->dbg.dirs = (const char *const *)sym->dirs;
+	m->dbg.ndirs = sym->ndirs;
 	if (dwfl_module_info(m->dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL) !=
 	    NULL)
 		*ud = &m->dbg;

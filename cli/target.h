@@ -76,8 +76,12 @@ struct ht_profile *ht_target_profile(pid_t pid, uint8_t **raw, size_t *rawlen);
 
 /* A symbolizer for prof, a profile of the live process pid: the modules'
  * files are read as the process sees them (its mount namespace and root),
- * which also finds them inside a container.  NULL with errno on failure. */
-struct ht_sym *ht_target_sym(pid_t pid, const struct ht_profile *prof);
+ * which also finds them inside a container; after the sysroot and before
+ * the standard places the debug directories of files (sysroot, debug_dirs
+ * and ndebug_dirs of symbolize.h; NULL: none).  NULL with errno on
+ * failure. */
+struct ht_sym *ht_target_sym(pid_t pid, const struct ht_profile *prof,
+    const struct ht_sym_opts *files);
 
 /* The start time of pid into *start.  Returns 0, or -1 after printing why
  * (the process is gone). */
