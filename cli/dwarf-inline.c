@@ -58,22 +58,17 @@ const char *
 ht_inline_die_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
-	const char *link, *name;
+	const char *name;
 
-	link = dwarf_formstring(
+	name = dwarf_formstring(
 	    dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	if (link == NULL)
-		link = dwarf_formstring(
+	if (name == NULL)
+		name = dwarf_formstring(
 		    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	/* A mangled name says which C++ (or Rust) overload, and demangles
-	 * to the qualified name.  Any other is an assembler name, which a C
-	 * library may give its internal calls (glibc's __GI__IO_doallocbuf
-	 * for _IO_doallocbuf): the name in the source is the one to show. */
-	if (link != NULL && link[0] == '_' &&
-	    (link[1] == 'Z' || link[1] == 'R'))
-		return link;
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
-	return name != NULL ? name : link;
+	if (name == NULL)
+		name = dwarf_formstring(
+		    dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return name;
 }
 
 static int

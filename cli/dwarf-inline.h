@@ -12,10 +12,8 @@
  * level's file and line come from the line table; each outer level's from
  * the DW_AT_call_file and DW_AT_call_line of the level inside it.  Names
  * follow DW_AT_abstract_origin and DW_AT_specification wherever they lead
- * (another unit, a dwz alternate file): the linkage name when it is a
- * mangled one (C++), else the name in the source (where llvm-symbolizer
- * prints an assembler name, glibc's __GI__IO_doallocbuf for
- * _IO_doallocbuf).
+ * (another unit, a dwz alternate file), the linkage name first (it says
+ * which C++ overload, and which clone: "f.part.0.lto_priv.0").
  *
  * File names are those llvm-symbolizer prints: the line table's entry
  * joined with its directory, and a relative result with the unit's
@@ -66,8 +64,7 @@ void ht_inline_frames_free(struct ht_inline_frame *frames, int n);
 char *ht_inline_path(Dwarf_Die *cu, const char *name);
 
 /* The name of a subprogram or inlined instance, following abstract
- * origins and specifications: a mangled linkage name, else DW_AT_name;
- * or NULL. */
+ * origins and specifications, the linkage name first; or NULL. */
 const char *ht_inline_die_name(Dwarf_Die *die);
 
 #endif

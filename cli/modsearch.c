@@ -100,9 +100,9 @@ message(const struct ht_modsearch_req *req, const struct tried *t)
 	snprintf(s, n, "%s%s%s%s%s%s", t->first,
 	    req->build_id_len > 0 ? "; looked for its build-id " : "",
 	    req->build_id_len > 0 ? id : "",
-	    t->n > 0 ? (req->build_id_len > 0 ? " also in " :
-						"; also looked in ") :
-		       "",
+	    t->n > 0 ?
+		(req->build_id_len > 0 ? " also in " : "; also looked in ") :
+		"",
 	    t->more,
 	    "; give the files of the profile's time with --sysroot DIR or "
 	    "--debug-dir DIR");

@@ -25,30 +25,12 @@
 #include "modfile.h"
 #include "modsearch.h"
 #include "symbolize.h"
+#include "symtab.h"
 
 enum mod_state {
 	MOD_UNOPENED,
 	MOD_OK,
 	MOD_FAILED,
-};
-
-/* An ELF symbol without a size, and libdwfl's answer for the addresses
- * after it in its section. */
-struct label {
-	uint64_t addr;
-	uint64_t secend;  /* end of its section, or 0: unknown */
-	const char *name; /* libdwfl's answer, if known */
-	int known;
-};
-
-/* An ELF symbol with a size, for symbol lookups without DWARF. */
-struct elfsym {
-	uint64_t lo, hi;  /* [lo, hi): its addresses (Dwfl's) */
-	uint64_t maxhi;	  /* greatest hi up to this one */
-	const char *name; /* owned by libelf */
-	size_t len;	  /* of the name without its "@VERSION" */
-	int local;	  /* STB_LOCAL */
-	int in_main;	  /* from the module's file, not its debug file */
 };
 
 struct mod {
@@ -63,17 +45,7 @@ struct mod {
 	/* Add to a recorded address to get the address Dwfl uses: zero
 	 * unless libdwfl placed the file at another bias (ET_EXEC). */
 	uint64_t adj;
-	/* The sized symbols sorted by address, built on the first lookup
-	 * that needs one: dwfl_module_addrinfo reads the whole table on
-	 * every call, far too slow for tens of thousands of addresses. */
-	struct elfsym *syms;
-	size_t nsyms;
-	int syms_built; /* 2: no memory for it */
-	/* Symbols without a size (assembly labels), sorted: where one may
-	 * be the answer, libdwfl's own rules for them decide (the slow way),
-	 * once per label and section (see sym_name). */
-	struct label *labels;
-	size_t nlabels;
+	struct ht_symtab *st;  /* its symbols, indexed */
 	struct ht_inline *inl; /* the DWARF units' indexes */
 };
 
@@ -233,8 +205,7 @@ ht_sym_free(struct ht_sym *sym)
 			dwfl_end(sym->mods[i].dwfl);
 		free(sym->mods[i].problem);
 		free((char *)sym->mods[i].rec.path);
-		free(sym->mods[i].syms);
-		free(sym->mods[i].labels);
+		ht_symtab_free(sym->mods[i].st);
 		ht_inline_free(sym->mods[i].inl);
 	}
 	free(sym->mods);
@@ -458,248 +429,6 @@ frame_add(struct frames *fs, const struct ht_sym_frame *proto,
 	return f;
 }
 
-static int
-label_cmp(const void *a, const void *b)
-{
-	const struct label *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* Append x to the array *v of *n (capacity *cap) elements of size sz. */
-static int
-grow_push(void **v, size_t *n, size_t *cap, size_t sz, const void *x)
-{
-	void *nv;
-
-	if (*n == *cap) {
-		if ((nv = reallocarray(*v, *cap ? *cap * 2 : 256, sz)) == NULL)
-			return -1;
-		*v = nv;
-		*cap = *cap ? *cap * 2 : 256;
-	}
-	memcpy((char *)*v + *n * sz, x, sz);
-	(*n)++;
-	return 0;
-}
-
-/*
- * Of the names at one address (aliases), the one a report shows first: a
- * module's public name before its internal ones.  Global (or weak) before
- * local, so "__libc_start_main" before glibc's local
- * "__libc_start_main_impl"; then one without a leading underscore, so the
- * weak "strdup" before the global "__strdup"; then the shortest; then the
- * first in byte order, so that the answer never depends on the table's
- * order.
- */
-static int
-sym_better(const struct elfsym *x, const struct elfsym *y)
-{
-	int c;
-
-	if (x->local != y->local)
-		return x->local - y->local;
-	if ((x->name[0] == '_') != (y->name[0] == '_'))
-		return x->name[0] == '_' ? 1 : -1;
-	if (x->len != y->len)
-		return x->len < y->len ? -1 : 1;
-	if ((c = strncmp(x->name, y->name, x->len)) != 0)
-		return c;
-	return strcmp(x->name, y->name);
-}
-
-static int
-elfsym_cmp(const void *a, const void *b)
-{
-	const struct elfsym *x = a, *y = b;
-
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return sym_better(x, y); /* preferred first */
-}
-
-/*
- * Index m's symbol table (the symbols dwfl_module_addrinfo considers).
- * Out of memory, there is no index (syms_built 2): every lookup then takes
- * the slow way.
- */
-static void
-syms_build(struct mod *m)
-{
-	struct elfsym e;
-	struct label l;
-	const char *name;
-	GElf_Addr addr, bias, mbias;
-	GElf_Shdr shdr;
-	GElf_Word shndx;
-	GElf_Sym s;
-	Elf_Scn *scn;
-	Elf *elf, *main;
-	size_t cap = 0, lcap = 0, i;
-	int nsym, k, type;
-
-	m->syms_built = 1;
-	main = dwfl_module_getelf(m->dm, &mbias);
-	nsym = dwfl_module_getsymtab(m->dm);
-	for (k = 1; k < nsym; k++) {
-		name = dwfl_module_getsym_info(m->dm, k, &s, &addr, &shndx,
-		    &elf, &bias);
-		type = GELF_ST_TYPE(s.st_info);
-		if (name == NULL || name[0] == '\0' || shndx == SHN_UNDEF ||
-		    type == STT_SECTION || type == STT_FILE || type == STT_TLS)
-			continue;
-		if (s.st_size == 0) {
-			memset(&l, 0, sizeof(l));
-			l.addr = addr;
-			if (shndx < SHN_LORESERVE && elf != NULL &&
-			    (scn = elf_getscn(elf, shndx)) != NULL &&
-			    gelf_getshdr(scn, &shdr) != NULL &&
-			    (shdr.sh_flags & SHF_ALLOC))
-				l.secend = shdr.sh_addr + bias + shdr.sh_size;
-			if (grow_push((void **)&m->labels, &m->nlabels, &lcap,
-				sizeof(l), &l) != 0)
-				goto nomem;
-			continue;
-		}
-		e.lo = addr;
-		e.hi = addr + s.st_size;
-		e.name = name;
-		/* A shared library's .symtab spells versioned names
-		 * "name@@VERSION"; .dynsym holds the version apart. */
-		e.len = strcspn(name, "@");
-		e.local = GELF_ST_BIND(s.st_info) == STB_LOCAL;
-		e.in_main = elf == main;
-		if (grow_push((void **)&m->syms, &m->nsyms, &cap, sizeof(e),
-			&e) != 0)
-			goto nomem;
-	}
-	qsort(m->syms, m->nsyms, sizeof(*m->syms), elfsym_cmp);
-	qsort(m->labels, m->nlabels, sizeof(*m->labels), label_cmp);
-	for (i = 0; i < m->nsyms; i++)
-		m->syms[i].maxhi = i > 0 &&
-			m->syms[i - 1].maxhi > m->syms[i].hi ?
-		    m->syms[i - 1].maxhi :
-		    m->syms[i].hi;
-	return;
-nomem:
-	free(m->syms);
-	free(m->labels);
-	m->syms = NULL;
-	m->nsyms = 0;
-	m->labels = NULL;
-	m->nlabels = 0;
-	m->syms_built = 2;
-}
-
-/*
- * The sized ELF symbol that holds pc: of those that contain it, the one
- * that starts last, the preferred (sym_better) among aliases.  Sets
- * *covered to the end of the sized symbols up to pc.  Needs the index.
- */
-static const struct elfsym *
-sym_at(struct mod *m, uint64_t pc, uint64_t *covered)
-{
-	size_t lo = 0, hi, mid;
-
-	*covered = 0;
-	if (!m->syms_built)
-		syms_build(m);
-	if (m->syms_built == 2)
-		return NULL;
-	/* The first symbol that starts above pc ... */
-	hi = m->nsyms;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (m->syms[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0)
-		*covered = m->syms[lo - 1].maxhi;
-	/* ... then back while one before could still reach pc.  Sorted
-	 * with the preferred first at one address, the first that holds
-	 * pc at the greatest start is the one. */
-	while (lo > 0 && m->syms[lo - 1].maxhi > pc) {
-		lo--;
-		if (pc < m->syms[lo].hi) {
-			while (lo > 0 && m->syms[lo - 1].lo == m->syms[lo].lo)
-				lo--;
-			while (pc >= m->syms[lo].hi)
-				lo++;
-			return &m->syms[lo];
-		}
-	}
-	return NULL;
-}
-
-/*
- * The name of the ELF symbol that holds pc (sym_at).  When no sized one
- * does and an assembly label below pc is not covered by a sized symbol,
- * libdwfl decides.  Its answer then depends only on that label (the last
- * at or below pc) as long as pc lies in the label's section: it is asked
- * once per label (modules of hand-written stubs have thousands).
- */
-static const char *
-sym_name(struct mod *m, uint64_t pc)
-{
-	const struct elfsym *e;
-	GElf_Off off;
-	GElf_Sym es;
-	struct label *l;
-	uint64_t covered;
-	size_t lo = 0, hi, mid;
-
-	if ((e = sym_at(m, pc, &covered)) != NULL)
-		return e->name;
-	if (m->syms_built == 2)
-		return dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
-		    NULL);
-	/* The last label at or below pc. */
-	hi = m->nlabels;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (m->labels[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || (l = &m->labels[lo - 1])->addr < covered)
-		return NULL;
-	if (pc >= l->secend)
-		return dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
-		    NULL);
-	if (!l->known) {
-		l->name = dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
-		    NULL);
-		l->known = 1;
-	}
-	return l->name;
-}
-
-/*
- * The name of the outermost frame, the real function, as llvm-symbolizer
- * names it: the ELF symbol that holds pc, when the module's own symbol
- * table has one (demangled, it gives a C++ function with internal linkage
- * the signature its DWARF name lacks), else the DWARF name.  The module's
- * own table: its .symtab, or when it is stripped its .dynsym, which holds
- * global names only; libdwfl reads a stripped module's .symtab from the
- * debug file instead, so there only a global symbol is taken (a local one,
- * "f.lto_priv.0", would not be what llvm-symbolizer prints, "f").  Among
- * aliases the preferred (sym_better): "strdup", not glibc's internal
- * "__GI___strdup" of the DWARF or the "__strdup" .dynsym lists first.
- */
-static const char *
-outer_name(struct mod *m, uint64_t pc, const char *dwname)
-{
-	const struct elfsym *e;
-	uint64_t covered;
-
-	if ((e = sym_at(m, pc, &covered)) != NULL && (e->in_main || !e->local))
-		return e->name;
-	return dwname;
-}
-
 /*
  * Symbolize pc (already the address inside the call) in an opened module:
  * the DWARF DIE tree gives the inline chain (cli/dwarf-inline.h); without
@@ -719,7 +448,8 @@ resolve(struct mod *m, uint64_t pc, const struct ht_sym_frame *proto,
 	char *file = NULL;
 	int line = 0, n = 0, k;
 
-	if (m->inl == NULL && (m->inl = ht_inline_new()) == NULL) {
+	if ((m->inl == NULL && (m->inl = ht_inline_new()) == NULL) ||
+	    (m->st == NULL && (m->st = ht_symtab_new(m->dm)) == NULL)) {
 		fs->nomem = 1;
 		return;
 	}
@@ -730,12 +460,12 @@ resolve(struct mod *m, uint64_t pc, const struct ht_sym_frame *proto,
 		return;
 	}
 	for (k = 0; k < n; k++) {
-		fn = ifr[k].function;
+		fn = ht_symtab_alias(m->st, ifr[k].function);
 		if (k == n - 1) {
-			fn = outer_name(m, pc, fn);
+			fn = ht_symtab_outer(m->st, pc, ifr[k].function);
 			/* DWARF without a name (rare): a label's. */
 			if (fn == NULL)
-				fn = sym_name(m, pc);
+				fn = ht_symtab_name(m->st, pc);
 		}
 		if ((last = frame_add(fs, proto, fn, ifr[k].file,
 			 ifr[k].line)) == NULL)
@@ -750,7 +480,7 @@ resolve(struct mod *m, uint64_t pc, const struct ht_sym_frame *proto,
 		fs->nomem = 1;
 		goto out;
 	}
-	(void)frame_add(fs, proto, sym_name(m, pc), file, line);
+	(void)frame_add(fs, proto, ht_symtab_name(m->st, pc), file, line);
 out:
 	free(file);
 	ht_inline_frames_free(ifr, n);
