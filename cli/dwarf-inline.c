@@ -93,6 +93,24 @@ is_block(int tag)
 	return 0;
 }
 
+/*
+ * The next sibling of die, into die.  Returns 0, or 1 at the last one or
+ * on a malformed tree: a DW_AT_sibling that does not lead forward (the
+ * debug information is a module's file, input we do not trust) ends the
+ * walk instead of looping on it.
+ */
+static int
+next_sibling(Dwarf_Die *die)
+{
+	Dwarf_Die next;
+
+	if (dwarf_siblingof(die, &next) != 0 ||
+	    (const char *)next.addr <= (const char *)die->addr)
+		return 1;
+	*die = next;
+	return 0;
+}
+
 static int
 range_push(struct unit *u, size_t *cap, Dwarf_Addr lo, Dwarf_Addr hi,
     Dwarf_Die *die)
@@ -154,7 +172,7 @@ index_scope(struct unit *u, size_t *cap, Dwarf_Die *parent, int depth)
 				return -1;
 			break;
 		}
-	} while (dwarf_siblingof(&child, &child) == 0);
+	} while (next_sibling(&child) == 0);
 	return 0;
 }
 
@@ -288,7 +306,7 @@ descend(struct chain *c, Dwarf_Die *scope, Dwarf_Addr pc, int depth)
 			continue;
 		if ((r = descend(c, &child, pc, depth + 1)) != 0)
 			return r;
-	} while (dwarf_siblingof(&child, &child) == 0);
+	} while (next_sibling(&child) == 0);
 	return 0;
 }
 
