@@ -15,7 +15,7 @@
 
 static const char diff_usage[] =
     "usage: heaptool diff [--detail] [--json] [--top N] [--bytes] [-o OUT]\n"
-    "                     OLD NEW\n"
+    "                     [--sysroot DIR] [--debug-dir DIR]... OLD NEW\n"
     "\n"
     "Compare two profiles (files written by heaptool run or dump; - reads\n"
     "stdin): the change of every total and of the memory of each module, and\n"
@@ -27,14 +27,17 @@ static const char diff_usage[] =
     "  -j, --json           write JSON (keys in man heaptool)\n"
     "  -t, --top N          list the N sites that changed most, fold the rest\n"
     "  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
-    "  -o, --output OUT     write the diff to OUT instead of stdout\n"
-    "  -h, --help           show this help\n"
+    "  -o, --output OUT     write the diff to OUT instead of "
+    "stdout\n" HT_CMD_FILES_HELP "  -h, --help           show this help\n"
     "\n"
+    "HEAPTOOL_SYSROOT and HEAPTOOL_DEBUG_DIR (DIR:DIR...) stand for\n"
+    "--sysroot and --debug-dir when they are not given.\n"
     "See man heaptool for the details.\n";
 
 static const struct option diff_options[] = {
 	{ "json", no_argument, NULL, 'j' },
 	HT_CMD_PRINT_LONGOPTS,
+	HT_CMD_FILES_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -43,12 +46,16 @@ int
 ht_cmd_diff(int argc, char **argv)
 {
 	struct ht_cmd_print p;
+	struct ht_cmd_files files;
+	struct ht_sym_opts sopts;
 	struct ht_profile *prof[2] = { NULL, NULL };
 	struct ht_sym *sym[2] = { NULL, NULL };
 	char err[256];
 	int c, k, rc, json = 0;
 
 	memset(&p, 0, sizeof(p));
+	memset(&files, 0, sizeof(files));
+	memset(&sopts, 0, sizeof(sopts));
 	ht_cmd_getopt_reset();
 	while ((c = getopt_long(argc, argv, ":djt:bo:h", diff_options, NULL)) !=
 	    -1) {
@@ -59,8 +66,9 @@ ht_cmd_diff(int argc, char **argv)
 		case 'h':
 			return ht_cmd_help(diff_usage);
 		default:
-			if ((rc = ht_cmd_print_opt(c, optarg, argv, &p)) !=
-			    HT_EXIT_OK)
+			if ((rc = ht_cmd_files_opt(c, optarg, &files)) == -1)
+				rc = ht_cmd_print_opt(c, optarg, argv, &p);
+			if (rc != HT_EXIT_OK)
 				return rc;
 			break;
 		}
@@ -75,6 +83,9 @@ ht_cmd_diff(int argc, char **argv)
 		return ht_usage("diff: - and -: standard input holds one "
 				"profile; give at least one file");
 
+	if ((rc = ht_cmd_files_env(&files)) != HT_EXIT_OK)
+		goto out;
+	ht_cmd_files_sym(&files, &sopts);
 	rc = HT_EXIT_FAIL;
 	for (k = 0; k < 2; k++) {
 		const char *path = argv[optind + k];
@@ -88,7 +99,7 @@ ht_cmd_diff(int argc, char **argv)
 			goto out;
 		}
 		if ((sym[k] = ht_sym_new(prof[k]->modules, prof[k]->nmodules,
-			 NULL)) == NULL) {
+			 &sopts)) == NULL) {
 			ht_warn("diff %s: %s", path, strerror(errno));
 			goto out;
 		}
@@ -101,5 +112,6 @@ out:
 		if (prof[k] != NULL)
 			ht_profile_free(prof[k]);
 	}
+	ht_cmd_files_free(&files);
 	return rc;
 }

@@ -23,7 +23,8 @@
 static const char report_usage[] =
     "usage: heaptool report [-p PID] [--detail] [--format FORMAT | --json]\n"
     "                       [--sort COLUMN] [--top N] [--threshold SIZE]\n"
-    "                       [--at-peak] [--bytes] [-o OUT] [--diff | FILE]\n"
+    "                       [--at-peak] [--bytes] [-o OUT] [--sysroot DIR]\n"
+    "                       [--debug-dir DIR]... [--diff | FILE]\n"
     "\n"
     "Print a profile: the session, the totals with their 95% intervals,\n"
     "memory by module and by thread.  The profile is the one saved in FILE\n"
@@ -49,9 +50,11 @@ static const char report_usage[] =
     "                       diff prints it (with --detail, --json, --top,\n"
     "                       --bytes and -o only)\n"
     "  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
-    "  -o, --output OUT     write the report to OUT instead of stdout\n"
-    "  -h, --help           show this help\n"
+    "  -o, --output OUT     write the report to OUT instead of "
+    "stdout\n" HT_CMD_FILES_HELP "  -h, --help           show this help\n"
     "\n"
+    "HEAPTOOL_SYSROOT and HEAPTOOL_DEBUG_DIR (DIR:DIR...) stand for\n"
+    "--sysroot and --debug-dir when they are not given.\n"
     "See man heaptool for the details and the JSON keys.\n";
 
 enum {
@@ -69,6 +72,7 @@ static const struct option report_options[] = {
 	{ "at-peak", no_argument, NULL, OPT_AT_PEAK },
 	{ "diff", no_argument, NULL, OPT_DIFF },
 	HT_CMD_PRINT_LONGOPTS,
+	HT_CMD_FILES_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -104,7 +108,8 @@ baseline(pid_t pid, uint64_t start)
  * that heaptool diff has (the others do not apply to a diff). */
 static int
 report_diff(const char *popt, const struct ht_report_opts *opts,
-    const struct ht_cmd_print *p, const char *file)
+    const struct ht_cmd_print *p, const char *file,
+    const struct ht_sym_opts *files)
 {
 	struct ht_profile *base = NULL, *now = NULL;
 	struct ht_sym *bsym = NULL, *nsym = NULL;
@@ -136,8 +141,8 @@ report_diff(const char *popt, const struct ht_report_opts *opts,
 	if ((now = ht_target_profile(pid, NULL, NULL)) == NULL)
 		goto out;
 	/* Both are the process's: its files as it sees them. */
-	if ((bsym = ht_target_sym(pid, base)) == NULL ||
-	    (nsym = ht_target_sym(pid, now)) == NULL) {
+	if ((bsym = ht_target_sym(pid, base, files)) == NULL ||
+	    (nsym = ht_target_sym(pid, now, files)) == NULL) {
 		ht_warn("report --diff %ld: %s", (long)pid, strerror(errno));
 		goto out;
 	}
@@ -158,8 +163,8 @@ out:
  * symbolizer; what names it in messages.  Returns HT_EXIT_OK, or the exit
  * status after printing why. */
 static int
-load(const char *path, const char *popt, struct ht_profile **profp,
-    struct ht_sym **symp, char *what, size_t whatlen)
+load(const char *path, const char *popt, const struct ht_sym_opts *files,
+    struct ht_profile **profp, struct ht_sym **symp, char *what, size_t whatlen)
 {
 	struct ht_profile *prof;
 	char err[256];
@@ -176,14 +181,14 @@ load(const char *path, const char *popt, struct ht_profile **profp,
 			return HT_EXIT_FAIL;
 		}
 		snprintf(what, whatlen, "%s", path);
-		*symp = ht_sym_new(prof->modules, prof->nmodules, NULL);
+		*symp = ht_sym_new(prof->modules, prof->nmodules, files);
 	} else {
 		if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
 			return rc;
 		if ((prof = ht_target_profile(pid, NULL, NULL)) == NULL)
 			return HT_EXIT_FAIL;
 		snprintf(what, whatlen, "target %ld", (long)pid);
-		*symp = ht_target_sym(pid, prof);
+		*symp = ht_target_sym(pid, prof, files);
 	}
 	if (*symp == NULL) {
 		ht_warn("report %s: %s", what, strerror(errno));
@@ -198,6 +203,8 @@ int
 ht_cmd_report(int argc, char **argv)
 {
 	struct ht_report_opts opts;
+	struct ht_cmd_files files;
+	struct ht_sym_opts sopts;
 	struct ht_cmd_print p;
 	struct ht_profile *prof;
 	struct ht_sym *sym;
@@ -208,6 +215,8 @@ ht_cmd_report(int argc, char **argv)
 
 	memset(&opts, 0, sizeof(opts));
 	memset(&p, 0, sizeof(p));
+	memset(&files, 0, sizeof(files));
+	memset(&sopts, 0, sizeof(sopts));
 	opts.format = HT_REPORT_TEXT;
 	ht_cmd_getopt_reset();
 	while ((c = getopt_long(argc, argv, ":p:djf:s:t:bo:h", report_options,
@@ -248,8 +257,9 @@ ht_cmd_report(int argc, char **argv)
 			diff = 1;
 			break;
 		default:
-			if ((rc = ht_cmd_print_opt(c, optarg, argv, &p)) !=
-			    HT_EXIT_OK)
+			if ((rc = ht_cmd_files_opt(c, optarg, &files)) == -1)
+				rc = ht_cmd_print_opt(c, optarg, argv, &p);
+			if (rc != HT_EXIT_OK)
 				return rc;
 			break;
 		}
@@ -262,9 +272,15 @@ ht_cmd_report(int argc, char **argv)
 		return ht_usage("report: %s: one profile at a time; see "
 				"'heaptool report --help'",
 		    argv[optind + 1]);
-	if (diff)
-		return report_diff(popt, &opts, &p,
-		    optind < argc ? argv[optind] : NULL);
+	if (diff) {
+		if ((rc = ht_cmd_files_env(&files)) == HT_EXIT_OK) {
+			ht_cmd_files_sym(&files, &sopts);
+			rc = report_diff(popt, &opts, &p,
+			    optind < argc ? argv[optind] : NULL, &sopts);
+		}
+		ht_cmd_files_free(&files);
+		return rc;
+	}
 	if (optind < argc && popt != NULL)
 		return ht_usage("report: -p %s and %s: give a process or a "
 				"file, not both",
@@ -276,8 +292,15 @@ ht_cmd_report(int argc, char **argv)
 		    "text for a terminal; give -o FILE or redirect stdout",
 		    opts.format == HT_REPORT_PPROF ? "pprof" : "svg");
 
-	if ((rc = load(optind < argc ? argv[optind] : NULL, popt, &prof, &sym,
-		 what, sizeof(what))) != HT_EXIT_OK)
+	if ((rc = ht_cmd_files_env(&files)) != HT_EXIT_OK) {
+		ht_cmd_files_free(&files);
+		return rc;
+	}
+	ht_cmd_files_sym(&files, &sopts);
+	rc = load(optind < argc ? argv[optind] : NULL, popt, &sopts, &prof,
+	    &sym, what, sizeof(what));
+	ht_cmd_files_free(&files); /* the symbolizer keeps copies */
+	if (rc != HT_EXIT_OK)
 		return rc;
 	rc = HT_EXIT_FAIL;
 	if ((fp = ht_cmd_out_open(out, 0)) == NULL)

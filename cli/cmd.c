@@ -3,6 +3,8 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -151,6 +153,101 @@ ht_cmd_print_opt(int c, const char *arg, char **argv, struct ht_cmd_print *p)
 		return ht_cmd_parse_out(arg, argv[0], &p->out);
 	}
 	return ht_cmd_opt_error(argv[0], c, argv);
+}
+
+/* what names a directory of the user's: it must be one. */
+static int
+user_dir(const char *what, const char *dir)
+{
+	struct stat st;
+
+	if (dir[0] == '\0')
+		return ht_usage("%s: an empty directory name; give a directory",
+		    what);
+	if (stat(dir, &st) != 0)
+		return ht_usage("%s %s: %s; give a directory", what, dir,
+		    strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return ht_usage("%s %s: not a directory; give a directory",
+		    what, dir);
+	return HT_EXIT_OK;
+}
+
+static int
+add_dir(struct ht_cmd_files *f, const char *what, const char *dir)
+{
+	int rc;
+
+	if ((rc = user_dir(what, dir)) != HT_EXIT_OK)
+		return rc;
+	if (f->ndirs == HT_CMD_MAX_DEBUG_DIRS)
+		return ht_usage("%s: more than %d debug directories; give "
+				"fewer",
+		    what, HT_CMD_MAX_DEBUG_DIRS);
+	f->dirs[f->ndirs++] = dir;
+	return HT_EXIT_OK;
+}
+
+int
+ht_cmd_files_opt(int c, const char *arg, struct ht_cmd_files *f)
+{
+	switch (c) {
+	case HT_CMD_OPT_SYSROOT:
+		f->sysroot = arg;
+		f->sysroot_opt = 1;
+		return user_dir("--sysroot", arg);
+	case HT_CMD_OPT_DEBUG_DIR:
+		f->dirs_opt = 1;
+		return add_dir(f, "--debug-dir", arg);
+	}
+	return -1;
+}
+
+int
+ht_cmd_files_env(struct ht_cmd_files *f)
+{
+	struct stat st;
+	const char *v;
+	char *dir, *save;
+	int rc;
+
+	if (!f->sysroot_opt && (v = getenv("HEAPTOOL_SYSROOT")) != NULL &&
+	    v[0] != '\0') {
+		if ((rc = user_dir("HEAPTOOL_SYSROOT", v)) != HT_EXIT_OK)
+			return rc;
+		f->sysroot = v;
+	}
+	if (f->dirs_opt || (v = getenv("HEAPTOOL_DEBUG_DIR")) == NULL)
+		return HT_EXIT_OK;
+	if ((f->env = strdup(v)) == NULL) {
+		ht_warn("HEAPTOOL_DEBUG_DIR: %s", strerror(errno));
+		return HT_EXIT_FAIL;
+	}
+	/* As in PATH, empty entries and directories that are not there are
+	 * skipped: one list may serve several machines. */
+	for (dir = strtok_r(f->env, ":", &save); dir != NULL;
+	     dir = strtok_r(NULL, ":", &save)) {
+		if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if ((rc = add_dir(f, "HEAPTOOL_DEBUG_DIR", dir)) != HT_EXIT_OK)
+			return rc;
+	}
+	return HT_EXIT_OK;
+}
+
+void
+ht_cmd_files_sym(const struct ht_cmd_files *f, struct ht_sym_opts *o)
+{
+	o->sysroot = f->sysroot;
+	o->debug_dirs = f->dirs;
+	o->ndebug_dirs = f->ndirs;
+}
+
+void
+ht_cmd_files_free(struct ht_cmd_files *f)
+{
+	free(f->env);
+	f->env = NULL;
 }
 
 FILE *

@@ -129,6 +129,56 @@ int
 ht_cmd_print_opt(int c, const char *arg, char **argv, struct ht_cmd_print *p);
 
 /*
+ * Where report and diff find the files of a profile taken before the
+ * files changed (symbolize.h): --sysroot DIR and --debug-dir DIR
+ * (repeatable), or without them the environment's HEAPTOOL_SYSROOT and
+ * HEAPTOOL_DEBUG_DIR (directories separated by colons).
+ */
+#define HT_CMD_MAX_DEBUG_DIRS 32
+struct ht_cmd_files {
+	const char *sysroot;
+	const char *dirs[HT_CMD_MAX_DEBUG_DIRS];
+	size_t ndirs;
+	int sysroot_opt, dirs_opt; /* given as options */
+	char *env;		   /* the split copy of HEAPTOOL_DEBUG_DIR */
+};
+enum {
+	HT_CMD_OPT_SYSROOT = 512,
+	HT_CMD_OPT_DEBUG_DIR,
+};
+#define HT_CMD_FILES_LONGOPTS                                                  \
+	{ "sysroot", required_argument, NULL, HT_CMD_OPT_SYSROOT },            \
+	{                                                                      \
+		"debug-dir", required_argument, NULL, HT_CMD_OPT_DEBUG_DIR     \
+	}
+#define HT_CMD_FILES_HELP                                                      \
+	"      --sysroot DIR    look for the modules' files of the "           \
+	"profile's\n"                                                          \
+	"                       time in DIR first (e.g. old packages "         \
+	"unpacked\n"                                                           \
+	"                       there), and for their debug files in\n"        \
+	"                       DIR/usr/lib/debug\n"                           \
+	"      --debug-dir DIR  look for separate debug files in DIR first, "  \
+	"laid\n"                                                               \
+	"                       out as /usr/lib/debug is (repeatable)\n"
+
+/*
+ * Take getopt_long's answer c with its argument arg into *f when it is one
+ * of those options.  Returns HT_EXIT_OK, HT_EXIT_USAGE after printing why
+ * (not a directory, too many), or -1 when c is none of them.
+ */
+int ht_cmd_files_opt(int c, const char *arg, struct ht_cmd_files *f);
+/*
+ * Complete *f after the options: the environment for what they did not
+ * give.  Returns HT_EXIT_OK, or an exit status after printing why.
+ */
+int ht_cmd_files_env(struct ht_cmd_files *f);
+/* The symbolizer's options of *f, pointing into it, in *o (its other
+ * fields untouched). */
+void ht_cmd_files_sym(const struct ht_cmd_files *f, struct ht_sym_opts *o);
+void ht_cmd_files_free(struct ht_cmd_files *f);
+
+/*
  * The output of a command: the file out (created or truncated), or stdout
  * when out is NULL or, with dash, "-".  Returns the stream, or NULL after
  * printing why.

@@ -143,6 +143,41 @@ try_build_id(const struct where *at, const struct want *w, char **name)
 	return try_path(at, path, w, name);
 }
 
+/* The user's debug directories, as they stand: D/REL for each D (REL
+ * starts with a slash).  Returns the fd, or -1. */
+static int
+try_dirs(const struct ht_debuginfo_ctx *ctx, const char *rel,
+    const struct want *w, char **name)
+{
+	static const struct where here = { -1, NULL };
+	char path[PATH_MAX * 2];
+	size_t i;
+	int fd;
+
+	for (i = 0; i < ctx->ndirs; i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s%s", ctx->dirs[i],
+			rel) >= sizeof(path))
+			continue;
+		if ((fd = try_path(&here, path, w, name)) != -1)
+			return fd;
+	}
+	return -1;
+}
+
+/* The build-id path of w relative to the debug directory, into rel. */
+static int
+build_id_rel(const struct want *w, char *rel, size_t size)
+{
+	char path[sizeof(DEBUG_DIR) + 16 + 2 * ID_MAX + 8];
+
+	if (w->idlen == 0 ||
+	    ht_debuginfo_build_id_path(w->id, w->idlen, path, sizeof(path)) !=
+		0)
+		return -1;
+	snprintf(rel, size, "%s", path + sizeof(DEBUG_DIR) - 1);
+	return 0;
+}
+
 /* The directory of path, with its final slash ("/usr/lib/" of
  * "/usr/lib/libx.so"), into dir. */
 static void
@@ -232,8 +267,17 @@ ht_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 
 	if (debuglink_file != NULL && file_name != NULL &&
 	    alt_wanted(&at, file_name, debuglink_file, &w)) {
-		/* A dwz alternate file: absolute, or relative to the debug
-		 * file that links to it, or under its build-id. */
+		/* A dwz alternate file: in the user's directories, then
+		 * absolute, or relative to the debug file that links to it,
+		 * or under its build-id. */
+		if (build_id_rel(&w, path, sizeof(path)) == 0 &&
+		    (fd = try_dirs(ctx, path, &w, debuginfo_file_name)) != -1)
+			goto out;
+		if (strncmp(debuglink_file, DEBUG_DIR "/", sizeof(DEBUG_DIR)) ==
+			0 &&
+		    (fd = try_dirs(ctx, debuglink_file + sizeof(DEBUG_DIR) - 1,
+			 &w, debuginfo_file_name)) != -1)
+			goto out;
 		if (debuglink_file[0] == '/')
 			fd = try_path(&at, debuglink_file, &w,
 			    debuginfo_file_name);
@@ -259,10 +303,22 @@ ht_debuginfo_find(Dwfl_Module *mod, void **userdata, const char *modname,
 		w.crc = debuglink_crc;
 		w.use_crc = 1;
 	}
+	dir_of(ctx->path != NULL ? ctx->path : "", dir, sizeof(dir));
+	if (build_id_rel(&w, path, sizeof(path)) == 0 &&
+	    (fd = try_dirs(ctx, path, &w, debuginfo_file_name)) != -1)
+		goto out;
+	if (debuglink_file != NULL) {
+		snprintf(path, sizeof(path), "/%s", debuglink_file);
+		if ((fd = try_dirs(ctx, path, &w, debuginfo_file_name)) != -1)
+			goto out;
+		snprintf(path, sizeof(path), "%s%s", dir, debuglink_file);
+		if (dir[0] == '/' &&
+		    (fd = try_dirs(ctx, path, &w, debuginfo_file_name)) != -1)
+			goto out;
+	}
 	if ((fd = try_build_id(&at, &w, debuginfo_file_name)) != -1 ||
 	    debuglink_file == NULL || ctx->path == NULL)
 		goto out;
-	dir_of(ctx->path, dir, sizeof(dir));
 	for (i = 0; fd == -1 && i < 3; i++) {
 		if (i == 0)
 			snprintf(path, sizeof(path), "%s%s", dir,

@@ -21,7 +21,11 @@
  * (the same distribution's packages), and a file there is taken only with
  * the module's build-id (or debuglink CRC), so it cannot be the wrong one;
  * but DIR is a directory of the target's, and the same name in our file
- * system is another directory.
+ * system is another directory.  Before them all, the user's debug
+ * directories (heaptool --debug-dir), each laid out as /usr/lib/debug is:
+ * D/.build-id/NN/REST.debug, D/NAME, D/DIR/NAME; and for a dwz alternate
+ * file D/.build-id/NN/REST.debug of its build-id, or D/REST of a link
+ * /usr/lib/debug/REST.
  */
 #ifndef HT_DEBUGINFO_H
 #define HT_DEBUGINFO_H
@@ -31,11 +35,15 @@
 /*
  * What the search needs to know of a module, pointed to by the module's
  * userdata (dwfl_module_info) and alive as long as the Dwfl: path as the
- * target saw it (absolute), root the target's root directory or NULL.
+ * target saw it (absolute), root the directory the module's file lies in
+ * (the target's root, a sysroot) or NULL, dirs the user's ndirs debug
+ * directories (opened as they stand).
  */
 struct ht_debuginfo_ctx {
 	const char *path;
 	const char *root;
+	const char *const *dirs;
+	size_t ndirs;
 };
 
 /*

@@ -88,7 +88,7 @@ find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname,
     GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
 	struct ht_inject *h = *userdata;
-	struct ht_debuginfo_ctx ctx = { NULL, NULL };
+	struct ht_debuginfo_ctx ctx = { NULL, NULL, NULL, 0 };
 	void *ud = &ctx;
 
 	(void)debuglink_file;

@@ -21,30 +21,16 @@
 #include <unistd.h>
 
 #include "debuginfo.h"
+#include "dwarf-inline.h"
 #include "modfile.h"
+#include "modsearch.h"
 #include "symbolize.h"
+#include "symtab.h"
 
 enum mod_state {
 	MOD_UNOPENED,
 	MOD_OK,
 	MOD_FAILED,
-};
-
-/* An ELF symbol without a size, and libdwfl's answer for the addresses
- * after it in its section. */
-struct label {
-	uint64_t addr;
-	uint64_t secend;  /* end of its section, or 0: unknown */
-	const char *name; /* libdwfl's answer, if known */
-	int known;
-};
-
-/* An ELF symbol with a size, for symbol lookups without DWARF. */
-struct elfsym {
-	uint64_t lo, hi;  /* [lo, hi): its addresses (Dwfl's) */
-	uint64_t maxhi;	  /* greatest hi up to this one */
-	const char *name; /* owned by libelf */
-	int bind;	  /* the larger, the better */
 };
 
 struct mod {
@@ -59,17 +45,8 @@ struct mod {
 	/* Add to a recorded address to get the address Dwfl uses: zero
 	 * unless libdwfl placed the file at another bias (ET_EXEC). */
 	uint64_t adj;
-	/* The sized symbols sorted by address, built on the first lookup
-	 * that needs one: dwfl_module_addrinfo reads the whole table on
-	 * every call, far too slow for tens of thousands of addresses. */
-	struct elfsym *syms;
-	size_t nsyms;
-	int syms_built; /* 2: no memory for it */
-	/* Symbols without a size (assembly labels), sorted: where one may
-	 * be the answer, libdwfl's own rules for them decide (the slow way),
-	 * once per label and section (see sym_name). */
-	struct label *labels;
-	size_t nlabels;
+	struct ht_symtab *st;  /* its symbols, indexed */
+	struct ht_inline *inl; /* the DWARF units' indexes */
 };
 
 struct cache_ent {
@@ -82,6 +59,9 @@ struct ht_sym {
 	struct mod *mods; /* sorted by rec.start */
 	size_t nmods;
 	char *root;
+	char *sysroot;
+	char **dirs; /* debug directories: the user's, then the sysroot's */
+	size_t ndirs;
 	long pid; /* live process, or 0 */
 	struct cache_ent *cache;
 	size_t cache_cap; /* a power of two */
@@ -107,6 +87,37 @@ mod_cmp(const void *a, const void *b)
 
 	if (x->rec.start != y->rec.start)
 		return x->rec.start < y->rec.start ? -1 : 1;
+	return 0;
+}
+
+/* The sysroot and the debug directories of opts, copied: the user's, then
+ * SYSROOT/usr/lib/debug.  Returns 0, or -1 when out of memory. */
+static int
+opts_dirs(struct ht_sym *sym, const struct ht_sym_opts *opts)
+{
+	size_t i, n = opts->ndebug_dirs;
+	int k;
+
+	if (opts->sysroot != NULL && opts->sysroot[0] != '\0' &&
+	    (sym->sysroot = strdup(opts->sysroot)) == NULL)
+		return -1;
+	if (n == 0 && sym->sysroot == NULL)
+		return 0;
+	if ((sym->dirs = calloc(n + 1, sizeof(*sym->dirs))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if ((sym->dirs[sym->ndirs] = strdup(opts->debug_dirs[i])) ==
+		    NULL)
+			return -1;
+		sym->ndirs++;
+	}
+	if (sym->sysroot != NULL) {
+		k = asprintf(&sym->dirs[sym->ndirs], "%s/usr/lib/debug",
+		    sym->sysroot);
+		if (k < 0)
+			return -1;
+		sym->ndirs++;
+	}
 	return 0;
 }
 
@@ -137,6 +148,8 @@ ht_sym_new(const struct ht_module_rec *recs, size_t n,
 		goto out_free;
 	if (opts != NULL && opts->pid > 0)
 		sym->pid = (long)opts->pid;
+	if (opts != NULL && opts_dirs(sym, opts) != 0)
+		goto out_free;
 	for (i = 0; i < n; i++) {
 		sym->mods[i].rec = recs[i];
 		/* Our own copy: the symbolizer may outlive the profile. */
@@ -192,11 +205,15 @@ ht_sym_free(struct ht_sym *sym)
 			dwfl_end(sym->mods[i].dwfl);
 		free(sym->mods[i].problem);
 		free((char *)sym->mods[i].rec.path);
-		free(sym->mods[i].syms);
-		free(sym->mods[i].labels);
+		ht_symtab_free(sym->mods[i].st);
+		ht_inline_free(sym->mods[i].inl);
 	}
 	free(sym->mods);
 	free(sym->root);
+	free(sym->sysroot);
+	for (i = 0; i < sym->ndirs; i++)
+		free(sym->dirs[i]);
+	free(sym->dirs);
 	free(sym);
 }
 
@@ -245,39 +262,22 @@ mod_fail(struct mod *m, int flags, const char *fmt, const char *arg)
 	m->problem = strdup(buf);
 }
 
-/* The profile's build-id, when it has one, is the file's. */
-static int
-same_build_id(Elf *elf, void *arg, char *why, size_t whylen)
-{
-	const struct mod *m = arg;
-	const unsigned char *id;
-	GElf_Addr vaddr;
-	size_t len;
-
-	if (m->rec.build_id_len == 0 ||
-	    (ht_modfile_build_id(elf, &id, &len, &vaddr) == 0 &&
-		len == m->rec.build_id_len &&
-		memcmp(id, m->rec.build_id, len) == 0))
-		return 0;
-	snprintf(why, whylen,
-	    "build-id differs from the profile's (the file "
-	    "changed since the profile was taken)");
-	return -1;
-}
-
 /*
- * The module's file: its path under the root; for a live process, the
- * mapping itself next, which still holds a file deleted or replaced on
- * disk since it was loaded.
+ * The module's file (cli/modsearch.h): the sysroot's copy, its path under
+ * the root, for a live process the mapping itself (which still holds a
+ * file deleted or replaced on disk since it was loaded), or its debug file
+ * by build-id.
  */
 static void
 mod_open(struct ht_sym *sym, struct mod *m)
 {
-	struct ht_modfile_req req;
+	struct ht_modsearch_req req;
 	struct ht_modfile mf;
+	const char *root;
 	Dwarf_Addr bias;
+	char *problem;
 	void **ud;
-	int fd;
+	int fd, mismatch;
 
 	if (m->rec.path[0] != '/') {
 		/* [vdso], anonymous code: no file to read. */
@@ -287,16 +287,19 @@ mod_open(struct ht_sym *sym, struct mod *m)
 	}
 	memset(&req, 0, sizeof(req));
 	req.path = m->rec.path;
+	req.build_id = m->rec.build_id;
+	req.build_id_len = m->rec.build_id_len;
+	req.sysroot = sym->sysroot;
 	req.root = sym->root;
 	req.pid = (pid_t)sym->pid;
 	req.lo = m->rec.start;
 	req.hi = m->rec.end;
-	req.check = same_build_id;
-	req.arg = m;
-	if (ht_modfile_open(&req, &mf) != 0) {
-		mod_fail(m,
-		    mf.mismatch ? HT_SYM_BUILD_ID_MISMATCH : HT_SYM_NO_FILE,
-		    "%s", mf.why);
+	req.debug_dirs = (const char *const *)sym->dirs;
+	req.ndebug_dirs = sym->ndirs;
+	if (ht_modsearch_open(&req, &mf, &root, &problem, &mismatch) != 0) {
+		m->state = MOD_FAILED;
+		m->flags = mismatch ? HT_SYM_BUILD_ID_MISMATCH : HT_SYM_NO_FILE;
+		m->problem = problem;
 		return;
 	}
 	elf_end(mf.elf);
@@ -318,7 +321,9 @@ mod_open(struct ht_sym *sym, struct mod *m)
 	}
 	fd = -1; /* consumed by libdwfl */
 	m->dbg.path = m->rec.path;
-	m->dbg.root = sym->root;
+	m->dbg.root = root;
+	m->dbg.dirs = (const char *const *)sym->dirs;
+	m->dbg.ndirs = sym->ndirs;
 	if (dwfl_module_info(m->dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL) !=
 	    NULL)
 		*ud = &m->dbg;
@@ -349,12 +354,19 @@ static char *
 name_dup(const char *name)
 {
 	static int tried;
+	char *copy = NULL, *d;
+	size_t len;
 	void *h;
-	char *d;
 	int status;
 
 	if (name == NULL)
 		return NULL;
+	/* An ELF name's "@VERSION" (or "@@VERSION") is not the function's. */
+	if ((len = strcspn(name, "@")) < strlen(name)) {
+		if ((copy = strndup(name, len)) == NULL)
+			return NULL;
+		name = copy;
+	}
 	if (strncmp(name, "_Z", 2) == 0) {
 		if (!tried) {
 			tried = 1;
@@ -367,67 +379,14 @@ name_dup(const char *name)
 		}
 		if (cxa_demangle != NULL &&
 		    (d = cxa_demangle(name, NULL, NULL, &status)) != NULL) {
-			if (status == 0)
+			if (status == 0) {
+				free(copy);
 				return d;
+			}
 			free(d);
 		}
 	}
-	return strdup(name);
-}
-
-/* The name of a subprogram or inlined instance, following abstract
- * origins and specifications; the linkage name first (it says which C++
- * overload). */
-static const char *
-die_function_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	const char *name;
-
-	name = dwarf_formstring(
-	    dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
-	if (name == NULL)
-		name = dwarf_formstring(
-		    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (name == NULL)
-		name = dwarf_formstring(
-		    dwarf_attr_integrate(die, DW_AT_name, &attr));
-	return name;
-}
-
-static int
-is_function_scope(Dwarf_Die *die)
-{
-	switch (dwarf_tag(die)) {
-	case DW_TAG_subprogram:
-	case DW_TAG_inlined_subroutine:
-	case DW_TAG_entry_point:
-		return 1;
-	}
-	return 0;
-}
-
-/* The call site of an inlined instance: its DW_AT_call_file and
- * DW_AT_call_line, the file an index into its CU's file table. */
-static void
-call_site(Dwarf_Die *die, const char **file, int *line)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Word idx, ln;
-	Dwarf_Files *files;
-	Dwarf_Die cu;
-	size_t nfiles;
-
-	*file = NULL;
-	*line = 0;
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &ln) == 0)
-		*line = ln > (Dwarf_Word)0x7fffffff ? 0 : (int)ln;
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) != 0)
-		return;
-	if (dwarf_diecu(die, &cu, NULL, NULL) == NULL ||
-	    dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 || idx >= nfiles)
-		return;
-	*file = dwarf_filesrc(files, idx, NULL, NULL);
+	return copy != NULL ? copy : strdup(name);
 }
 
 /* A growing frame list for one address. */
@@ -470,250 +429,61 @@ frame_add(struct frames *fs, const struct ht_sym_frame *proto,
 	return f;
 }
 
-/* The order of preference of libdwfl among symbols at one address. */
-static int
-bind_rank(const GElf_Sym *s)
-{
-	switch (GELF_ST_BIND(s->st_info)) {
-	case STB_GLOBAL:
-		return 3;
-	case STB_WEAK:
-		return 2;
-	case STB_LOCAL:
-		return 1;
-	default:
-		return 0;
-	}
-}
-
-static int
-label_cmp(const void *a, const void *b)
-{
-	const struct label *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-/* Append x to the array *v of *n (capacity *cap) elements of size sz. */
-static int
-grow_push(void **v, size_t *n, size_t *cap, size_t sz, const void *x)
-{
-	void *nv;
-
-	if (*n == *cap) {
-		if ((nv = reallocarray(*v, *cap ? *cap * 2 : 256, sz)) == NULL)
-			return -1;
-		*v = nv;
-		*cap = *cap ? *cap * 2 : 256;
-	}
-	memcpy((char *)*v + *n * sz, x, sz);
-	(*n)++;
-	return 0;
-}
-
-static int
-elfsym_cmp(const void *a, const void *b)
-{
-	const struct elfsym *x = a, *y = b;
-
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return y->bind - x->bind; /* preferred first */
-}
-
-/*
- * Index m's symbol table (the symbols dwfl_module_addrinfo considers).
- * Out of memory, there is no index (syms_built 2): every lookup then takes
- * the slow way.
- */
-static void
-syms_build(struct mod *m)
-{
-	struct elfsym e;
-	struct label l;
-	const char *name;
-	GElf_Addr addr, bias;
-	GElf_Shdr shdr;
-	GElf_Word shndx;
-	GElf_Sym s;
-	Elf_Scn *scn;
-	Elf *elf;
-	size_t cap = 0, lcap = 0, i;
-	int nsym, k, type;
-
-	m->syms_built = 1;
-	nsym = dwfl_module_getsymtab(m->dm);
-	for (k = 1; k < nsym; k++) {
-		name = dwfl_module_getsym_info(m->dm, k, &s, &addr, &shndx,
-		    &elf, &bias);
-		type = GELF_ST_TYPE(s.st_info);
-		if (name == NULL || name[0] == '\0' || shndx == SHN_UNDEF ||
-		    type == STT_SECTION || type == STT_FILE || type == STT_TLS)
-			continue;
-		if (s.st_size == 0) {
-			memset(&l, 0, sizeof(l));
-			l.addr = addr;
-			if (shndx < SHN_LORESERVE && elf != NULL &&
-			    (scn = elf_getscn(elf, shndx)) != NULL &&
-			    gelf_getshdr(scn, &shdr) != NULL &&
-			    (shdr.sh_flags & SHF_ALLOC))
-				l.secend = shdr.sh_addr + bias + shdr.sh_size;
-			if (grow_push((void **)&m->labels, &m->nlabels, &lcap,
-				sizeof(l), &l) != 0)
-				goto nomem;
-			continue;
-		}
-		e.lo = addr;
-		e.hi = addr + s.st_size;
-		e.name = name;
-		e.bind = bind_rank(&s);
-		if (grow_push((void **)&m->syms, &m->nsyms, &cap, sizeof(e),
-			&e) != 0)
-			goto nomem;
-	}
-	qsort(m->syms, m->nsyms, sizeof(*m->syms), elfsym_cmp);
-	qsort(m->labels, m->nlabels, sizeof(*m->labels), label_cmp);
-	for (i = 0; i < m->nsyms; i++)
-		m->syms[i].maxhi = i > 0 &&
-			m->syms[i - 1].maxhi > m->syms[i].hi ?
-		    m->syms[i - 1].maxhi :
-		    m->syms[i].hi;
-	return;
-nomem:
-	free(m->syms);
-	free(m->labels);
-	m->syms = NULL;
-	m->nsyms = 0;
-	m->labels = NULL;
-	m->nlabels = 0;
-	m->syms_built = 2;
-}
-
-/*
- * The ELF symbol that holds pc: of the sized symbols that contain it, the
- * one that starts last, the preferred binding among equals.  When none
- * does and an assembly label below pc is not covered by a sized symbol,
- * libdwfl decides.  Its answer then depends only on that label (the last
- * at or below pc) as long as pc lies in the label's section: it is asked
- * once per label (modules of hand-written stubs have thousands).
- */
-static const char *
-sym_name(struct mod *m, uint64_t pc)
-{
-	GElf_Off off;
-	GElf_Sym es;
-	struct label *l;
-	uint64_t covered = 0;
-	size_t lo = 0, hi, mid;
-
-	if (!m->syms_built)
-		syms_build(m);
-	if (m->syms_built == 2)
-		return dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
-		    NULL);
-	/* The first symbol that starts above pc ... */
-	hi = m->nsyms;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (m->syms[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > 0)
-		covered = m->syms[lo - 1].maxhi;
-	/* ... then back while one before could still reach pc.  Sorted
-	 * with the preferred first at one address, the first that holds
-	 * pc at the greatest start is the one. */
-	while (lo > 0 && m->syms[lo - 1].maxhi > pc) {
-		lo--;
-		if (pc < m->syms[lo].hi) {
-			while (lo > 0 && m->syms[lo - 1].lo == m->syms[lo].lo)
-				lo--;
-			while (pc >= m->syms[lo].hi)
-				lo++;
-			return m->syms[lo].name;
-		}
-	}
-	/* The last label at or below pc. */
-	lo = 0;
-	hi = m->nlabels;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (m->labels[mid].addr <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0 || (l = &m->labels[lo - 1])->addr < covered)
-		return NULL;
-	if (pc >= l->secend)
-		return dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
-		    NULL);
-	if (!l->known) {
-		l->name = dwfl_module_addrinfo(m->dm, pc, &off, &es, NULL, NULL,
-		    NULL);
-		l->known = 1;
-	}
-	return l->name;
-}
-
 /*
  * Symbolize pc (already the address inside the call) in an opened module:
- * the DWARF scopes give the inline chain; without DWARF, the ELF symbol
- * table gives the function alone.
+ * the DWARF DIE tree gives the inline chain (cli/dwarf-inline.h); without
+ * a subprogram there, the line table gives file:line and the ELF symbol
+ * table the function.
  */
 static void
 resolve(struct mod *m, uint64_t pc, const struct ht_sym_frame *proto,
     struct frames *fs)
 {
-	Dwarf_Die *cudie, *scopes = NULL, *chain = NULL;
+	struct ht_inline_frame *ifr = NULL;
+	struct ht_sym_frame *last;
+	Dwarf_Die *cudie;
 	Dwarf_Addr dwbias;
 	Dwfl_Line *ln;
-	const char *file = NULL, *fn;
-	int line = 0, nscopes, nchain, i;
-	struct ht_sym_frame *last = NULL;
+	const char *fn;
+	char *file = NULL;
+	int line = 0, n = 0, k;
 
-	if ((ln = dwfl_module_getsrc(m->dm, pc)) != NULL)
-		file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
-
+	if ((m->inl == NULL && (m->inl = ht_inline_new()) == NULL) ||
+	    (m->st == NULL && (m->st = ht_symtab_new(m->dm)) == NULL)) {
+		fs->nomem = 1;
+		return;
+	}
 	cudie = dwfl_module_addrdie(m->dm, pc, &dwbias);
 	if (cudie != NULL &&
-	    (nscopes = dwarf_getscopes(cudie, pc - dwbias, &scopes)) > 0) {
-		/*
-		 * dwarf_getscopes follows an inlined instance into its
-		 * abstract definition's scopes (what a debugger wants for
-		 * variables); the physical nesting, which is the inline
-		 * call chain, comes from the innermost DIE's parents.
-		 */
-		nchain = dwarf_getscopes_die(&scopes[0], &chain);
-		for (i = 0; i < nchain; i++) {
-			if (!is_function_scope(&chain[i]))
-				continue;
-			last = frame_add(fs, proto,
-			    die_function_name(&chain[i]), file, line);
-			if (last == NULL)
-				goto out;
-			last->inlined = 1;
-			if (dwarf_tag(&chain[i]) != DW_TAG_inlined_subroutine)
-				break;
-			/* The next frame out is at this instance's call. */
-			call_site(&chain[i], &file, &line);
-		}
-		if (last != NULL) {
-			last->inlined = 0;
-			/* DWARF without a name (rare): the symbol table. */
-			if (last->function == NULL && fs->n == 1 &&
-			    (fn = sym_name(m, pc)) != NULL)
-				last->function = name_dup(fn);
-			goto out;
-		}
+	    (n = ht_inline_frames(m->inl, cudie, pc - dwbias, &ifr)) < 0) {
+		fs->nomem = 1;
+		return;
 	}
-	fn = sym_name(m, pc);
-	(void)frame_add(fs, proto, fn, file, line);
+	for (k = 0; k < n; k++) {
+		fn = ht_symtab_alias(m->st, ifr[k].function);
+		if (k == n - 1) {
+			fn = ht_symtab_outer(m->st, pc, ifr[k].function);
+			/* DWARF without a name (rare): a label's. */
+			if (fn == NULL)
+				fn = ht_symtab_name(m->st, pc);
+		}
+		if ((last = frame_add(fs, proto, fn, ifr[k].file,
+			 ifr[k].line)) == NULL)
+			goto out;
+		last->inlined = k < n - 1;
+	}
+	if (n > 0)
+		goto out;
+	if ((ln = dwfl_module_getsrc(m->dm, pc)) != NULL &&
+	    (fn = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL)) != NULL &&
+	    (file = ht_inline_path(dwfl_linecu(ln), fn)) == NULL) {
+		fs->nomem = 1;
+		goto out;
+	}
+	(void)frame_add(fs, proto, ht_symtab_name(m->st, pc), file, line);
 out:
-	free(chain);
-	free(scopes);
+	free(file);
+	ht_inline_frames_free(ifr, n);
 }
 
 static uint64_t

@@ -7,13 +7,20 @@
  * it, inside an optional root directory (a live target's files are read
  * through /proc/PID/root so that containers work; a saved profile uses the
  * paths as recorded), with modfile.h: only a regular file, never blocking,
- * a root's symlinks resolved inside the root.  A file whose build-id
- * differs from the recorded one is not used: its frames show as
- * module+offset and carry HT_SYM_BUILD_ID_MISMATCH; one that cannot be
- * used at all carries HT_SYM_NO_FILE.
+ * a root's symlinks resolved inside the root.  A sysroot of old files and
+ * directories of debug files may be given: modsearch.h says where a file
+ * is looked for.  A file whose build-id differs from the recorded one is
+ * not used: its frames show as module+offset and carry
+ * HT_SYM_BUILD_ID_MISMATCH; one that cannot be used at all carries
+ * HT_SYM_NO_FILE.
  * Debug information is found the standard way (the file itself,
- * .gnu_debuglink, /usr/lib/debug/.build-id); debuginfod is never contacted
- * unless the options ask for it.
+ * .gnu_debuglink, /usr/lib/debug/.build-id) after the debug directories;
+ * debuginfod is never contacted unless the options ask for it.
+ *
+ * Frames are those llvm-symbolizer --inlining prints (dwarf-inline.h):
+ * function, file and line of every level of the inline chain; the
+ * outermost function named from the module's symbol table, its public name
+ * among aliases.
  *
  * Addresses are return addresses: the lookup uses address - 1, which lies
  * inside the call instruction, so that a call at the end of a function or
@@ -64,11 +71,19 @@ struct ht_sym_frame {
  * debuginfod: allow downloads of missing debug information;
  * pid: a live process whose profile this is, or 0: a module file deleted
  * or replaced since it was loaded is then read from the process's own
- * mapping of it (/proc/PID/map_files, for privileged readers). */
+ * mapping of it (/proc/PID/map_files, for privileged readers);
+ * sysroot: a directory of the modules' files as they were when the profile
+ * was taken, at their paths (old packages unpacked there), looked in first,
+ * and its /usr/lib/debug; debug_dirs (ndebug_dirs of them): directories of
+ * separate debug files laid out as /usr/lib/debug is, looked in first.
+ * All are copied. */
 struct ht_sym_opts {
 	const char *root;
 	int debuginfod;
 	pid_t pid;
+	const char *sysroot;
+	const char *const *debug_dirs;
+	size_t ndebug_dirs;
 };
 
 /*

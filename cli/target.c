@@ -234,12 +234,18 @@ out:
 }
 
 struct ht_sym *
-ht_target_sym(pid_t pid, const struct ht_profile *prof)
+ht_target_sym(pid_t pid, const struct ht_profile *prof,
+    const struct ht_sym_opts *files)
 {
 	struct ht_sym_opts sopts;
 	char root[64];
 
 	memset(&sopts, 0, sizeof(sopts));
+	if (files != NULL) {
+		sopts.sysroot = files->sysroot;
+		sopts.debug_dirs = files->debug_dirs;
+		sopts.ndebug_dirs = files->ndebug_dirs;
+	}
 	/* A live thread's (proc.h); with none left, the leader's, which
 	 * then opens nothing: a path is never looked up in our file system
 	 * in its place. */

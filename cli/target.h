@@ -77,8 +77,11 @@ struct ht_profile *ht_target_profile(pid_t pid, uint8_t **raw, size_t *rawlen);
 /* A symbolizer for prof, a profile of the live process pid: the modules'
  * files are read as the process maps them (map_files) or sees them (its
  * mount namespace and root, through a live thread), which also finds them
- * inside a container or a chroot.  NULL with errno on failure. */
-struct ht_sym *ht_target_sym(pid_t pid, const struct ht_profile *prof);
+ * inside a container or a chroot; after the sysroot and before the
+ * standard places the debug directories of files (sysroot, debug_dirs and
+ * ndebug_dirs of symbolize.h; NULL: none).  NULL with errno on failure. */
+struct ht_sym *ht_target_sym(pid_t pid, const struct ht_profile *prof,
+    const struct ht_sym_opts *files);
 
 /* The start time of pid into *start.  Returns 0, or -1 after printing why
  * (the process is gone). */

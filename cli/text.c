@@ -97,8 +97,8 @@ ht_text_frame(FILE *fp, const struct ht_sym_frame *fr)
 		if (fr->function != NULL)
 			fputs(")", fp);
 	}
-	if (fr->flags & HT_SYM_BUILD_ID_MISMATCH)
-		fputs(" [build-id mismatch]", fp);
+	/* A file of another build is said once, in the notes at the end
+	 * (ht_text_notes), not on every frame of it. */
 	putc('\n', fp);
 }
 

@@ -44,6 +44,12 @@ Commands:
       4 sqrt(n) of what the rate predicts.
   same-sites REPORT1 REPORT2 NAME...
       the sites of NAME have the same samples and estimates in both reports.
+  chain REPORT --src FILE... [--inlined K] F1,F2,...
+      exactly one site whose frames begin with the functions F1, F2, ...;
+      F1's frame at the file:line of marker "SITE F1", each Fk's (k > 1) at
+      that of marker "CALL Fk>Fk-1" (the line where Fk calls Fk-1), in the
+      FILE that has the marker; with --inlined K, the first K frames are
+      one address, all but the K-th inlined into it.
 """
 
 import json
@@ -453,7 +459,68 @@ def cmd_same_sites(args):
            ", ".join(args[2:]), *bad)
 
 
+def call_markers(srcs):
+    """{name: (file, line)} of the SITE and CALL markers of srcs."""
+    found = {}
+    for src in srcs:
+        with open(src) as fp:
+            for n, text in enumerate(fp, 1):
+                for m in re.finditer(r"/\* (?:SITE|CALL) ([\w>]+) \*/",
+                                     text):
+                    if m.group(1) in found:
+                        raise SystemExit("marker %s twice" % m.group(1))
+                    found[m.group(1)] = (src, n)
+    return found
+
+
+def cmd_chain(args):
+    rep = load(args.pop(0))
+    srcs = []
+    inlined = 0
+    chain = None
+    while args:
+        a = args.pop(0)
+        if a == "--src":
+            srcs.append(args.pop(0))
+        elif a == "--inlined":
+            inlined = int(args.pop(0))
+        else:
+            chain = a.split(",")
+    if not srcs or not chain:
+        raise SystemExit("chain: --src and a chain are required")
+    marks = call_markers(srcs)
+    want = []
+    for k, fn in enumerate(chain):
+        key = fn if k == 0 else "%s>%s" % (fn, chain[k - 1])
+        if key not in marks:
+            raise SystemExit("chain: no marker %s" % key)
+        want.append((fn, base(marks[key][0]), marks[key][1]))
+    name = " <- ".join(chain)
+    found = [s for s in rep.get("sites") or []
+             if len(s.get("frames") or []) >= len(chain) and
+             all(fn_is(f.get("function"), w)
+                 for f, w in zip(s["frames"], chain))]
+    if not report(len(found) == 1, "%s: exactly one site" % name,
+                  "  %d sites found" % len(found), *top_sites(rep)):
+        return
+    frames = found[0]["frames"]
+    got = [(f.get("function"), base(f.get("file")), f.get("line"))
+           for f in frames[:len(chain)]]
+    report(all(g[1:] == w[1:] for g, w in zip(got, want)),
+           "%s: each frame at its marker's file:line" % name,
+           *["  %s: want %s:%s, got %s:%s" % (w[0], w[1], w[2], g[1], g[2])
+             for g, w in zip(got, want) if g[1:] != w[1:]])
+    if inlined:
+        head = frames[:inlined]
+        report(len(set(f.get("address") for f in head)) == 1 and
+               [f.get("inlined") for f in head] ==
+               [True] * (inlined - 1) + [False],
+               "%s: the first %d frames are one address, %d inlined" %
+               (name, inlined, inlined - 1), fmt_stack(found[0]))
+
+
 COMMANDS = {
+    "chain": cmd_chain,
     "wellformed": cmd_wellformed,
     "exact": cmd_exact,
     "site": cmd_site,
