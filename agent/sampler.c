@@ -158,6 +158,24 @@ weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 	*w = wcache[i].w;
 }
 
+/*
+ * Remove the agent's frames below the top of pcs[i..n) too: the agent's
+ * dlopen hook calls the loader, whose constructors allocate, so its frame
+ * sits between theirs and the program's.  The agent is not the program's
+ * code, and a site must not depend on which hook was crossed.  Returns the
+ * new n.
+ */
+static int
+drop_agent_frames(uintptr_t *pcs, int i, int n)
+{
+	int j, k;
+
+	for (j = k = i + 1; j < n; j++)
+		if (!in_agent(pcs[j] - 1))
+			pcs[k++] = pcs[j];
+	return i < n ? k : n;
+}
+
 /* With the lock held: record a sample of p (size bytes).  Returns 1 when
  * an every-bytes dump became due (wake the agent's thread after the
  * lock), else 0. */
@@ -187,6 +205,7 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 		 * addresses, inside their function at pc - 1. */
 		while (i + 1 < n && ht_wrap_holds(pcs[i] - (i > 0)))
 			i++;
+		n = drop_agent_frames(pcs, i, n);
 	} else
 		ht_session.truncated++;
 	if (i >= n) {

@@ -11,7 +11,7 @@ for f in dlnest libdlnest-outer.so libdlnest-inner.so libdlfix.so; do
 	[ -x "$TARGETS/$f" ] || bail "$TARGETS/$f not built (make check builds it)"
 done
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
-plan 7
+plan 9
 
 timeout 60 "$bin" "$TARGETS" 200 >"$HT_TMP/plain" 2>&1
 is 0 $? "dlnest runs by itself"
@@ -27,4 +27,12 @@ for rate in 1 512K; do
 	"$HEAPTOOL" report "$HT_TMP/r$rate.heap" >/dev/null 2>&1
 	ok $? "rate $rate: profile readable"
 done
+
+# The constructors' allocations are made under the agent's dlopen hook; the
+# agent's frames must not be in their stacks (a site is the program's code).
+"$HEAPTOOL" report --detail --json "$HT_TMP/r1.heap" >"$HT_TMP/r1.json" \
+    2>/dev/null
+ok $? "rate 1: report --detail --json"
+n=$(grep -c 'libheaptool-agent' "$HT_TMP/r1.json")
+is 0 "$n" "rate 1: no frame of the agent in any stack (dlopen's hook)"
 done_testing
