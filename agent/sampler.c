@@ -242,6 +242,13 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 	/* Never without a session: its tables may be released (detach). */
 	if (ht_session.state != HT_STATE_RUNNING)
 		return 0;
+	/* A full table drops the sample before its stack is walked (the
+	 * walk is most of a sample's cost) and before its site is made (a
+	 * site with no sample would be a row of zeros). */
+	if ((r = ht_live_room((uintptr_t)p)) != 0) {
+		drop(size, NULL, 0, r);
+		return 0;
+	}
 	if (!ht_sampler_dlclose_busy) {
 		if (from != NULL)
 			regs = *from;

@@ -334,6 +334,22 @@ ht_live_insert(const struct ht_live *e, struct ht_live *old)
 }
 
 int
+ht_live_room(uintptr_t ptr)
+{
+	size_t j;
+
+	if (!ready)
+		return HT_TABLES_NOMEM;
+	if (nlive < bound_live)
+		return 0;
+	for (j = live_slot(ptr, live_cap); live[j].ptr != 0;
+	     j = (j + 1) & (live_cap - 1))
+		if (live[j].ptr == ptr)
+			return 0;
+	return HT_TABLES_FULL;
+}
+
+int
 ht_live_remove(uintptr_t ptr, struct ht_live *out)
 {
 	size_t i, j, k;

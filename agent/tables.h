@@ -116,6 +116,10 @@ const uintptr_t *ht_sites_frames(const struct ht_site *);
  * block must have been freed unseen, e.g. by an unhooked caller: the old entry
  * is copied to *old and replaced), or HT_TABLES_FULL or HT_TABLES_NOMEM. */
 int ht_live_insert(const struct ht_live *e, struct ht_live *old);
+/* Whether an insert of ptr can find room: 0 if the table is below its
+ * bound or has an entry for ptr (to replace), else HT_TABLES_FULL or
+ * HT_TABLES_NOMEM.  (An insert may still fail for want of memory.) */
+int ht_live_room(uintptr_t ptr);
 /* Remove the entry for ptr into *out.  Returns 1 if found, else 0. */
 int ht_live_remove(uintptr_t ptr, struct ht_live *out);
 size_t ht_live_count(void);

@@ -144,6 +144,8 @@ test_bounds(void)
 	is_int(1000 - 300, full, "live table refuses past its bound of 300");
 	is_int(0, other, "and says the bound is why");
 	is_uint(300, ht_live_count(), "and holds exactly 300");
+	is_int(HT_TABLES_FULL, ht_live_room(0x10), "no room for a new pointer");
+	is_int(0, ht_live_room(0x900000), "room for one it holds");
 	e.ptr = 0x900000;
 	is_int(1, ht_live_insert(&e, &old),
 	    "a full table still replaces an entry");
@@ -212,6 +214,7 @@ test_release(void)
 	is_uint(0, ht_live_count(), "no live sample");
 	is_uint(0, ht_sites_count(), "no site");
 	is_int(HT_TABLES_NOMEM, ht_live_insert(&e, &old), "insert refused");
+	is_int(HT_TABLES_NOMEM, ht_live_room(e.ptr), "no room");
 	is_int(0, ht_live_remove(e.ptr, &old), "remove finds nothing");
 	is_int(HT_TABLES_NOMEM, (int)ht_sites_intern(f, 1), "intern refused");
 	is_int(-1, (int)ht_threads_add(1, "t"), "thread refused");
