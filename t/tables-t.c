@@ -3,7 +3,8 @@
  * remove against a reference model (backward-shift deletion is easy to get
  * wrong), the free filter never misses a live pointer, growth keeps every
  * entry, bounds are enforced (overflow reported with its reason, never
- * fatal), release gives the memory back, threads.
+ * fatal), growth stops where memory does not permit it, release gives the
+ * memory back, threads.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +15,16 @@
 #include "tables.h"
 
 #define N 20000
+
+/* The memory the system has available, as the tables see it (prim.h): a
+ * test sets it; 0 is "unknown", as when /proc cannot be read. */
+static uint64_t fake_avail;
+
+uint64_t
+ht_prim_mem_available(void)
+{
+	return fake_avail;
+}
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -195,6 +206,40 @@ test_growth(void)
 	    (unsigned long long)(ht_mem_overhead() >> 20));
 }
 
+/*
+ * Memory permitting: with 100 MiB available, the live table does not double
+ * from 48 MiB (2Mi entries) to 96 MiB, more than half of it; it takes
+ * entries up to 7/8 full, then refuses them for want of memory.
+ */
+static void
+test_memory(void)
+{
+	struct ht_live e, old;
+	size_t i, n = 2u << 20, kept = 0, nomem = 0, other = 0;
+	int r;
+
+	fake_avail = 100u << 20;
+	ht_tables_bound(4u << 20);
+	ht_tables_reset();
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < n; i++) {
+		e.ptr = 0x7e0000000000 + i * 32;
+		r = ht_live_insert(&e, &old);
+		kept += r == 0;
+		nomem += r == HT_TABLES_NOMEM;
+		other += r != 0 && r != HT_TABLES_NOMEM;
+	}
+	is_uint(n / 8 * 7, kept,
+	    "100 MiB available: the table stays at 48 MiB, 7/8 full");
+	is_uint(n - n / 8 * 7, nomem, "the rest refused for want of memory");
+	is_uint(0, other, "none for another reason");
+	fake_avail = 0;
+	e.ptr = 0x10;
+	is_int(0, ht_live_insert(&e, &old),
+	    "availability unknown: the table grows, mmap decides");
+	ht_tables_bound(0);
+}
+
 /* Release gives every mapping back; the tables refuse until init. */
 static void
 test_release(void)
@@ -247,6 +292,7 @@ main(void)
 	test_threads();
 	test_bounds();
 	test_growth();
+	test_memory();
 	test_release();
 	return 0;
 }
