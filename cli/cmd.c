@@ -345,5 +345,9 @@ ht_cmd_diff_out(const struct ht_cmd_print *p, int json,
 		    strerror(errno));
 		rc = HT_EXIT_FAIL;
 	}
-	return ht_cmd_out_close(fp, p->out, rc);
+	if ((rc = ht_cmd_out_close(fp, p->out, rc)) == HT_EXIT_OK) {
+		ht_cmd_warn_drops(&old->meta, "the old profile");
+		ht_cmd_warn_drops(&new->meta, "the new profile");
+	}
+	return rc;
 }

@@ -213,7 +213,8 @@ int ht_cmd_out_close(FILE *fp, const char *out, int rc);
 /*
  * Write the diff from old to new (osym and nsym built from each one's
  * modules) as p says, as text or with json as JSON, to p->out ("-" is
- * stdout too), as heaptool diff and heaptool report --diff both do.
+ * stdout too), as heaptool diff and heaptool report --diff both do; a
+ * profile with dropped samples is warned of on stderr (ht_cmd_warn_drops).
  * Returns the exit status, after printing why on failure.
  */
 int ht_cmd_diff_out(const struct ht_cmd_print *p, int json,

@@ -177,6 +177,10 @@ grep -v '^old: ' "$HT_TMP/diff.out" >"$HT_TMP/diff-new.out"
 no_exact "$HT_TMP/diff-new.out" "bound: diff (but the old profile's line)"
 grep -q "deltas are NOT EXACT" "$HT_TMP/diff.out"
 ok $? "bound: diff: its deltas are not exact"
+is "heaptool: warning: the new profile: NOT EXACT: $drop samples dropped \
+(the live-sample table held its bound of $BOUND, which --max-samples \
+raises); every figure leaves them out" "$(cat "$HT_TMP/diff.err")" \
+    "bound: diff warns on stderr of the new profile, not of the old"
 ht diffj diff --json "$HT_TMP/all.heap" "$HT_TMP/bound.heap"
 is "True False False" "$(json_get "$HT_TMP/diffj.out" 'j["old"]["exact"]') \
 $(json_get "$HT_TMP/diffj.out" 'j["new"]["exact"]') \
