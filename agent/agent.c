@@ -128,7 +128,8 @@ end_locked(int child)
 }
 
 int
-ht_agent_start(uint64_t rate, const struct ht_dump_cfg *cfg, int flags)
+ht_agent_start(uint64_t rate, uint64_t max_samples,
+    const struct ht_dump_cfg *cfg, int flags)
 {
 	change_begin();
 	if (ht_session.state == HT_STATE_RUNNING && !(flags & HT_AGENT_RESTART))
@@ -137,7 +138,10 @@ ht_agent_start(uint64_t rate, const struct ht_dump_cfg *cfg, int flags)
 	 * the first fork; without it they are followed all the same. */
 	if (flags & HT_AGENT_FOLLOW)
 		(void)ht_follow_prepare();
-	ht_session_start(rate);
+	if (ht_session_start(rate, max_samples) != 0) {
+		end_locked(0); /* the dumps of a session it replaced */
+		return change_end(HT_AGENT_ENOMEM);
+	}
 	ht_session.follow = (flags & HT_AGENT_FOLLOW) != 0;
 	arm_locked(cfg);
 	return change_end(0);
@@ -237,8 +241,9 @@ fork_parent(void)
  * In the child, only this thread exists and it holds both our locks
  * (fork_prepare took them), so nothing of the agent is half-changed.  A
  * child of a session that follows forks starts its own at once, before
- * fork returns to the program: a new epoch, every table emptied (given
- * back to the kernel, not copied: ht_mem_zero), the same rate and dumps,
+ * fork returns to the program: a new epoch, every table emptied (the
+ * parent's unmapped, not copied: ht_tables_reset), the same rate, bound and
+ * dumps,
  * so that its first allocation is sampled as the parent's would have
  * been.  Any other child ends the session here, so every thread (only
  * this one exists now) starts over at its next allocation and finds
@@ -248,15 +253,18 @@ fork_parent(void)
 static void
 fork_child(void)
 {
-	uint64_t rate = ht_session.rate;
+	uint64_t rate = ht_session.rate, max_samples = ht_session.max_samples;
 	int follow = ht_session.state == HT_STATE_RUNNING &&
 	    ht_session.follow && ht_session.pid == forking_pid;
 
 	/* A dlclose in progress in another thread of the parent never ends
 	 * here. */
 	ht_sampler_dlclose_busy = 0;
+	/* The child's session keeps the parent's bound; should its tables
+	 * not map, the child is not followed. */
+	if (follow && ht_session_start(rate, max_samples) != 0)
+		follow = 0;
 	if (follow) {
-		ht_session_start(rate);
 		ht_session.follow = 1;
 		ht_session.parent = forking_pid;
 		ht_follow_child(getpid());
@@ -319,7 +327,8 @@ out:
  * the dumps of cfg (NULL: none) and flags (HT_AGENT_FOLLOW).  Returns the
  * slots patched, or -1 with nothing patched (and the session stopped). */
 static int
-install(uint64_t rate, const struct ht_dump_cfg *cfg, int flags)
+install(uint64_t rate, uint64_t max_samples, const struct ht_dump_cfg *cfg,
+    int flags)
 {
 	int rc;
 
@@ -327,7 +336,8 @@ install(uint64_t rate, const struct ht_dump_cfg *cfg, int flags)
 	ht_got_resolve(ht_hooks, HT_NHOOKS); /* before rescan_lock */
 	ht_lock_acquire(&rescan_lock);
 	if (rate != 0)
-		(void)ht_agent_start(rate, cfg, flags | HT_AGENT_RESTART);
+		(void)ht_agent_start(rate, max_samples, cfg,
+		    flags | HT_AGENT_RESTART);
 	__atomic_store_n(&hooked, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 0, __ATOMIC_RELAXED);
 	if ((rc = rescan()) < 0) {
@@ -342,10 +352,11 @@ install(uint64_t rate, const struct ht_dump_cfg *cfg, int flags)
 }
 
 int
-ht_agent_launch(uint64_t rate, const struct ht_dump_cfg *cfg, int flags)
+ht_agent_launch(uint64_t rate, uint64_t max_samples,
+    const struct ht_dump_cfg *cfg, int flags)
 {
 	launch_pid = getpid();
-	if (setup() != 0 || install(rate, cfg, flags) < 0)
+	if (setup() != 0 || install(rate, max_samples, cfg, flags) < 0)
 		return -1;
 	return 0;
 }
@@ -355,7 +366,7 @@ ht_agent_attach_init(void)
 {
 	if (setup() != 0)
 		return HT_AGENT_ENOMEM;
-	if (install(0, NULL, 0) < 0)
+	if (install(0, 0, NULL, 0) < 0)
 		return HT_AGENT_EHOOK;
 	return 0;
 }
@@ -420,7 +431,7 @@ ht_agent_prepare(void)
 	ht_lock_release(&rescan_lock);
 	ht_guard_leave();
 	if (rc == 1)
-		rc = install(0, NULL, 0) < 0 ? HT_AGENT_EHOOK : 0;
+		rc = install(0, 0, NULL, 0) < 0 ? HT_AGENT_EHOOK : 0;
 	return rc;
 }
 
@@ -435,7 +446,7 @@ ht_agent_hook(void)
 {
 	if (!active)
 		return -1;
-	return install(0, NULL, 0);
+	return install(0, 0, NULL, 0);
 }
 
 int
@@ -451,6 +462,24 @@ ht_agent_unhook(void)
 	__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 1, __ATOMIC_RELAXED);
 	rc = ht_got_restore_all();
+	/*
+	 * The tables go back to the system now.  Threads may still be inside
+	 * a hook (entered through a slot before it was restored, or through
+	 * a function pointer the program took from a slot), and they may
+	 * stay there for as long as the allocator makes them wait: no point
+	 * in time proves them gone.  None needs to be: a hook's fast path
+	 * reads only the agent's own data (its flag words, the thread's
+	 * countdown, the session generation, the static free filter), and
+	 * its slow path touches a table only under ht_lock_global after
+	 * seeing there that a session runs.  The session stopped above,
+	 * under that lock; this release is made under it too, so it waits
+	 * for any thread inside the tables to leave, and every thread after
+	 * it finds no session and touches nothing.  Only a new start maps
+	 * the tables again, under the same lock.
+	 */
+	ht_lock_acquire(&ht_lock_global);
+	ht_session_release();
+	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
 	ht_guard_leave();
 	return rc;

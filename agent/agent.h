@@ -56,14 +56,16 @@
 
 /*
  * Launch mode, from the constructor: set up (the tables, the dump buffer,
- * the fork handlers), start a session at rate bytes with the dumps of cfg
- * (NULL: none) and flags (HT_AGENT_FOLLOW), then patch every GOT slot, so
- * that the first allocation after the patch is sampled.  This process
- * writes the launch profile at exit (ht_agent_exit); its children never
- * do.  Returns 0, or -1 with nothing patched (the session then stopped,
- * or never started if setup failed).
+ * the fork handlers), start a session at rate bytes keeping at most
+ * max_samples live samples (0: the default) with the dumps of cfg (NULL:
+ * none) and flags (HT_AGENT_FOLLOW), then patch every GOT slot, so that
+ * the first allocation after the patch is sampled.  This process writes
+ * the launch profile at exit (ht_agent_exit); its children never do.
+ * Returns 0, or -1 with nothing patched (the session then stopped, or
+ * never started if setup failed).
  */
-int ht_agent_launch(uint64_t rate, const struct ht_dump_cfg *cfg, int flags);
+int ht_agent_launch(uint64_t rate, uint64_t max_samples,
+    const struct ht_dump_cfg *cfg, int flags);
 
 /* Attach mode, from the control thread: set up and patch every GOT slot,
  * with no session.  Returns 0, or HT_AGENT_ENOMEM (setup could not map
@@ -105,15 +107,18 @@ void ht_agent_disable(void);
 int ht_agent_prepare(void);
 
 /*
- * Start a new session at rate bytes (0: 1) with the dumps of cfg (NULL or
- * prefix "": none), replacing a running one only with HT_AGENT_RESTART in
- * flags; with HT_AGENT_FOLLOW, the children this process forks while it
- * runs start sessions of their own at the fork (see fork_child in
- * agent.c).  The old session's dumps are disarmed and its tables emptied.
- * Wakes the agent's thread for the new deadlines.  Returns 0 or
- * HT_AGENT_ERUNNING.
+ * Start a new session at rate bytes (0: 1), keeping at most max_samples
+ * live samples and sites (0: the tables' default, tables.h), with the dumps
+ * of cfg (NULL or prefix "": none), replacing a running one only with
+ * HT_AGENT_RESTART in flags; with HT_AGENT_FOLLOW, the children this
+ * process forks while it runs start sessions of their own at the fork
+ * (see fork_child in agent.c), with the same bound.  The old session's
+ * dumps are disarmed and its tables emptied.  Wakes the agent's thread for
+ * the new deadlines.  Returns 0, HT_AGENT_ERUNNING, or HT_AGENT_ENOMEM (the
+ * tables could not be mapped: no session runs then).
  */
-int ht_agent_start(uint64_t rate, const struct ht_dump_cfg *cfg, int flags);
+int ht_agent_start(uint64_t rate, uint64_t max_samples,
+    const struct ht_dump_cfg *cfg, int flags);
 
 /* Stop the running session and disarm its dumps; its profile stays
  * readable.  Wakes the agent's thread.  Returns 0 or
@@ -135,9 +140,9 @@ int ht_agent_hooked(void);
  * slots patched now (0 if all were already), or -1. */
 int ht_agent_hook(void);
 
-/* Stop the session (its profile stays readable), then put every patched
- * slot and its page protection back: returns the number of slots
- * restored, or -1. */
+/* Stop the session, put every patched slot and its page protection back,
+ * and give the tables back to the system (the profile goes with them; the
+ * library stays mapped): returns the number of slots restored, or -1. */
 int ht_agent_unhook(void);
 
 /* Whether hooked, the slots patched and the modules in the current set,

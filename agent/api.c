@@ -34,7 +34,7 @@ heaptool_start(size_t rate)
 		return HT_API_EINVAL;
 	ht_guard_enter();
 	if ((rc = ht_agent_prepare()) == 0)
-		rc = ht_agent_start((uint64_t)rate, NULL, 0);
+		rc = ht_agent_start((uint64_t)rate, 0, NULL, 0);
 	ht_guard_leave();
 	return rc;
 }

@@ -411,6 +411,8 @@ reply_status(struct conn *c)
 	st.dropped_samples = ht_session.dropped;
 	st.follow = ht_session.follow;
 	st.parent_pid = (uint32_t)ht_session.parent;
+	st.max_samples = ht_session.max_samples;
+	st.flags = ht_session.released ? HT_STATUS_RELEASED : 0;
 	ht_lock_release(&ht_lock_global);
 	st.nchildren =
 	    (uint32_t)ht_follow_children(st.children, HT_PROTO_MAX_CHILDREN);
@@ -482,12 +484,19 @@ do_start(struct conn *c, const struct ht_request *r)
 		cfg.at_rss_bytes = r->dump_at_rss_bytes;
 		cfg.threshold_bytes = r->threshold_bytes;
 	}
-	if (ht_agent_start(r->rate, &cfg,
-		((r->flags & HT_START_RESTART) ? HT_AGENT_RESTART : 0) |
-		    ((r->flags & HT_START_FOLLOW) ? HT_AGENT_FOLLOW : 0)) != 0)
-		reply_err(c, HT_ERR_RUNNING, "a session is running");
-	else
+	switch (ht_agent_start(r->rate, r->max_samples, &cfg,
+	    ((r->flags & HT_START_RESTART) ? HT_AGENT_RESTART : 0) |
+		((r->flags & HT_START_FOLLOW) ? HT_AGENT_FOLLOW : 0))) {
+	case 0:
 		reply_ok(c);
+		break;
+	case HT_AGENT_ENOMEM:
+		reply_err(c, HT_ERR_NOMEM, "cannot map the sample tables");
+		break;
+	default:
+		reply_err(c, HT_ERR_RUNNING, "a session is running");
+		break;
+	}
 }
 
 static void
@@ -524,6 +533,16 @@ do_report(struct conn *c)
 	if (n >= REPORTS) {
 		reply_err(c, HT_ERR_BUSY,
 		    "other reports are being sent; try again");
+		return;
+	}
+	if (__atomic_load_n(&ht_session.released, __ATOMIC_RELAXED)) {
+		/* A detach gave the last profile back with the tables. */
+		if (ht_agent_hooked())
+			reply_err(c, HT_ERR_NOT_RUNNING,
+			    "no session since the detach");
+		else
+			reply_err(c, HT_ERR_DETACHED,
+			    "detached: the profile was released");
 		return;
 	}
 	if ((mfd = report_fd = memfd_create("heaptool-report", MFD_CLOEXEC)) <

@@ -5,6 +5,7 @@
  * Launch mode (heaptool run) passes its settings in the environment:
  * HEAPTOOL_PID (the process to profile: the agent stays dormant in any
  * other, so children that exec are not profiled), HEAPTOOL_RATE (bytes),
+ * HEAPTOOL_MAX_SAMPLES (the tables' bound, tables.h; unset: the default),
  * HEAPTOOL_OUTPUT (the profile path), and the session's dumps (dump.h):
  * HEAPTOOL_DUMP_PREFIX (absolute), HEAPTOOL_DUMP_INTERVAL_MS,
  * HEAPTOOL_DUMP_EVERY, HEAPTOOL_DUMP_AT_RSS and HEAPTOOL_THRESHOLD (bytes,
@@ -103,7 +104,7 @@ __attribute__((constructor)) static void
 agent_init(void)
 {
 	static struct ht_dump_cfg cfg; /* large */
-	uint64_t pid, rate = DEFAULT_RATE, seed;
+	uint64_t pid, rate = DEFAULT_RATE, seed, max_samples;
 	const char *s;
 	size_t len;
 	int follow;
@@ -123,6 +124,8 @@ agent_init(void)
 	}
 	if (parse_u64(getenv("HEAPTOOL_RATE"), &rate) != 0 || rate == 0)
 		rate = DEFAULT_RATE;
+	if (env_u64("HEAPTOOL_MAX_SAMPLES", &max_samples) != 0)
+		max_samples = 0;
 	s = getenv("HEAPTOOL_OUTPUT");
 	if (s == NULL || (len = strlen(s)) == 0 || len >= sizeof(output)) {
 		ht_agent_disable();
@@ -134,7 +137,8 @@ agent_init(void)
 	follow = s != NULL && strcmp(s, "1") == 0;
 	ht_runpage_open();
 
-	if (ht_agent_launch(rate, &cfg, follow ? HT_AGENT_FOLLOW : 0) != 0) {
+	if (ht_agent_launch(rate, max_samples, &cfg,
+		follow ? HT_AGENT_FOLLOW : 0) != 0) {
 		ht_runpage_set(HT_RUNSTAT_NOSTART, errno);
 		return;
 	}

@@ -114,6 +114,73 @@ ht_prim_rss_bytes(void)
 	return resident * (uint64_t)ht_prim_page_size();
 }
 
+/* The decimal number at s (leading blanks skipped); 0 if none. */
+static uint64_t
+number_at(const char *s)
+{
+	uint64_t v = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (uint64_t)(*s - '0');
+	return v;
+}
+
+/* What the cgroup v2 limit of this process leaves, or UINT64_MAX (no
+ * limit, or none that can be read). */
+static uint64_t
+cgroup_room(void)
+{
+	char cg[512], path[640], buf[64];
+	uint64_t max, cur;
+	char *nl;
+
+	/* cgroup v2 has one line, "0::/path". */
+	ht_prim_self_path(path, sizeof(path), "cgroup");
+	ht_prim_read_proc(path, cg, sizeof(cg));
+	if (strncmp(cg, "0::/", 4) != 0 ||
+	    strchr(cg, '\n') != strrchr(cg, '\n'))
+		return UINT64_MAX;
+	if ((nl = strchr(cg, '\n')) != NULL)
+		*nl = '\0';
+	if (strlen(cg + 3) + sizeof("/sys/fs/cgroup/memory.current") >
+	    sizeof(path))
+		return UINT64_MAX;
+	memcpy(path, "/sys/fs/cgroup", 14);
+	memcpy(path + 14, cg + 3, strlen(cg + 3) + 1);
+	nl = path + strlen(path);
+	if (nl[-1] == '/')
+		nl--;
+	memcpy(nl, "/memory.max", sizeof("/memory.max"));
+	ht_prim_read_proc(path, buf, sizeof(buf));
+	if (buf[0] < '0' || buf[0] > '9')
+		return UINT64_MAX; /* "max", or unreadable */
+	max = number_at(buf);
+	memcpy(nl, "/memory.current", sizeof("/memory.current"));
+	ht_prim_read_proc(path, buf, sizeof(buf));
+	if (buf[0] < '0' || buf[0] > '9')
+		return UINT64_MAX;
+	cur = number_at(buf);
+	return cur < max ? max - cur : 0;
+}
+
+uint64_t
+ht_prim_mem_available(void)
+{
+	char buf[4096];
+	const char *q;
+	uint64_t avail = 0, room;
+
+	ht_prim_read_proc("/proc/meminfo", buf, sizeof(buf));
+	if ((q = strstr(buf, "MemAvailable:")) != NULL)
+		avail = number_at(q + 13) * 1024; /* in kB */
+	room = cgroup_room();
+	if (room != UINT64_MAX && (avail == 0 || room < avail))
+		avail = room != 0 ? room : 1;
+	return avail;
+}
+
 void
 ht_prim_exe_path(char *buf, size_t len)
 {

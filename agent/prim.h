@@ -46,6 +46,13 @@ void ht_prim_self_path(char *buf, size_t len, const char *name);
 void ht_prim_command(char *buf, size_t len);
 /* The process's RSS in bytes (statm); 0 if unknown. */
 uint64_t ht_prim_rss_bytes(void);
+/*
+ * The memory this process may still take, in bytes: the lower of the
+ * system's MemAvailable (/proc/meminfo) and, under a cgroup v2 memory limit,
+ * that limit less the cgroup's current use.  0 when neither can be read.
+ * Several files are read: for rare decisions only (a table's growth).
+ */
+uint64_t ht_prim_mem_available(void);
 /* The executable's path (the exe link; without /proc, AT_EXECFN if it is
  * absolute) into buf, NUL-terminated and truncated to len - 1 bytes; ""
  * on failure. */

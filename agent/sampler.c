@@ -53,42 +53,79 @@ site_touch(struct ht_site *s)
 	}
 }
 
+/* A sample's weight in use: added when taken (or put back), subtracted
+ * when freed. */
 static void
-stats_add(struct ht_stats *st, const struct ht_live *e)
+inuse_add(struct ht_stats *st, const struct ht_sample_weight *w)
 {
-	st->inuse_bytes += e->bytes;
-	st->inuse_objects += e->objects;
-	st->inuse_var += e->var;
-	st->alloc_bytes += e->bytes;
-	st->alloc_objects += e->objects;
-	st->alloc_var += e->var;
-	st->samples++;
+	st->inuse_bytes += w->bytes;
+	st->inuse_objects += w->objects;
+	st->inuse_var += w->var_bytes;
 	st->live_samples++;
 }
 
 static void
-stats_sub(struct ht_stats *st, const struct ht_live *e)
+inuse_sub(struct ht_stats *st, const struct ht_sample_weight *w)
 {
-	st->inuse_bytes -= e->bytes;
-	st->inuse_objects -= e->objects;
-	st->inuse_var -= e->var;
+	st->inuse_bytes -= w->bytes;
+	st->inuse_objects -= w->objects;
+	st->inuse_var -= w->var_bytes;
 	st->live_samples--;
 }
 
-/* With the lock held: undo a live sample's contribution to in-use. */
+static void
+stats_add(struct ht_stats *st, const struct ht_sample_weight *w)
+{
+	inuse_add(st, w);
+	st->alloc_bytes += w->bytes;
+	st->alloc_objects += w->objects;
+	st->alloc_var += w->var_bytes;
+	st->samples++;
+}
+
+static inline void
+weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w);
+
+/* With the lock held: undo a live sample's contribution to in-use.  Its
+ * weight is that of its size at the session's rate, as when it was taken
+ * (tables.h). */
 static void
 account_free(const struct ht_live *e)
 {
 	struct ht_site *s = ht_sites_get(e->site);
 	struct ht_thread *th = ht_threads_get(e->thread);
+	struct ht_sample_weight w;
 
+	weigh(e->size, ht_session.rate, &w);
 	if (s != NULL) {
 		site_touch(s);
-		stats_sub(&s->st, e);
+		inuse_sub(&s->st, &w);
 	}
 	if (th != NULL)
-		stats_sub(&th->st, e);
-	ht_session.inuse_bytes -= e->bytes;
+		inuse_sub(&th->st, &w);
+	ht_session.inuse_bytes -= w.bytes;
+}
+
+/* With the lock held: a sample of size bytes could not be kept, for want
+ * of room in the site table (sites) or the live table, the tables' error
+ * saying why.  What it stood for is counted, so that reports can say what
+ * the figures lack. */
+static void
+drop(uint64_t size, const struct ht_sample_weight *w, int sites, int64_t why)
+{
+	struct ht_sample_weight tmp;
+
+	if (w == NULL) {
+		weigh(size, ht_session.rate, &tmp);
+		w = &tmp;
+	}
+	ht_session.dropped++;
+	ht_session.dropped_bytes += w->bytes;
+	ht_session.dropped_objects += w->objects;
+	if (why != HT_TABLES_FULL)
+		ht_session.drop_why |= HT_DROP_NOMEM;
+	else
+		ht_session.drop_why |= sites ? HT_DROP_SITES : HT_DROP_LIVE;
 }
 
 static uint32_t
@@ -145,11 +182,21 @@ static struct {
 	struct ht_sample_weight w;
 } wcache[WCACHE];
 
-static void
+static inline void
 weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 {
-	size_t i = (size_t)((size * 0x9e3779b97f4a7c15ull) >> 56);
+	size_t i;
 
+	/* At rate 1 a weight is the size itself (sampling.h): nothing to
+	 * cache, and the sizes of the frees would only thrash the cache. */
+	if (rate <= 1) {
+		w->bytes = (double)size;
+		w->objects = 1;
+		w->var_bytes = 0;
+		w->var_objects = 0;
+		return;
+	}
+	i = (size_t)((size * 0x9e3779b97f4a7c15ull) >> 56);
 	if (wcache[i].rate != rate || wcache[i].size != size) {
 		ht_sample_weigh(size, rate, &wcache[i].w);
 		wcache[i].size = size;
@@ -192,6 +239,16 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 	int n = 0, i = 0, r;
 	int64_t site;
 
+	/* Never without a session: its tables may be released (detach). */
+	if (ht_session.state != HT_STATE_RUNNING)
+		return 0;
+	/* A full table drops the sample before its stack is walked (the
+	 * walk is most of a sample's cost) and before its site is made (a
+	 * site with no sample would be a row of zeros). */
+	if ((r = ht_live_room((uintptr_t)p)) != 0) {
+		drop(size, NULL, 0, r);
+		return 0;
+	}
 	if (!ht_sampler_dlclose_busy) {
 		if (from != NULL)
 			regs = *from;
@@ -218,19 +275,17 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 		n = i + HT_MAX_FRAMES;
 	site = ht_sites_intern(&pcs[i], (uint32_t)(n - i));
 	if (site < 0) {
-		ht_session.dropped++;
+		drop(size, NULL, 1, site);
 		return 0;
 	}
 	weigh(size, ht_session.rate, &w);
 	e.ptr = (uintptr_t)p;
+	e.size = size;
 	e.site = (uint32_t)site;
 	e.thread = thread_index(t);
-	e.bytes = w.bytes;
-	e.objects = w.objects;
-	e.var = w.var_bytes;
 	r = ht_live_insert(&e, &old);
 	if (r < 0) {
-		ht_session.dropped++;
+		drop(size, &w, 0, r);
 		return 0;
 	}
 	if (r == 1) {
@@ -241,18 +296,18 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 	}
 	s = ht_sites_get((size_t)site);
 	site_touch(s);
-	stats_add(&s->st, &e);
+	stats_add(&s->st, &w);
 	th = ht_threads_get(e.thread);
 	if (th != NULL)
-		stats_add(&th->st, &e);
+		stats_add(&th->st, &w);
 	ht_session.samples++;
-	ht_session.inuse_bytes += e.bytes;
+	ht_session.inuse_bytes += w.bytes;
 	if (ht_session.inuse_bytes > ht_session.peak_bytes) {
 		ht_session.peak_bytes = ht_session.inuse_bytes;
 		ht_session.peak_ns = ht_prim_now_ns();
 		ht_session.peak_gen++;
 	}
-	return ht_dump_note_alloc(e.bytes);
+	return ht_dump_note_alloc(w.bytes);
 }
 
 static void
@@ -375,6 +430,7 @@ ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch)
 void
 ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 {
+	struct ht_sample_weight w;
 	struct ht_live old;
 	struct ht_site *s;
 	struct ht_thread *th;
@@ -386,19 +442,13 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 	s = ht_sites_get(e->site);
 	if (ht_session.state == HT_STATE_RUNNING && ht_session.epoch == epoch &&
 	    s != NULL && ht_live_insert(e, &old) == 0) {
+		weigh(e->size, ht_session.rate, &w);
 		site_touch(s);
-		s->st.inuse_bytes += e->bytes;
-		s->st.inuse_objects += e->objects;
-		s->st.inuse_var += e->var;
-		s->st.live_samples++;
+		inuse_add(&s->st, &w);
 		th = ht_threads_get(e->thread);
-		if (th != NULL) {
-			th->st.inuse_bytes += e->bytes;
-			th->st.inuse_objects += e->objects;
-			th->st.inuse_var += e->var;
-			th->st.live_samples++;
-		}
-		ht_session.inuse_bytes += e->bytes;
+		if (th != NULL)
+			inuse_add(&th->st, &w);
+		ht_session.inuse_bytes += w.bytes;
 	}
 	ht_lock_release(&ht_lock_global);
 	ht_guard_leave();

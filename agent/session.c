@@ -29,10 +29,22 @@ bump_gen(void)
 	__atomic_store_n(&ht_session_gen, ht_session_gen + 1, __ATOMIC_RELEASE);
 }
 
-void
-ht_session_start(uint64_t rate)
+int
+ht_session_start(uint64_t rate, uint64_t max_samples)
 {
-	ht_tables_reset();
+	if (ht_tables_reset() != 0) {
+		/* The old session's tables went first: it cannot go on. */
+		ht_session_stop();
+		ht_session.released = 1;
+		return -1;
+	}
+	ht_session.max_samples = ht_tables_bound(
+	    max_samples > HT_TABLES_MAX_BOUND ? HT_TABLES_MAX_BOUND :
+						(size_t)max_samples);
+	ht_session.released = 0;
+	ht_session.dropped_bytes = 0;
+	ht_session.dropped_objects = 0;
+	ht_session.drop_why = 0;
 	ht_session.epoch++;
 	ht_session.rate = rate == 0 ? 1 : rate;
 	ht_session.state = HT_STATE_RUNNING;
@@ -52,6 +64,19 @@ ht_session_start(uint64_t rate)
 	nhistory = 0;
 	ht_session_note_modules(ht_modules_current());
 	bump_gen();
+	return 0;
+}
+
+void
+ht_session_release(void)
+{
+	if (ht_session.state == HT_STATE_RUNNING)
+		return;
+	ht_tables_release();
+	ht_mem_unmap(history, HT_MAX_MODULE_HISTORY * sizeof(*history));
+	history = NULL;
+	nhistory = 0;
+	ht_session.released = 1;
 }
 
 void
@@ -78,7 +103,8 @@ ht_session_adopt(void)
 
 	if (ht_session.pid == getpid() || ht_session.pid == 0)
 		return 0;
-	ht_tables_reset();
+	/* Should the new tables not map, the next start maps them. */
+	(void)ht_tables_reset();
 	memset(&ht_session, 0, sizeof(ht_session));
 	ht_session.epoch = epoch;
 	ht_session.state = HT_STATE_NONE;

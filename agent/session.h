@@ -35,21 +35,34 @@ struct ht_session {
 	uint64_t peak_ns;
 	uint64_t peak_gen; /* bumped at every new peak */
 	uint64_t samples;
-	uint64_t dropped;    /* samples lost to full tables */
-	uint64_t lost_frees; /* frees we could not account */
-	uint64_t truncated;  /* stacks cut short (dlclose in progress) */
-	uint32_t follow;     /* children start sessions of their own */
-	pid_t parent;	     /* this session follows that process's, or 0 */
+	uint64_t dropped;	/* samples lost to full tables */
+	uint64_t lost_frees;	/* frees we could not account */
+	uint64_t truncated;	/* stacks cut short (dlclose in progress) */
+	uint32_t follow;	/* children start sessions of their own */
+	pid_t parent;		/* this session follows that process's, or 0 */
+	uint64_t max_samples;	/* the tables' bound (ht_tables_bound) */
+	double dropped_bytes;	/* what the dropped samples stood for */
+	double dropped_objects; /* (estimates, exact at rate 1) */
+	uint32_t drop_why;	/* HT_DROP_* (profile.h): why they were */
+	uint32_t released;	/* the tables were given back (detach) */
 };
 
 extern struct ht_session ht_session;
 extern unsigned ht_session_gen;
 
-/* With ht_lock_global held.  Start a new session at rate bytes (new
- * epoch, every table emptied, follow and parent 0); stop the running one
- * (its profile stays). */
-void ht_session_start(uint64_t rate);
+/* With ht_lock_global held.  Start a new session at rate bytes keeping at
+ * most max_samples live samples (0: the tables' default), with a new epoch,
+ * every table emptied (mapped again after a release), follow and parent 0.
+ * Returns 0, or -1 if the tables could not be mapped (a running session is
+ * then stopped, its profile released). */
+int ht_session_start(uint64_t rate, uint64_t max_samples);
+/* With ht_lock_global held: stop the running one (its profile stays). */
 void ht_session_stop(void);
+/* With ht_lock_global held, no session running: give the tables and the
+ * module history back to the system (detach).  The profile is gone with
+ * them (ht_session.released says so) until the next start.  Safe however
+ * many hooks are still running on other threads: see tables.h. */
+void ht_session_release(void);
 /* With ht_lock_global held, in the child of a fork: the session is the
  * parent's; this process has none (state HT_STATE_NONE) and samples
  * nothing, while the profile stays as the parent left it. */

@@ -144,6 +144,12 @@ ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
 	/* The records are static (they are large) and so is the buffer:
 	 * snapshots are serialized by the lock. */
 	ht_lock_acquire(&ht_lock_global);
+	if (ht_session.released) {
+		/* Detach gave the profile back with the tables. */
+		ht_lock_release(&ht_lock_global);
+		errno = ESRCH;
+		return -1;
+	}
 	memset(&meta, 0, sizeof(meta));
 	fill_process(&meta);
 	meta.pid = (uint64_t)getpid();
@@ -158,6 +164,10 @@ ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
 	meta.peak_ns = ht_session.peak_ns;
 	meta.overhead_bytes = ht_mem_overhead();
 	meta.dropped_samples = ht_session.dropped;
+	meta.max_samples = ht_session.max_samples;
+	meta.dropped_bytes = round_est(ht_session.dropped_bytes);
+	meta.dropped_objects = round_est(ht_session.dropped_objects);
+	meta.drop_why = ht_session.drop_why;
 	meta.samples = ht_session.samples;
 	meta.live_samples = ht_live_count();
 

@@ -20,7 +20,8 @@ int ht_snapshot_init(void);
  * thread's guard set (guard.h) and without the lock.  flags are HT_META_*
  * bits; sites below threshold bytes (0: none), in use and allocated, are
  * folded into one SITE record with no frames, the totals unchanged.
- * Returns 0, or -1 with errno set (ENOMEM before ht_snapshot_init). */
+ * Returns 0, or -1 with errno set (ENOMEM before ht_snapshot_init; ESRCH
+ * once a detach has released the profile). */
 int ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold);
 
 /* Write the current profile, as ht_snapshot_fd, into *f, a new file in the

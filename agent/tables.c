@@ -1,18 +1,21 @@
 /*
- * Sites, live samples and threads in mmap'd, growable, bounded tables.
+ * Sites, live samples and threads in mmap'd, growable, bounded tables
+ * (tables.h).
  * Open addressing with linear probing; the live table deletes by backward
  * shift, so it never accumulates tombstones however many samples are freed.
  */
 #include <string.h>
 
 #include "mem.h"
+#include "prim.h"
 #include "tables.h"
 
 #define SITE_INDEX_MIN 1024
 #define SITES_MIN      512
 #define FRAMES_MIN     (SITES_MIN * 16)
-#define FRAMES_MAX     ((size_t)HT_MAX_SITES * 24)
 #define LIVE_MIN       4096
+/* A growth of at most this much needs no look at the memory available. */
+#define SMALL_GROWTH   ((size_t)64 << 20)
 
 uint8_t ht_live_filter[1u << HT_FILTER_BITS];
 
@@ -29,17 +32,57 @@ static size_t live_cap, nlive;
 static struct ht_thread *threads;
 static size_t nthreads;
 
-static int ready;
-static size_t max_sites = HT_MAX_SITES;
-static size_t max_live = HT_MAX_LIVE;
+static int ready, noted;
+static size_t bound_live = HT_TABLES_DEFAULT_BOUND;
+static size_t bound_sites = HT_TABLES_DEFAULT_BOUND;
+
+size_t
+ht_tables_bound(size_t n)
+{
+	if (n == 0)
+		n = HT_TABLES_DEFAULT_BOUND;
+	if (n > HT_TABLES_MAX_BOUND)
+		n = HT_TABLES_MAX_BOUND;
+	bound_live = n;
+	bound_sites = n < HT_TABLES_SITES_LIMIT ? n : HT_TABLES_SITES_LIMIT;
+	return n;
+}
+
+/*
+ * May a table take bytes more?  Memory permitting: never more than half of
+ * what the system (or the cgroup) has available, so that the agent cannot
+ * be what runs the process out of memory; the kernel would let a mapping
+ * far beyond that succeed and the process be killed when its pages are
+ * touched.  Unknown availability leaves the decision to mmap.
+ */
+static int
+room_for(size_t bytes)
+{
+	uint64_t avail;
+
+	if (bytes <= SMALL_GROWTH)
+		return 1;
+	avail = ht_prim_mem_available();
+	return avail == 0 || bytes <= avail / 2;
+}
 
 void
-ht_tables_limit(size_t sites_bound, size_t live_bound)
+ht_tables_release(void)
 {
-	if (sites_bound != 0)
-		max_sites = sites_bound;
-	if (live_bound != 0)
-		max_live = live_bound;
+	ht_mem_unmap(site_index, site_index_cap * sizeof(*site_index));
+	ht_mem_unmap(sites, sites_cap * sizeof(*sites));
+	ht_mem_unmap(frames, frames_cap * sizeof(*frames));
+	ht_mem_unmap(live, live_cap * sizeof(*live));
+	ht_mem_unmap(threads, HT_MAX_THREADS * sizeof(*threads));
+	site_index = NULL;
+	sites = NULL;
+	frames = NULL;
+	live = NULL;
+	threads = NULL;
+	site_index_cap = sites_cap = frames_cap = live_cap = 0;
+	nsites = nframes_used = nlive = nthreads = 0;
+	memset(ht_live_filter, 0, sizeof(ht_live_filter));
+	ready = 0;
 }
 
 int
@@ -52,33 +95,37 @@ ht_tables_init(void)
 	frames = ht_mem_map(FRAMES_MIN * sizeof(*frames));
 	live = ht_mem_map(LIVE_MIN * sizeof(*live));
 	threads = ht_mem_map(HT_MAX_THREADS * sizeof(*threads));
-	if (site_index == NULL || sites == NULL || frames == NULL ||
-	    live == NULL || threads == NULL)
-		return -1;
-	ht_mem_note_static(sizeof(ht_live_filter));
 	site_index_cap = SITE_INDEX_MIN;
 	sites_cap = SITES_MIN;
 	frames_cap = FRAMES_MIN;
 	live_cap = LIVE_MIN;
+	if (site_index == NULL || sites == NULL || frames == NULL ||
+	    live == NULL || threads == NULL) {
+		ht_tables_release();
+		return -1;
+	}
+	if (!noted)
+		ht_mem_note_static(sizeof(ht_live_filter));
+	noted = 1;
 	ready = 1;
 	return 0;
 }
 
-void
+int
 ht_tables_reset(void)
 {
-	if (!ready)
-		return;
-	/* Given back rather than written over: the tables of a long
-	 * session may be large, and a fork's child that starts its own
-	 * session would copy every page a memset touches. */
-	ht_mem_zero(site_index, site_index_cap * sizeof(*site_index));
-	nsites = 0;
-	nframes_used = 0;
-	ht_mem_zero(live, live_cap * sizeof(*live));
-	nlive = 0;
-	memset(ht_live_filter, 0, (size_t)1 << HT_FILTER_BITS);
-	nthreads = 0;
+	/* Unmapped, not written over: faster than clearing what a session
+	 * grew, it gives a large table back rather than keep it for a session
+	 * that may never need it, and a fork's child that starts its own
+	 * session copies none of its parent's pages. */
+	ht_tables_release();
+	return ht_tables_init();
+}
+
+int
+ht_tables_ready(void)
+{
+	return ready;
 }
 
 static uint64_t
@@ -99,10 +146,11 @@ static int
 site_index_grow(void)
 {
 	size_t ncap = site_index_cap * 2, i, j;
-	uint32_t *n = ht_mem_map(ncap * sizeof(*n));
+	uint32_t *n;
 
-	if (n == NULL)
-		return -1;
+	if (!room_for(ncap * sizeof(*n)) ||
+	    (n = ht_mem_map(ncap * sizeof(*n))) == NULL)
+		return HT_TABLES_NOMEM;
 	for (i = 0; i < nsites; i++) {
 		j = sites[i].hash & (ncap - 1);
 		while (n[j] != 0)
@@ -124,14 +172,14 @@ grow(void **p, size_t *cap, size_t elem, size_t need, size_t max)
 	if (need <= *cap)
 		return 0;
 	if (need > max)
-		return -1;
+		return HT_TABLES_FULL;
 	while (ncap < need)
 		ncap *= 2;
 	if (ncap > max)
 		ncap = max;
-	q = ht_mem_remap(*p, *cap * elem, ncap * elem);
-	if (q == NULL)
-		return -1;
+	if (!room_for((ncap - *cap) * elem) ||
+	    (q = ht_mem_remap(*p, *cap * elem, ncap * elem)) == NULL)
+		return HT_TABLES_NOMEM;
 	*p = q;
 	*cap = ncap;
 	return 0;
@@ -143,7 +191,10 @@ ht_sites_intern(const uintptr_t *f, uint32_t n)
 	uint64_t h = hash_frames(f, n);
 	size_t j = h & (site_index_cap - 1);
 	struct ht_site *s;
+	int r;
 
+	if (!ready)
+		return HT_TABLES_NOMEM;
 	while (site_index[j] != 0) {
 		s = &sites[site_index[j] - 1];
 		if (s->hash == h && s->nframes == n &&
@@ -151,16 +202,16 @@ ht_sites_intern(const uintptr_t *f, uint32_t n)
 			return site_index[j] - 1;
 		j = (j + 1) & (site_index_cap - 1);
 	}
-	if (nsites >= max_sites)
-		return -1;
-	if (grow((void **)&sites, &sites_cap, sizeof(*sites), nsites + 1,
-		max_sites) == -1 ||
-	    grow((void **)&frames, &frames_cap, sizeof(*frames),
-		nframes_used + n, FRAMES_MAX) == -1)
-		return -1;
+	if (nsites >= bound_sites)
+		return HT_TABLES_FULL;
+	if ((r = grow((void **)&sites, &sites_cap, sizeof(*sites), nsites + 1,
+		 bound_sites)) != 0 ||
+	    (r = grow((void **)&frames, &frames_cap, sizeof(*frames),
+		 nframes_used + n, bound_sites * HT_MAX_FRAMES)) != 0)
+		return r;
 	if ((nsites + 1) * 2 > site_index_cap) {
-		if (site_index_grow() == -1)
-			return -1;
+		if ((r = site_index_grow()) != 0)
+			return r;
 		j = h & (site_index_cap - 1);
 		while (site_index[j] != 0)
 			j = (j + 1) & (site_index_cap - 1);
@@ -221,17 +272,20 @@ filter_remove(uintptr_t ptr)
 		__atomic_store_n(c, *c - 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * The live table is kept at most 3/4 full (linear probing stays short
+ * there: about 8 probes for a miss), and doubled past that.  When it cannot
+ * grow (no memory) it takes entries up to 7/8 full before it refuses them.
+ */
 static int
 live_grow(void)
 {
 	size_t ncap = live_cap * 2, i, j;
 	struct ht_live *n;
 
-	if (ncap > max_live * 2)
-		return -1;
-	n = ht_mem_map(ncap * sizeof(*n));
-	if (n == NULL)
-		return -1;
+	if (!room_for(ncap * sizeof(*n)) ||
+	    (n = ht_mem_map(ncap * sizeof(*n))) == NULL)
+		return HT_TABLES_NOMEM;
 	for (i = 0; i < live_cap; i++) {
 		if (live[i].ptr == 0)
 			continue;
@@ -250,12 +304,18 @@ int
 ht_live_insert(const struct ht_live *e, struct ht_live *old)
 {
 	size_t j;
+	int why = 0;
 
-	if (nlive >= max_live)
-		return -1;
-	if ((nlive + 1) * 2 > live_cap && live_grow() == -1 &&
-	    nlive + 1 >= live_cap)
-		return -1;
+	if (!ready)
+		return HT_TABLES_NOMEM;
+	/* bound_live entries fit in a table at most 3/4 full, so growth
+	 * below the bound never goes past that table. */
+	if (nlive >= bound_live)
+		why = HT_TABLES_FULL;
+	else if ((nlive + 1) * 4 > live_cap * 3 && (why = live_grow()) != 0 &&
+	    (nlive + 1) * 8 <= live_cap * 7)
+		why = 0;
+	/* A full table still takes the replacement of an entry. */
 	j = live_slot(e->ptr, live_cap);
 	while (live[j].ptr != 0) {
 		if (live[j].ptr == e->ptr) {
@@ -265,6 +325,8 @@ ht_live_insert(const struct ht_live *e, struct ht_live *old)
 		}
 		j = (j + 1) & (live_cap - 1);
 	}
+	if (why != 0)
+		return why;
 	live[j] = *e;
 	nlive++;
 	filter_add(e->ptr);
@@ -272,10 +334,28 @@ ht_live_insert(const struct ht_live *e, struct ht_live *old)
 }
 
 int
+ht_live_room(uintptr_t ptr)
+{
+	size_t j;
+
+	if (!ready)
+		return HT_TABLES_NOMEM;
+	if (nlive < bound_live)
+		return 0;
+	for (j = live_slot(ptr, live_cap); live[j].ptr != 0;
+	     j = (j + 1) & (live_cap - 1))
+		if (live[j].ptr == ptr)
+			return 0;
+	return HT_TABLES_FULL;
+}
+
+int
 ht_live_remove(uintptr_t ptr, struct ht_live *out)
 {
 	size_t i, j, k;
 
+	if (!ready)
+		return 0;
 	i = live_slot(ptr, live_cap);
 	while (live[i].ptr != ptr) {
 		if (live[i].ptr == 0)
@@ -316,7 +396,7 @@ ht_threads_add(uint32_t tid, const char *name)
 	for (i = nthreads; i > 0; i--)
 		if (threads[i - 1].tid == tid)
 			return (int64_t)i - 1;
-	if (nthreads >= HT_MAX_THREADS)
+	if (!ready || nthreads >= HT_MAX_THREADS)
 		return -1;
 	memset(&threads[nthreads], 0, sizeof(threads[nthreads]));
 	threads[nthreads].tid = tid;

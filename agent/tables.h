@@ -1,9 +1,13 @@
 /*
  * The agent's tables: call sites (a stack and its statistics), live samples
  * (sampled pointers not yet freed, so a free subtracts exactly what its sample
- * added) and threads.  All memory comes from ht_mem_map; every table grows up
- * to a fixed bound, and a caller that finds a table full counts a dropped
- * sample instead of failing.
+ * added) and threads.  All memory comes from ht_mem_map.  The site and live
+ * tables start small and grow to what the program needs, up to the session's
+ * bound (ht_tables_bound) and as far as memory permits: a table never takes
+ * more than half of what the system (or the process's cgroup) still has
+ * available in one growth.  A caller that finds a table full counts a dropped
+ * sample instead of failing, and learns why (HT_TABLES_FULL: the bound;
+ * HT_TABLES_NOMEM: memory).
  *
  * Everything here is called with ht_lock_global held, except ht_live_maybe(),
  * the lock-free negative check on the free path: a counting filter indexed by
@@ -11,7 +15,16 @@
  * frees of unsampled pointers (nearly all) stop there.  The filter is only
  * written under the lock; a racing reader cannot miss a pointer it could
  * legally free, because the pointer's insert happened before malloc returned
- * it.
+ * it.  The filter is static, in the agent's own data, never a mapping: it
+ * stays readable whatever happens to the tables, so a free hook still
+ * running on another thread after a detach reads valid memory.
+ *
+ * ht_tables_release() gives every mapping back (detach).  That is safe
+ * because no thread touches a table without ht_lock_global, and every path
+ * that takes the lock to touch one first checks, under it, that a session
+ * is running (sampler.c), which a released set never has: the next session
+ * maps the tables again (ht_tables_init).  Growth needs nothing more: it
+ * happens under the lock, and no pointer into a table is kept past it.
  */
 #ifndef HT_TABLES_H
 #define HT_TABLES_H
@@ -19,11 +32,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HT_MAX_FRAMES  64
-#define HT_MAX_SITES   (1u << 20)
-#define HT_MAX_LIVE    (1u << 22)
-#define HT_MAX_THREADS 4096
-#define HT_FILTER_BITS 16
+#define HT_MAX_FRAMES		64
+#define HT_MAX_THREADS		4096
+#define HT_FILTER_BITS		16
+/* The bound on live samples (and on sites) a session gets by default, and
+ * the most one may ask for.  Sites are bounded by the same number, but never
+ * above HT_TABLES_SITES_LIMIT (a site's frames are found by a 32-bit offset
+ * into a pool of up to HT_MAX_FRAMES each). */
+#define HT_TABLES_DEFAULT_BOUND (1u << 25)
+#define HT_TABLES_MAX_BOUND	(1u << 30)
+#define HT_TABLES_SITES_LIMIT	(1u << 25)
+
+/* Why a table refused an entry. */
+#define HT_TABLES_FULL	(-1) /* it holds as many as its bound allows */
+#define HT_TABLES_NOMEM (-2) /* it could not grow: no memory */
 
 struct ht_stats {
 	double inuse_bytes;
@@ -49,13 +71,15 @@ struct ht_site {
 	double peak_objects;
 };
 
+/* A live sample keeps its size, not its weight: a session has one rate, so
+ * the weight (sampling.h) is the same function of the size when the sample
+ * is freed as when it was taken, and 24 bytes an entry instead of 40 is what
+ * lets tens of millions of them fit. */
 struct ht_live {
 	uintptr_t ptr;
+	uint64_t size;
 	uint32_t site;
 	uint32_t thread;
-	double bytes;
-	double objects;
-	double var;
 };
 
 struct ht_thread {
@@ -64,16 +88,25 @@ struct ht_thread {
 	struct ht_stats st;
 };
 
-/* Map the initial tables.  Returns 0, or -1 if memory could not be mapped.
- * Idempotent. */
+/* Map the initial (small) tables.  Returns 0, or -1 if memory could not be
+ * mapped.  Idempotent; maps them again after ht_tables_release. */
 int ht_tables_init(void);
-/* Lower the bounds (for tests; 0 keeps a bound).  Before ht_tables_init. */
-void ht_tables_limit(size_t max_sites, size_t max_live);
-/* Empty every table (a new session); keeps the memory. */
-void ht_tables_reset(void);
+/* Empty every table (a new session): what they grew to is unmapped and
+ * they start small again.  Returns 0, or -1 (as ht_tables_init). */
+int ht_tables_reset(void);
+/* Give every table's memory back; the filter is emptied.  Until the next
+ * ht_tables_init the tables are empty and refuse entries (HT_TABLES_NOMEM). */
+void ht_tables_release(void);
+/* Whether the tables are mapped. */
+int ht_tables_ready(void);
 
-/* The site for this stack, added if new.  Returns its index, or -1 when the
- * table or the frame pool is full. */
+/* At most n live samples and n sites (0: HT_TABLES_DEFAULT_BOUND; capped
+ * at HT_TABLES_MAX_BOUND, sites at HT_TABLES_SITES_LIMIT).  Returns the
+ * bound in force. */
+size_t ht_tables_bound(size_t n);
+
+/* The site for this stack, added if new.  Returns its index, or
+ * HT_TABLES_FULL or HT_TABLES_NOMEM when it is new and cannot be added. */
 int64_t ht_sites_intern(const uintptr_t *frames, uint32_t n);
 size_t ht_sites_count(void);
 struct ht_site *ht_sites_get(size_t i);
@@ -81,8 +114,12 @@ const uintptr_t *ht_sites_frames(const struct ht_site *);
 
 /* Insert e.  Returns 0 when inserted, 1 when an entry for e->ptr existed (its
  * block must have been freed unseen, e.g. by an unhooked caller: the old entry
- * is copied to *old and replaced), or -1 when the table is full. */
+ * is copied to *old and replaced), or HT_TABLES_FULL or HT_TABLES_NOMEM. */
 int ht_live_insert(const struct ht_live *e, struct ht_live *old);
+/* Whether an insert of ptr can find room: 0 if the table is below its
+ * bound or has an entry for ptr (to replace), else HT_TABLES_FULL or
+ * HT_TABLES_NOMEM.  (An insert may still fail for want of memory.) */
+int ht_live_room(uintptr_t ptr);
 /* Remove the entry for ptr into *out.  Returns 1 if found, else 0. */
 int ht_live_remove(uintptr_t ptr, struct ht_live *out);
 size_t ht_live_count(void);

@@ -1,6 +1,6 @@
 /*
- * heaptool detach: end the session, have the agent put back every hook,
- * and forget the current target.
+ * heaptool detach: end the session, have the agent put back every hook and
+ * give its tables back, and forget the current target.
  */
 #include "config.h"
 
@@ -16,9 +16,10 @@
 static const char detach_usage[] =
     "usage: heaptool detach [-p PID]\n"
     "\n"
-    "End the session, put back every hook the agent installed, and forget\n"
-    "the current target.  The agent stays loaded, idle; heaptool attach\n"
-    "hooks it again.\n"
+    "End the session, put back every hook the agent installed, give the\n"
+    "agent's tables (and the session's profile) back to the system, and\n"
+    "forget the current target.  The agent stays loaded, idle; heaptool\n"
+    "attach hooks it again.\n"
     "\n" HT_CMD_PID_HELP;
 
 int
@@ -32,8 +33,8 @@ ht_cmd_detach(int argc, char **argv)
 	    pid == 0)
 		return rc;
 	ht_target_forget(pid);
-	printf("heaptool: detached from %ld: its hooks are removed (the "
-	       "agent stays loaded, idle)\n",
+	printf("heaptool: detached from %ld: its hooks are removed and the "
+	       "agent's tables returned (the agent stays loaded, idle)\n",
 	    (long)pid);
 	return ht_cmd_flush();
 }

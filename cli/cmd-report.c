@@ -311,6 +311,8 @@ ht_cmd_report(int argc, char **argv)
 	else
 		rc = HT_EXIT_OK;
 	rc = ht_cmd_out_close(fp, out, rc);
+	if (rc == HT_EXIT_OK)
+		ht_cmd_warn_drops(&prof->meta, what);
 out_free:
 	ht_sym_free(sym);
 	ht_profile_free(prof);

@@ -8,6 +8,8 @@
  *                     so that its children (same environment, other pid)
  *                     run unprofiled
  *   HEAPTOOL_RATE     the sampling rate in bytes, decimal
+ *   HEAPTOOL_MAX_SAMPLES  the tables' bound (--max-samples), set only when
+ *                     given
  *   HEAPTOOL_OUTPUT   the absolute path of the profile, written atomically
  *                     by the agent when the process exits
  *   HEAPTOOL_DUMP_PREFIX, HEAPTOOL_DUMP_INTERVAL_MS, HEAPTOOL_DUMP_EVERY,
@@ -56,17 +58,18 @@
 #include "symbolize.h"
 
 static const char run_usage[] =
-    "usage: heaptool run [--rate SIZE] [-o FILE] [--live] [--follow-forks]\n"
-    "                    [--dump-prefix P] [--dump-interval DUR]\n"
-    "                    [--dump-every SIZE] [--dump-at-rss SIZE]\n"
-    "                    [--threshold SIZE]\n"
+    "usage: heaptool run [--rate SIZE] [--max-samples N] [-o FILE] [--live]\n"
+    "                    [--follow-forks] [--dump-prefix P]\n"
+    "                    [--dump-interval DUR] [--dump-every SIZE]\n"
+    "                    [--dump-at-rss SIZE] [--threshold SIZE]\n"
     "                    [--] CMD [ARG...]\n"
     "\n"
     "Run CMD with the heap profiler loaded from its start.  When CMD exits,\n"
     "its profile is saved to FILE (as the user CMD runs as then) and a\n"
     "summary is printed on stderr, or why there is none.  Children of CMD\n"
     "are not profiled, unless --follow-forks.\n"
-    "\n" HT_CMD_RATE_HELP "  -o, --output FILE  save the profile to FILE\n"
+    "\n" HT_CMD_RATE_HELP HT_CMD_MAX_SAMPLES_HELP
+    "  -o, --output FILE  save the profile to FILE\n"
     "                     (default heaptool.PID.heap in this directory)\n"
     "      --live         serve live reports too (heaptool report -p PID);\n"
     "                     costs an agent thread, and with it glibc's arena\n"
@@ -88,6 +91,7 @@ static const struct option run_options[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "live", no_argument, NULL, 'l' },
 	{ "follow-forks", no_argument, NULL, HT_OPT_FOLLOW_FORKS },
+	{ "max-samples", required_argument, NULL, 'M' },
 	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -231,8 +235,9 @@ page_env(const struct page *pg)
 /* In the child: set up the agent's environment and exec.  Only returns
  * on failure, with errno set. */
 static void
-exec_child(char **cmd, const char *agent, uint64_t rate, const char *output,
-    int live, int follow, const struct ht_dump_opts *d, const struct page *pg)
+exec_child(char **cmd, const char *agent, uint64_t rate, uint64_t max_samples,
+    const char *output, int live, int follow, const struct ht_dump_opts *d,
+    const struct page *pg)
 {
 	char num[32], *preload;
 	const char *old;
@@ -263,6 +268,7 @@ exec_child(char **cmd, const char *agent, uint64_t rate, const char *output,
 	    setenv_u64("HEAPTOOL_DUMP_EVERY", d->every_bytes) != 0 ||
 	    setenv_u64("HEAPTOOL_DUMP_AT_RSS", d->at_rss_bytes) != 0 ||
 	    setenv_u64("HEAPTOOL_THRESHOLD", d->threshold_bytes) != 0 ||
+	    setenv_u64("HEAPTOOL_MAX_SAMPLES", max_samples) != 0 ||
 	    page_env(pg) != 0)
 		return;
 	execvp(cmd[0], cmd);
@@ -387,6 +393,7 @@ summarize(const char *path, pid_t pid, int status, const struct ht_runstat *st)
 	if (ht_report_write(stderr, prof, sym, &opts) != 0)
 		ht_warn("summary: %s", strerror(errno));
 	ht_warn("profile written to %s", path);
+	ht_cmd_warn_drops(&prof->meta, path);
 	ht_sym_free(sym);
 out_free:
 	ht_profile_free(prof);
@@ -400,7 +407,7 @@ ht_cmd_run(int argc, char **argv)
 	struct ht_dump_opts dumps;
 	struct page pg;
 	const char *outopt = NULL;
-	uint64_t rate = HT_CMD_DEFAULT_RATE;
+	uint64_t rate = HT_CMD_DEFAULT_RATE, max_samples = 0;
 	int c, rc, status, fds[2], child_errno, live = 0, follow = 0;
 	ssize_t n;
 	pid_t pid;
@@ -426,6 +433,11 @@ ht_cmd_run(int argc, char **argv)
 			break;
 		case HT_OPT_FOLLOW_FORKS:
 			follow = live = 1;
+			break;
+		case 'M':
+			if ((rc = ht_cmd_parse_max_samples(optarg,
+				 &max_samples)) != HT_EXIT_OK)
+				return rc;
 			break;
 		case 'h':
 			return ht_cmd_help(run_usage);
@@ -505,8 +517,8 @@ ht_cmd_run(int argc, char **argv)
 		    default_output(dir, getpid(), output, sizeof(output)) != 0)
 			errno = ENAMETOOLONG;
 		else
-			exec_child(argv + optind, agent, rate, output, live,
-			    follow, &dumps, &pg);
+			exec_child(argv + optind, agent, rate, max_samples,
+			    output, live, follow, &dumps, &pg);
 		child_errno = errno;
 		n = write(fds[1], &child_errno, sizeof(child_errno));
 		(void)n;

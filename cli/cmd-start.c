@@ -21,19 +21,20 @@
 #include "target.h"
 
 static const char start_usage[] =
-    "usage: heaptool start [-p PID] [--rate SIZE] [--restart] "
-    "[--follow-forks]\n"
-    "                      [--dump-prefix P] [--dump-interval DUR]\n"
-    "                      [--dump-every SIZE] [--dump-at-rss SIZE]\n"
-    "                      [--threshold SIZE]\n"
+    "usage: heaptool start [-p PID] [--rate SIZE] [--max-samples N] "
+    "[--restart]\n"
+    "                      [--follow-forks] [--dump-prefix P]\n"
+    "                      [--dump-interval DUR] [--dump-every SIZE]\n"
+    "                      [--dump-at-rss SIZE] [--threshold SIZE]\n"
     "\n"
     "Start a profiling session in the target: its allocations from now on\n"
     "are sampled and attributed to their call sites.  Each session starts\n"
     "from zero.\n"
     "\n"
     "  -p, --pid PID      the process (default: the current "
-    "target)\n" HT_CMD_RATE_HELP "      --restart      end a running session "
-    "and start a new one\n" HT_CMD_FOLLOW_HELP
+    "target)\n" HT_CMD_RATE_HELP HT_CMD_MAX_SAMPLES_HELP
+    "      --restart      end a running session and start a new "
+    "one\n" HT_CMD_FOLLOW_HELP
     "      --dump-prefix P     the target writes dumps P.PID.SEQ.heap (P as\n"
     "                          the target sees its files): when an\n"
     "                          allocation fails, at exit, and "
@@ -46,6 +47,7 @@ static const struct option start_options[] = {
 	{ "rate", required_argument, NULL, 'r' },
 	{ "restart", no_argument, NULL, 'R' },
 	{ "follow-forks", no_argument, NULL, HT_OPT_FOLLOW_FORKS },
+	{ "max-samples", required_argument, NULL, 'M' },
 	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -59,7 +61,7 @@ ht_cmd_start(int argc, char **argv)
 	struct ht_status st;
 	struct ht_ctl *c;
 	const char *popt = NULL;
-	uint64_t rate = HT_CMD_DEFAULT_RATE;
+	uint64_t rate = HT_CMD_DEFAULT_RATE, max_samples = 0;
 	uint32_t flags = 0;
 	char rs[32];
 	int ch, rc;
@@ -83,6 +85,11 @@ ht_cmd_start(int argc, char **argv)
 			break;
 		case HT_OPT_FOLLOW_FORKS:
 			flags |= HT_START_FOLLOW;
+			break;
+		case 'M':
+			if ((rc = ht_cmd_parse_max_samples(optarg,
+				 &max_samples)) != HT_EXIT_OK)
+				return rc;
 			break;
 		case 'h':
 			return ht_cmd_help(start_usage);
@@ -113,6 +120,7 @@ ht_cmd_start(int argc, char **argv)
 	req.dump_every_bytes = dumps.every_bytes;
 	req.dump_at_rss_bytes = dumps.at_rss_bytes;
 	req.threshold_bytes = dumps.threshold_bytes;
+	req.max_samples = max_samples;
 	memcpy(req.dump_prefix, dumps.prefix, strlen(dumps.prefix) + 1);
 	if (ht_ctl_start(c, &req) != 0) {
 		/* The agent can only name its errno: where we can see what

@@ -80,8 +80,11 @@ status_text(pid_t pid, const struct ht_status *st)
 	else {
 		printf("  session         %" PRIu64 " %s, ", st->epoch,
 		    ht_profile_state_name(st->state));
-		if (st->rate == 1)
+		if (st->rate == 1 && st->dropped_samples == 0)
 			printf("rate 1 (every allocation, exact)");
+		else if (st->rate == 1)
+			printf("rate 1 (every allocation; NOT EXACT: samples "
+			       "dropped)");
 		else
 			printf("rate %s",
 			    ht_size_format(st->rate, a, sizeof(a)));
@@ -89,8 +92,22 @@ status_text(pid_t pid, const struct ht_status *st)
 			printf(", for %.2f s", d);
 		putchar('\n');
 		printf("  samples         %" PRIu64 " (%" PRIu64
-		       " live), %" PRIu64 " dropped\n",
+		       " live), %" PRIu64 " dropped",
 		    st->samples, st->live_samples, st->dropped_samples);
+		if (st->max_samples != 0)
+			printf("; at most %" PRIu64 " live", st->max_samples);
+		putchar('\n');
+		if (st->dropped_samples > 0)
+			printf("  %s%" PRIu64 " sample%s dropped: the tables "
+			       "were full, and the figures leave them out "
+			       "(start --max-samples raises the bound, memory "
+			       "permitting)\n",
+			    st->rate == 1 ? "NOT EXACT: " : "WARNING: ",
+			    st->dropped_samples,
+			    st->dropped_samples == 1 ? "" : "s");
+		if (st->flags & HT_STATUS_RELEASED)
+			printf("  profile         released at detach, with the "
+			       "agent's tables\n");
 	}
 	if (st->parent_pid != 0)
 		printf("  follows         its parent %" PRIu32 ": a session of "
@@ -108,8 +125,13 @@ status_text(pid_t pid, const struct ht_status *st)
 			printf(" (the most recent %d)", HT_PROTO_MAX_CHILDREN);
 		putchar('\n');
 	}
-	printf("  heaptool agent  %s overhead\n",
-	    ht_size_format(st->overhead_bytes, a, sizeof(a)));
+	if (st->flags & HT_STATUS_RELEASED)
+		printf("  heaptool agent  %s still held (its tables were "
+		       "returned at detach)\n",
+		    ht_size_format(st->overhead_bytes, a, sizeof(a)));
+	else
+		printf("  heaptool agent  %s overhead\n",
+		    ht_size_format(st->overhead_bytes, a, sizeof(a)));
 }
 
 static int
@@ -131,6 +153,12 @@ status_json(pid_t pid, const struct ht_status *st)
 	ht_json_string(&j, "state", ht_profile_state_name(st->state));
 	ht_json_uint(&j, "epoch", st->epoch);
 	ht_json_uint(&j, "rate", st->rate);
+	ht_json_bool(&j, "exact", st->rate == 1 && st->dropped_samples == 0);
+	if (st->max_samples != 0)
+		ht_json_uint(&j, "max_samples", st->max_samples);
+	else
+		ht_json_null(&j, "max_samples");
+	ht_json_bool(&j, "released", (st->flags & HT_STATUS_RELEASED) != 0);
 	if ((d = running_for(st)) >= 0)
 		ht_json_double(&j, "duration_s", d);
 	else

@@ -13,8 +13,10 @@
 #include "cli.h"
 #include "cmd.h"
 #include "diff.h"
+#include "proto.h"
 #include "size.h"
 #include "target.h"
+#include "text.h"
 
 void
 ht_cmd_getopt_reset(void)
@@ -124,6 +126,33 @@ ht_cmd_parse_rate(const char *s, uint64_t *rate)
 				"record every allocation",
 		    s);
 	return HT_EXIT_OK;
+}
+
+int
+ht_cmd_parse_max_samples(const char *s, uint64_t *n)
+{
+	if (ht_size_parse(s, n) != 0 || *n == 0 || *n > HT_PROTO_MAX_SAMPLES)
+		return ht_usage("--max-samples %s: not a number from 1 to %u "
+				"(K, M and G multiply by 1024: 32M is "
+				"33554432)",
+		    s, HT_PROTO_MAX_SAMPLES);
+	return HT_EXIT_OK;
+}
+
+void
+ht_cmd_warn_drops(const struct ht_meta *m, const char *what)
+{
+	char line[512];
+
+	if (m->dropped_samples == 0)
+		return;
+	/* The line says what raises a bound that was the cause. */
+	ht_warn("warning: %s: %s; every figure leaves them out%s", what,
+	    ht_text_drop_line(m, line, sizeof(line)),
+	    (m->drop_why & HT_DROP_NOMEM) ?
+		"; free memory in the target, or sample at a larger --rate" :
+		m->drop_why == 0 ? "; a larger --max-samples keeps more" :
+				   "");
 }
 
 int
@@ -316,5 +345,9 @@ ht_cmd_diff_out(const struct ht_cmd_print *p, int json,
 		    strerror(errno));
 		rc = HT_EXIT_FAIL;
 	}
-	return ht_cmd_out_close(fp, p->out, rc);
+	if ((rc = ht_cmd_out_close(fp, p->out, rc)) == HT_EXIT_OK) {
+		ht_cmd_warn_drops(&old->meta, "the old profile");
+		ht_cmd_warn_drops(&new->meta, "the new profile");
+	}
+	return rc;
 }

@@ -101,6 +101,27 @@ int ht_cmd_request(int argc, char **argv, const char *usage, uint16_t type,
  * Returns HT_EXIT_OK, or HT_EXIT_USAGE after printing why. */
 int ht_cmd_parse_rate(const char *s, uint64_t *rate);
 
+/* The lines of the help of run and start that describe --max-samples (the
+ * agent's default is agent/tables.h's HT_TABLES_DEFAULT_BOUND). */
+#define HT_CMD_MAX_SAMPLES_HELP                                                \
+	"      --max-samples N  keep at most N live samples and N sites\n"     \
+	"                     (default 32Mi, 33554432; K, M, G multiply by\n"  \
+	"                     1024): a sample past them is dropped, "          \
+	"counted,\n"                                                           \
+	"                     and the figures are then not exact\n"
+
+/* Parse the argument of --max-samples into *n (1 to HT_PROTO_MAX_SAMPLES).
+ * Returns HT_EXIT_OK, or HT_EXIT_USAGE after printing why. */
+int ht_cmd_parse_max_samples(const char *s, uint64_t *n);
+
+/*
+ * After a report of the profile with meta m (what names it: "target 1234",
+ * a file): when samples were dropped, say so on stderr in a warning line
+ * that no format can hide (the report itself says it too, where its format
+ * has room).  The exit status stays 0: the report was written.
+ */
+void ht_cmd_warn_drops(const struct ht_meta *m, const char *what);
+
 /* What heaptool report and heaptool diff print, and where.  All zero:
  * the summary, on stdout. */
 struct ht_cmd_print {
@@ -192,7 +213,8 @@ int ht_cmd_out_close(FILE *fp, const char *out, int rc);
 /*
  * Write the diff from old to new (osym and nsym built from each one's
  * modules) as p says, as text or with json as JSON, to p->out ("-" is
- * stdout too), as heaptool diff and heaptool report --diff both do.
+ * stdout too), as heaptool diff and heaptool report --diff both do; a
+ * profile with dropped samples is warned of on stderr (ht_cmd_warn_drops).
  * Returns the exit status, after printing why on failure.
  */
 int ht_cmd_diff_out(const struct ht_cmd_print *p, int json,

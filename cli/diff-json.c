@@ -37,7 +37,8 @@ json_session(struct ht_json *j, const char *key, const struct ht_diff *d, int k)
 	ht_json_string(j, "state", ht_profile_state_name(m->state));
 	ht_json_uint(j, "rate", m->rate);
 	ht_json_double(j, "duration_s", ht_text_duration_s(m));
-	ht_json_bool(j, "exact", m->rate == 1);
+	ht_json_bool(j, "exact", ht_view_meta_exact(m));
+	ht_json_uint(j, "dropped_samples", m->dropped_samples);
 	ht_json_bool(j, "at_exit", (m->flags & HT_META_AT_EXIT) != 0);
 	ht_json_uint(j, "site_count", d->v[k].nsites);
 	ht_json_object_end(j);

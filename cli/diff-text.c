@@ -52,19 +52,25 @@ text_session(const struct text *t, const char *label,
     const struct ht_profile *p)
 {
 	const struct ht_meta *m = &p->meta;
-	char a[32];
+	char a[32], line[512];
 
 	fprintf(t->fp, "%s pid %" PRIu64 " (", label, m->pid);
 	ht_text_safe(t->fp, m->command, sizeof(m->command));
 	fprintf(t->fp, "): session %" PRIu64 " %s%s, ", m->epoch,
 	    ht_profile_state_name(m->state),
 	    (m->flags & HT_META_AT_EXIT) ? " at exit" : "");
-	if (m->rate == 1)
+	if (ht_view_meta_exact(m))
 		fprintf(t->fp, "rate 1 (exact)");
+	else if (m->rate == 1)
+		fprintf(t->fp, "rate 1 (NOT EXACT: samples dropped)");
 	else
 		fprintf(t->fp, "rate %s (sampled)",
 		    size_str(t, m->rate, a, sizeof(a)));
 	fprintf(t->fp, ", %.2f s\n", ht_text_duration_s(m));
+	if (m->dropped_samples > 0)
+		fprintf(t->fp, "  %s%s: its figures leave them out\n",
+		    m->rate == 1 ? "" : "WARNING: ",
+		    ht_text_drop_line(m, line, sizeof(line)));
 }
 
 #define TLABEL "  %-19s"
@@ -115,6 +121,8 @@ text_summary(const struct ht_diff *d, const struct text *t)
 	text_session(t, "new:", d->prof[1]);
 	if (d->exact)
 		fputs("deltas are exact (both profiles at rate 1)\n", t->fp);
+	else if (om->rate == 1 && nm->rate == 1)
+		fputs("deltas are NOT EXACT (samples were dropped)\n", t->fp);
 	else
 		fputs("deltas are estimates (~), with 95% intervals from "
 		      "both profiles' samples\n",

@@ -476,7 +476,8 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 	memset(d, 0, sizeof(*d));
 	d->prof[0] = old;
 	d->prof[1] = new;
-	d->exact = old->meta.rate == 1 && new->meta.rate == 1;
+	d->exact = ht_view_meta_exact(&old->meta) &&
+	    ht_view_meta_exact(&new->meta);
 	/* Whole views: every site a row of its own (but those the agent
 	 * folded), so that the diff folds by its own measure. */
 	memset(&vopts, 0, sizeof(vopts));

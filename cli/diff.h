@@ -21,7 +21,8 @@
  * to one module).  Deltas of sampled profiles are estimates: their 95%
  * interval combines both sides' variances (var_old + var_new, which is
  * conservative for two snapshots of one session, whose samples are
- * shared).  Both profiles at rate 1 give exact deltas.
+ * shared).  Both profiles at rate 1, with no sample dropped, give exact
+ * deltas.
  *
  * The model (diff.c) only computes; its writers, text (diff-text.c) and
  * JSON (diff-json.c), print it, and what they print as reports do comes
@@ -98,7 +99,7 @@ struct ht_diff {
 	const struct ht_profile *prof[2];
 	struct ht_view v[2];
 	int built[2];
-	int exact; /* both at rate 1 */
+	int exact; /* both at rate 1, neither with samples dropped */
 	struct ht_diff_site *sites;
 	size_t nsites;
 	struct ht_view_index index;

@@ -459,7 +459,7 @@ put_header(FILE *fp, const struct flame *fl, int height)
 {
 	const struct ht_view *v = fl->v;
 	const struct ht_meta *m = &v->prof->meta;
-	char a[32];
+	char a[32], line[512];
 
 	fprintf(fp,
 	    "<?xml version=\"1.0\" encoding=\"UTF-8\" "
@@ -501,9 +501,15 @@ put_header(FILE *fp, const struct flame *fl, int height)
 	fprintf(fp, " in %zu site%s; ", v->nsites, v->nsites == 1 ? "" : "s");
 	if (v->exact)
 		fputs("rate 1, exact", fp);
+	else if (v->every)
+		fputs("rate 1", fp);
 	else
 		fprintf(fp, "sampled every %s: estimates",
 		    ht_size_format(m->rate, a, sizeof(a)));
+	if (m->dropped_samples > 0) {
+		fputs("; ", fp);
+		put_xml(fp, ht_text_drop_line(m, line, sizeof(line)), SIZE_MAX);
+	}
 	fputs("</text>\n", fp);
 	fprintf(fp,
 	    "<text id=\"reset\" class=\"c\" x=\"%d\" y=\"22\">"

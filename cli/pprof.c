@@ -18,6 +18,7 @@
 #include "json.h"
 #include "pb.h"
 #include "pprof.h"
+#include "text.h"
 
 /* Field numbers of profile.proto. */
 enum {
@@ -570,7 +571,7 @@ ht_pprof_write(FILE *fp, struct ht_view *v)
 	const struct ht_meta *m = &prof->meta;
 	struct ht_pb out, samples, tmp, line;
 	struct pprof pp;
-	int64_t fixed[NFIXED], comments[4], *filename = NULL, *build_id = NULL;
+	int64_t fixed[NFIXED], comments[8], *filename = NULL, *build_id = NULL;
 	char text[600], hex[2 * HT_PROFILE_MAX_BUILD_ID + 1];
 	size_t i, j, ncomments = 0;
 	uint32_t idlen;
@@ -618,9 +619,17 @@ ht_pprof_write(FILE *fp, struct ht_view *v)
 	    "session %" PRIu64 ", rate %" PRIu64 "%s",
 	    PACKAGE_VERSION, m->pid,
 	    (int)strnlen(m->command, sizeof(m->command)), m->command, m->epoch,
-	    m->rate, v->exact ? " (exact)" : " (estimates)");
+	    m->rate,
+	    v->exact	 ? " (exact)" :
+		v->every ? " (every allocation, NOT EXACT: samples dropped)" :
+			   " (estimates)");
 	if ((comments[ncomments++] = intern(&pp, text)) < 0)
 		goto out;
+	if (m->dropped_samples > 0) {
+		ht_text_drop_line(m, text, sizeof(text));
+		if ((comments[ncomments++] = intern(&pp, text)) < 0)
+			goto out;
+	}
 	if (v->opts.at_peak) {
 		snprintf(text, sizeof(text),
 		    "in use at the peak; allocated "

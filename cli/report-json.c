@@ -28,7 +28,7 @@ json_figures(struct ht_json *j, const struct ht_view *v,
 {
 	uint64_t lo, hi;
 
-	ht_view_interval(f, &lo, &hi);
+	ht_view_interval(v, f, &lo, &hi);
 	ht_json_uint(j, "inuse_bytes", f->inuse_bytes);
 	ht_json_uint(j, "inuse_objects", f->inuse_objects);
 	ht_json_uint(j, "alloc_bytes", f->alloc_bytes);
@@ -79,7 +79,7 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	ht_json_object_end(&j);
 
 	ht_json_object_begin(&j, "totals");
-	ht_view_interval(&v->total, &lo, &hi);
+	ht_view_interval(v, &v->total, &lo, &hi);
 	ht_json_uint(&j, "inuse_bytes", v->total.inuse_bytes);
 	ht_json_uint(&j, "inuse_objects", v->total.inuse_objects);
 	ht_json_uint(&j, "alloc_bytes", v->total.alloc_bytes);
@@ -97,6 +97,20 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	ht_json_object_begin(&j, "agent");
 	ht_json_uint(&j, "overhead_bytes", m->overhead_bytes);
 	ht_json_uint(&j, "dropped_samples", m->dropped_samples);
+	ht_json_uint(&j, "dropped_bytes", m->dropped_bytes);
+	ht_json_uint(&j, "dropped_objects", m->dropped_objects);
+	if (m->max_samples != 0)
+		ht_json_uint(&j, "max_samples", m->max_samples);
+	else
+		ht_json_null(&j, "max_samples");
+	ht_json_array_begin(&j, "drop_reasons");
+	if (m->drop_why & HT_DROP_LIVE)
+		ht_json_string(&j, NULL, "live_samples_bound");
+	if (m->drop_why & HT_DROP_SITES)
+		ht_json_string(&j, NULL, "sites_bound");
+	if (m->drop_why & HT_DROP_NOMEM)
+		ht_json_string(&j, NULL, "memory");
+	ht_json_array_end(&j);
 	ht_json_object_end(&j);
 
 	ht_json_object_begin(&j, "allocator");

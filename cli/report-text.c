@@ -23,17 +23,29 @@ size_str(const struct text *t, uint64_t v, char *buf, size_t len)
 	return ht_text_size(t->raw, v, buf, len);
 }
 
+/* The bounds of f's bytes in use: none at rate 1 ("exact"), unless
+ * samples were dropped (then the figure is a lower bound); else its 95%
+ * interval, widened by what dropped samples stood for. */
 static void
-text_interval(const struct text *t, const struct ht_view_figures *f, int exact)
+text_interval(const struct text *t, const struct ht_view *v,
+    const struct ht_view_figures *f)
 {
+	const struct ht_meta *m = &v->prof->meta;
 	char lo_s[32], hi_s[32];
 	uint64_t lo, hi;
 
-	if (exact) {
+	if (v->exact) {
 		fprintf(t->fp, "exact");
 		return;
 	}
-	ht_view_interval(f, &lo, &hi);
+	ht_view_interval(v, f, &lo, &hi);
+	if (v->every) {
+		fprintf(t->fp, "at least");
+		if (m->dropped_bytes > 0)
+			fprintf(t->fp, ", at most %s",
+			    size_str(t, hi, hi_s, sizeof(hi_s)));
+		return;
+	}
 	fprintf(t->fp, "95%% %s..%s", size_str(t, lo, lo_s, sizeof(lo_s)),
 	    size_str(t, hi, hi_s, sizeof(hi_s)));
 }
@@ -63,6 +75,10 @@ text_summary(const struct ht_view *v, const struct text *t)
 	    (m->flags & HT_META_AT_EXIT) ? " at exit" : "");
 	if (v->exact)
 		fprintf(t->fp, "rate 1 (every allocation, exact)");
+	else if (v->every)
+		fprintf(t->fp,
+		    "rate 1 (every allocation; NOT EXACT: samples "
+		    "dropped)");
 	else
 		fprintf(t->fp, "rate %s (sampled: figures are estimates)",
 		    size_str(t, m->rate, a, sizeof(a)));
@@ -71,11 +87,12 @@ text_summary(const struct ht_view *v, const struct text *t)
 		fprintf(t->fp, "; at peak, %.2f s in",
 		    ht_text_since_s(m, m->peak_ns));
 	putc('\n', t->fp);
+	ht_text_drops(t->fp, v, t->raw);
 
 	fprintf(t->fp, LABEL "%10s in %" PRIu64 " object%s (", "in use",
 	    size_str(t, f->inuse_bytes, a, sizeof(a)), f->inuse_objects,
 	    plural(f->inuse_objects));
-	text_interval(t, f, v->exact);
+	text_interval(t, v, f);
 	if (v->live_known)
 		fprintf(t->fp, "; %" PRIu64 " live sample%s", f->live_samples,
 		    plural(f->live_samples));
@@ -206,7 +223,7 @@ text_detail(struct ht_view *v, const struct text *t)
 		if (v->live_known)
 			fprintf(t->fp, ", %" PRIu64 " live", r->f.live_samples);
 		fputs("; in use ", t->fp);
-		text_interval(t, &r->f, v->exact);
+		text_interval(t, v, &r->f);
 		putc('\n', t->fp);
 		if (ht_text_frames(t->fp, v, r) < 0)
 			return -1;

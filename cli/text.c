@@ -154,6 +154,90 @@ ht_text_json_frames(struct ht_json *j, struct ht_view *v,
 	return 0;
 }
 
+const char *
+ht_text_drop_why(const struct ht_meta *m, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (m->drop_why & HT_DROP_LIVE)
+		n += (size_t)snprintf(buf, len,
+		    "the live-sample table held its bound of %" PRIu64,
+		    m->max_samples);
+	if ((m->drop_why & HT_DROP_SITES) && n < len)
+		n += (size_t)snprintf(buf + n, len - n,
+		    "%sthe site table held "
+		    "its bound",
+		    n > 0 ? "; " : "");
+	if ((m->drop_why & (HT_DROP_LIVE | HT_DROP_SITES)) && n < len)
+		n += (size_t)snprintf(buf + n, len - n,
+		    ", which --max-samples raises");
+	if ((m->drop_why & HT_DROP_NOMEM) && n < len)
+		n += (size_t)snprintf(buf + n, len - n,
+		    "%sthe tables could not grow: the system had too little "
+		    "memory available",
+		    n > 0 ? "; " : "");
+	/* Profiles before version 4 do not say. */
+	if (n == 0)
+		snprintf(buf, len, "the agent's tables were full");
+	return buf;
+}
+
+const char *
+ht_text_drop_line(const struct ht_meta *m, char *buf, size_t len)
+{
+	char why[256];
+
+	if (m->dropped_samples == 0)
+		buf[0] = '\0';
+	else
+		snprintf(buf, len, "%s%" PRIu64 " sample%s dropped (%s)",
+		    m->rate == 1 ? "NOT EXACT: " : "", m->dropped_samples,
+		    m->dropped_samples == 1 ? "" : "s",
+		    ht_text_drop_why(m, why, sizeof(why)));
+	return buf;
+}
+
+void
+ht_text_drops(FILE *fp, const struct ht_view *v, int raw)
+{
+	const struct ht_meta *m = &v->prof->meta;
+	const char *about = v->every ? "" : "about ";
+	char line[512], a[32], b[32];
+
+	if (m->dropped_samples == 0)
+		return;
+	fprintf(fp, "  %s%s.\n", v->every ? "" : "WARNING: ",
+	    ht_text_drop_line(m, line, sizeof(line)));
+	/* Profiles before version 4 carry no more than the number. */
+	if (m->dropped_bytes == 0 && m->dropped_objects == 0) {
+		fprintf(fp,
+		    "  They are left out of every figure below: in use "
+		    "and allocated are at least what they say.\n");
+		return;
+	}
+	fprintf(fp,
+	    "  They stood for %s%s in %s%" PRIu64 " object%s, left out of "
+	    "every figure below: in use is ",
+	    about, ht_text_size(raw, m->dropped_bytes, a, sizeof(a)), about,
+	    m->dropped_objects, m->dropped_objects == 1 ? "" : "s");
+	if (v->every)
+		fprintf(fp, "at least %s and at most %s",
+		    ht_text_size(raw, v->total.inuse_bytes, a, sizeof(a)),
+		    ht_text_size(raw,
+			ht_view_sat_add(v->total.inuse_bytes, m->dropped_bytes),
+			b, sizeof(b)));
+	else
+		fprintf(fp, "up to about %s more than estimated",
+		    ht_text_size(raw, m->dropped_bytes, a, sizeof(a)));
+	fprintf(fp, ", and %s%s in %s%" PRIu64 " objects were allocated.\n",
+	    about,
+	    ht_text_size(raw,
+		ht_view_sat_add(v->total.alloc_bytes, m->dropped_bytes), a,
+		sizeof(a)),
+	    about, ht_view_sat_add(v->total.alloc_objects, m->dropped_objects));
+}
+
 static void
 note(void *arg, const char *path, const char *why)
 {

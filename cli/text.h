@@ -62,6 +62,21 @@ int ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r);
 int ht_text_json_frames(struct ht_json *j, struct ht_view *v,
     const struct ht_view_row *r);
 
+/* Why the samples of m were dropped, as a clause ("the live-sample table
+ * held its bound of 4194304"), and what raises the bound when one was the
+ * cause (", which --max-samples raises").  Returns buf. */
+const char *ht_text_drop_why(const struct ht_meta *m, char *buf, size_t len);
+
+/* One line on the dropped samples of m, for the exports and warnings: at
+ * rate 1 "NOT EXACT: 805698 samples dropped (why)", else "805698 samples
+ * dropped (why)"; "" when none was.  Returns buf. */
+const char *ht_text_drop_line(const struct ht_meta *m, char *buf, size_t len);
+
+/* The summary's lines on the dropped samples of v (none when none was):
+ * how many, why, and what they mean for the figures below them (sizes as
+ * ht_text_size with raw). */
+void ht_text_drops(FILE *fp, const struct ht_view *v, int raw);
+
 /* When a or b (either may be NULL, or both the same) met problems with
  * module files, print a blank line and a note for each. */
 void ht_text_notes(FILE *fp, struct ht_sym *a, struct ht_sym *b);

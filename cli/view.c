@@ -74,9 +74,17 @@ ht_view_value_name(const struct ht_view *v)
 	}
 }
 
-void
-ht_view_interval(const struct ht_view_figures *f, uint64_t *lo, uint64_t *hi)
+int
+ht_view_meta_exact(const struct ht_meta *m)
 {
+	return m->rate == 1 && m->dropped_samples == 0;
+}
+
+void
+ht_view_interval(const struct ht_view *v, const struct ht_view_figures *f,
+    uint64_t *lo, uint64_t *hi)
+{
+	const struct ht_meta *m = &v->prof->meta;
 	double l, h;
 
 	ht_sample_interval((double)f->inuse_bytes, f->inuse_var, &l, &h);
@@ -87,6 +95,8 @@ ht_view_interval(const struct ht_view_figures *f, uint64_t *lo, uint64_t *hi)
 	*hi = h <= 0			? 0 :
 	    h >= 18446744073709551616.0 ? UINT64_MAX :
 					  (uint64_t)(h + 0.5);
+	if (m->dropped_samples > 0)
+		*hi = ht_view_sat_add(*hi, m->dropped_bytes);
 }
 
 /* The columns of the sort, most significant first. */
@@ -267,8 +277,9 @@ site_figures(const struct ht_view *v, const struct ht_site_rec *s,
 	}
 	f->inuse_bytes = s->peak_inuse_bytes;
 	f->inuse_objects = s->peak_inuse_objects;
-	/* At rate 1 every object in use is a live sample. */
-	f->live_samples = v->exact ? s->peak_inuse_objects : 0;
+	/* At rate 1 every object in use is a live sample (every object the
+	 * tables kept, when some were dropped). */
+	f->live_samples = v->every ? s->peak_inuse_objects : 0;
 	/* A sample of s bytes has variance (1 - p) / p * s per byte it
 	 * stands for: the site's ratio over all its samples, times the
 	 * bytes at the peak. */
@@ -306,8 +317,9 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 	v->prof = prof;
 	v->sym = sym;
 	v->opts = *opts;
-	v->exact = prof->meta.rate == 1;
-	v->live_known = !opts->at_peak || v->exact;
+	v->every = prof->meta.rate == 1;
+	v->exact = ht_view_meta_exact(&prof->meta);
+	v->live_known = !opts->at_peak || v->every;
 	/* One more for the folded remainder. */
 	if ((v->rows = calloc(prof->nsites + 1, sizeof(*v->rows))) == NULL)
 		goto out_nomem;

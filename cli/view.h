@@ -89,7 +89,8 @@ struct ht_view {
 	const struct ht_profile *prof;
 	struct ht_sym *sym;
 	struct ht_view_opts opts;
-	int exact;		  /* rate 1 */
+	int every;		  /* rate 1: every allocation a sample */
+	int exact;		  /* every, and no sample was dropped */
 	int live_known;		  /* live_samples are */
 	struct ht_view_row *rows; /* shown sites, then the fold */
 	size_t nrows;
@@ -147,9 +148,16 @@ uint64_t ht_view_value(const struct ht_view *, const struct ht_view_figures *f);
  * use". */
 const char *ht_view_value_name(const struct ht_view *);
 
-/* The 95% interval of f's bytes in use. */
-void
-ht_view_interval(const struct ht_view_figures *, uint64_t *lo, uint64_t *hi);
+/* Whether the figures of a profile with meta m are exact: at rate 1, with no
+ * sample dropped. */
+int ht_view_meta_exact(const struct ht_meta *m);
+
+/* The 95% interval of f's bytes in use, a row's or the total of v; where
+ * samples were dropped, its high end is raised by what they stood for (any
+ * of them may belong to any row).  At rate 1 with nothing dropped, lo and
+ * hi are the figure itself. */
+void ht_view_interval(const struct ht_view *, const struct ht_view_figures *,
+    uint64_t *lo, uint64_t *hi);
 
 /* The session's peak of bytes in use, never below the total in use. */
 uint64_t ht_view_peak_bytes(const struct ht_view *);

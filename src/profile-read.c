@@ -155,7 +155,7 @@ grow(void *arr, size_t *cap, size_t n, size_t size)
 }
 
 static void
-decode_meta(struct cursor *c, struct ht_meta *m)
+decode_meta(struct cursor *c, struct ht_meta *m, uint32_t version)
 {
 	m->pid = get_u64(c);
 	m->epoch = get_u64(c);
@@ -175,6 +175,12 @@ decode_meta(struct cursor *c, struct ht_meta *m)
 	m->heap_mmap_bytes = get_u64(c);
 	m->rss_bytes = get_u64(c);
 	get_str(c, m->command, sizeof(m->command));
+	if (version >= PROFILE_VERSION_DROPS) {
+		m->max_samples = get_u64(c);
+		m->dropped_bytes = get_u64(c);
+		m->dropped_objects = get_u64(c);
+		m->drop_why = get_u32(c);
+	}
 }
 
 /* Returns 0, or -1 if the build-id is too long (the cursor's short flag
@@ -350,7 +356,7 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				    off);
 				goto out_inval;
 			}
-			decode_meta(&c, &pr->meta);
+			decode_meta(&c, &pr->meta, version);
 			have_meta = 1;
 			break;
 		case HT_REC_MODULE:

@@ -129,7 +129,7 @@ ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
 	put_u32(w, HT_PROFILE_VERSION);
 	put_u32(w, 0);
 
-	put_rec(w, HT_REC_META, META_FIXED + 2 + cl);
+	put_rec(w, HT_REC_META, META_FIXED + 2 + cl + META_V4_TAIL);
 	put_u64(w, m->pid);
 	put_u64(w, m->epoch);
 	put_u64(w, m->rate);
@@ -148,6 +148,10 @@ ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
 	put_u64(w, m->heap_mmap_bytes);
 	put_u64(w, m->rss_bytes);
 	put_str(w, m->command, cl);
+	put_u64(w, m->max_samples);
+	put_u64(w, m->dropped_bytes);
+	put_u64(w, m->dropped_objects);
+	put_u32(w, m->drop_why);
 }
 
 void

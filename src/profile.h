@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #define HT_PROFILE_MAGIC	"HEAPPROF"
-#define HT_PROFILE_VERSION	3 /* written; the reader takes 1 to 3 */
+#define HT_PROFILE_VERSION	4 /* written; the reader takes 1 to 4 */
 #define HT_PROFILE_MAX_FRAMES	64
 #define HT_PROFILE_MAX_PATH	4096
 #define HT_PROFILE_MAX_BUILD_ID 64
@@ -80,7 +80,21 @@ struct ht_meta {
 	uint64_t heap_mmap_bytes;
 	uint64_t rss_bytes; /* process RSS at the snapshot */
 	char command[256];  /* the target's comm or argv[0], NUL-terminated */
+	/* Version 4, after the command: the session's bound on live samples
+	 * (and sites), what the dropped samples stood for (rounded estimates,
+	 * exact at rate 1) and why they were dropped (HT_DROP_*).  All 0 in
+	 * older profiles, whose drops are known by their number only. */
+	uint64_t max_samples;
+	uint64_t dropped_bytes;
+	uint64_t dropped_objects;
+	uint32_t drop_why;
 };
+/* Why samples were dropped: the live-sample table or the site table held
+ * as many as the bound allows, or a table could not grow for want of
+ * memory. */
+#define HT_DROP_LIVE	    0x1
+#define HT_DROP_SITES	    0x2
+#define HT_DROP_NOMEM	    0x4
 #define HT_META_AT_EXIT	    0x1 /* written by the agent as the process exited */
 /* Dump files written by the agent itself say what made it write them. */
 #define HT_META_ON_FAILURE  0x2	 /* an allocation failed */
@@ -170,7 +184,7 @@ struct ht_profile {
 
 /* Decode len bytes at buf.  Returns a profile, or NULL with a one-line
  * reason in err (e.g. "not a heaptool profile", "truncated SITE record at
- * offset 1234", "format version 7, this heaptool reads 1 to 3",
+ * offset 1234", "format version 7, this heaptool reads 1 to 4",
  * "checksum mismatch: ..."). */
 struct ht_profile *
 ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen);

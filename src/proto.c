@@ -9,13 +9,14 @@
 
 #include "proto.h"
 
-/* STATUS payload: six u32, seven u64, the u16-prefixed version, then
- * STATUS_TAIL bytes (follow, parent_pid, the children's u16 count) and
- * the children. */
-#define STATUS_FIXED (6 * 4 + 7 * 8)
+/* STATUS payload: six u32, eight u64, one u32, the u16-prefixed version,
+ * then STATUS_TAIL bytes (follow, parent_pid, the children's u16 count)
+ * and the children. */
+#define STATUS_FIXED (6 * 4 + 8 * 8 + 4)
 #define STATUS_TAIL  (4 + 4 + 2)
-/* START: rate, flags, four u64 dump settings, the prefix's u16 length. */
-#define START_FIXED  (8 + 4 + 4 * 8 + 2)
+/* START: rate, flags, four u64 dump settings, max_samples, the prefix's u16
+ * length. */
+#define START_FIXED  (8 + 4 + 4 * 8 + 8 + 2)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -130,8 +131,10 @@ ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r)
 		r->dump_every_bytes = get64(p + 20);
 		r->dump_at_rss_bytes = get64(p + 28);
 		r->threshold_bytes = get64(p + 36);
-		n = get16(p + 44);
+		r->max_samples = get64(p + 44);
+		n = get16(p + 52);
 		if (r->rate == 0 || (r->flags & ~(uint32_t)HT_START_FLAGS) ||
+		    r->max_samples > HT_PROTO_MAX_SAMPLES ||
 		    n > HT_PROTO_MAX_PREFIX || h.length != START_FIXED + n ||
 		    memchr(p + START_FIXED, '\0', n) != NULL)
 			goto bad;
@@ -169,7 +172,8 @@ ht_proto_encode_request(uint8_t *out, const struct ht_request *r)
 		put64(p + 20, r->dump_every_bytes);
 		put64(p + 28, r->dump_at_rss_bytes);
 		put64(p + 36, r->threshold_bytes);
-		put16(p + 44, (uint16_t)n);
+		put64(p + 44, r->max_samples);
+		put16(p + 52, (uint16_t)n);
 		memcpy(p + START_FIXED, r->dump_prefix, n);
 		return HT_PROTO_HEADER + START_FIXED + n;
 	}
@@ -225,6 +229,8 @@ ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s)
 	put64(p + 56, s->live_samples);
 	put64(p + 64, s->dropped_samples);
 	put64(p + 72, s->overhead_bytes);
+	put64(p + 80, s->max_samples);
+	put32(p + 88, s->flags);
 	put16(p + STATUS_FIXED, (uint16_t)vlen);
 	memcpy(p + STATUS_FIXED + 2, s->agent_version, vlen);
 	t = p + STATUS_FIXED + 2 + vlen;
@@ -294,6 +300,8 @@ ht_proto_decode_status(const uint8_t *payload, size_t len, struct ht_status *s)
 	s->live_samples = get64(payload + 56);
 	s->dropped_samples = get64(payload + 64);
 	s->overhead_bytes = get64(payload + 72);
+	s->max_samples = get64(payload + 80);
+	s->flags = get32(payload + 88);
 	memcpy(s->agent_version, payload + STATUS_FIXED + 2, vlen);
 	s->follow = get32(t);
 	s->parent_pid = get32(t + 4);

@@ -25,8 +25,10 @@
  * Payloads:
  *   START:   u64 rate (bytes, >= 1), u32 flags (HT_START_*),
  *            u64 dump_interval_ms, u64 dump_every_bytes,
- *            u64 dump_at_rss_bytes, u64 threshold_bytes (0: off), then the
- *            dump prefix as u16 length + bytes (at most
+ *            u64 dump_at_rss_bytes, u64 threshold_bytes (0: off),
+ *            u64 max_samples (0: the agent's default; at most
+ *            HT_PROTO_MAX_SAMPLES; since version 4),
+ *            then the dump prefix as u16 length + bytes (at most
  *            HT_PROTO_MAX_PREFIX, no NUL; empty: no dumps, and then the
  *            four numbers must be 0)
  *   OK:      empty
@@ -38,7 +40,8 @@
  *   HELLO, STOP, STATUS, REPORT, DETACH, HOOK requests: empty
  *
  * Version 3 added START's HT_START_FOLLOW and STATUS's follow, parent_pid
- * and children.  The CLI and the agent speak one version: a CLI meeting an
+ * and children; version 4 START's max_samples and STATUS's max_samples and
+ * flags (before the version string).  The CLI and the agent speak one version: a CLI meeting an
  * agent of another says so (HT_ERR_VERSION, or a STATUS whose
  * proto_version differs), and what to do.
  *
@@ -51,11 +54,12 @@
 #include <stdint.h>
 
 #define HT_PROTO_MAGIC	     0x50435448u /* "HTCP" little-endian */
-#define HT_PROTO_VERSION     3
+#define HT_PROTO_VERSION     4
 #define HT_PROTO_HEADER	     16
 #define HT_PROTO_MAX_REQUEST 4096
 #define HT_PROTO_MAX_REPLY   (1u << 30)
-#define HT_PROTO_MAX_PREFIX  1024 /* bytes of a START's dump prefix */
+#define HT_PROTO_MAX_PREFIX  1024	/* bytes of a START's dump prefix */
+#define HT_PROTO_MAX_SAMPLES (1u << 30) /* the most a START may ask for */
 
 enum ht_msg {
 	/* requests */
@@ -119,6 +123,8 @@ struct ht_status {
 	uint64_t live_samples;
 	uint64_t dropped_samples;
 	uint64_t overhead_bytes;
+	uint64_t max_samples;	/* the session's bound on live samples */
+	uint32_t flags;		/* HT_STATUS_* */
 	char agent_version[32]; /* e.g. "0.1.0" */
 	uint32_t follow;	/* 1 if the session follows forks */
 	uint32_t parent_pid;	/* the session follows that process's, or 0 */
@@ -145,6 +151,10 @@ struct ht_status {
 #define HT_REVIVE(what, err)                                                   \
 	((long)(what) | (long)((unsigned)(err)&0xffff) << 16)
 
+/* The tables were given back at detach: the last session's profile is
+ * gone, and overhead_bytes is what the agent still holds. */
+#define HT_STATUS_RELEASED 0x1
+
 /* A parsed request (agent side).  Everything but type is START's. */
 struct ht_request {
 	uint16_t type;
@@ -154,6 +164,7 @@ struct ht_request {
 	uint64_t dump_every_bytes;  /* 0: no dumps by volume */
 	uint64_t dump_at_rss_bytes; /* 0: no dumps by RSS */
 	uint64_t threshold_bytes;   /* 0: dumps keep every site */
+	uint64_t max_samples;	    /* 0: the agent's default */
 	/* The dump files' prefix, NUL-terminated; "" means no dumps. */
 	char dump_prefix[HT_PROTO_MAX_PREFIX + 1];
 };

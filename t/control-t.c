@@ -912,6 +912,7 @@ test_attach(char *transcript, size_t cap)
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
 	uint32_t slots, modules;
+	uint64_t over;
 	long li;
 	size_t i;
 	int fd, status, err_empty, found, n;
@@ -1028,19 +1029,24 @@ test_attach(char *transcript, size_t cap)
 	ok(agent_status(t.pid, &st) == 0 && st.slots_patched >= slots,
 	    "slots patched before DETACH: %u", st.slots_patched);
 	slots = st.slots_patched;
+	ok(agent_status(t.pid, &st) == 0 && !(st.flags & HT_STATUS_RELEASED),
+	    "before DETACH: the tables are mapped");
+	over = st.overhead_bytes;
 	is_int(0, agent_simple(t.pid, HT_MSG_DETACH, 0, 0), "DETACH: OK");
 	ok(agent_status(t.pid, &st) == 0 && st.hooked == 0 &&
 		st.slots_patched == 0 && st.state == HT_STATE_STOPPED &&
 		st.epoch == 3,
 	    "after DETACH: not hooked, no slot, stopped");
+	ok((st.flags & HT_STATUS_RELEASED) && st.live_samples == 0 &&
+		st.overhead_bytes < over,
+	    "after DETACH: the tables released (overhead %llu, was %llu)",
+	    (unsigned long long)st.overhead_bytes, (unsigned long long)over);
 	is_int(HT_ERR_DETACHED, agent_simple(t.pid, HT_MSG_START, 1, 0),
 	    "START after DETACH: ERR DETACHED");
 	fixture_cmd(&t, "alloc 2");
-	p = agent_report(t.pid);
-	ok(p != NULL && p->meta.epoch == 3 && keep_site_is(p, &t, 0),
-	    "REPORT after DETACH: the stopped session's profile");
-	if (p != NULL)
-		ht_profile_free(p);
+	is_int(HT_ERR_DETACHED, agent_simple(t.pid, HT_MSG_REPORT, 0, 0),
+	    "REPORT after DETACH: ERR DETACHED (the profile went with the "
+	    "tables)");
 	is_int(0, agent_simple(t.pid, HT_MSG_DETACH, 0, 0), "DETACH again: OK");
 
 	is_int(0, agent_simple(t.pid, HT_MSG_HOOK, 0, 0), "HOOK: OK");
@@ -1056,6 +1062,8 @@ test_attach(char *transcript, size_t cap)
 	ok(st.hooked == 1 && st.slots_patched == slots,
 	    "after HOOK: hooked, the same %u slots patched", slots);
 	is_int(0, agent_simple(t.pid, HT_MSG_HOOK, 0, 0), "HOOK again: OK");
+	is_int(HT_ERR_NOT_RUNNING, agent_simple(t.pid, HT_MSG_REPORT, 0, 0),
+	    "REPORT after HOOK, before START: ERR NOT_RUNNING");
 	is_int(0, agent_simple(t.pid, HT_MSG_START, 1, 0), "START: OK");
 	fixture_cmd(&t, "alloc 4");
 	p = agent_report(t.pid);

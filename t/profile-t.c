@@ -90,6 +90,26 @@ bb_meta(struct bb *b, const char *cmd, size_t cmdlen)
 	bb_str(b, cmd, cmdlen);
 }
 
+/* A version 4 META: version 1's, then max_samples 200, dropped_bytes 201,
+ * dropped_objects 202, drop_why HT_DROP_LIVE. */
+static void
+bb_meta4(struct bb *b, const char *cmd, size_t cmdlen)
+{
+	int i;
+
+	bb_rec(b, HT_REC_META, (uint32_t)(128 + 2 + cmdlen + 28));
+	for (i = 0; i < 3; i++)
+		bb_le(b, 100 + i, 8);
+	bb_le(b, 1, 4);
+	bb_le(b, 0, 4);
+	for (i = 3; i < 15; i++)
+		bb_le(b, 100 + i, 8);
+	bb_str(b, cmd, cmdlen);
+	for (i = 0; i < 3; i++)
+		bb_le(b, 200 + i, 8);
+	bb_le(b, HT_DROP_LIVE, 4);
+}
+
 static void
 bb_thread(struct bb *b, uint32_t tid, const char *name, size_t extra)
 {
@@ -195,6 +215,10 @@ fill(void)
 	meta.heap_mmap_bytes = 1ULL << 30;
 	meta.rss_bytes = UINT64_MAX;
 	strcpy(meta.command, "redis-server");
+	meta.max_samples = 1u << 25;
+	meta.dropped_bytes = 17 * 48;
+	meta.dropped_objects = 17;
+	meta.drop_why = HT_DROP_LIVE | HT_DROP_NOMEM;
 
 	memset(mods, 0, sizeof(mods));
 	mods[0].bias = 0x555555554000ULL;
@@ -323,6 +347,10 @@ same_meta(const struct ht_meta *a, const struct ht_meta *b)
 	SAME(heap_mmap_bytes);
 	SAME(rss_bytes);
 	SAME_STR(command);
+	SAME(max_samples);
+	SAME(dropped_bytes);
+	SAME(dropped_objects);
+	SAME(drop_why);
 	return 1;
 }
 
@@ -450,8 +478,8 @@ test_round_trip(void)
 	is_uint(HT_PROFILE_VERSION, le_at(enc, 8, 4), "header version");
 	is_uint(0, le_at(enc, 12, 4), "header flags 0");
 	is_uint(HT_REC_META, le_at(enc, 16, 4), "META first");
-	is_uint(128 + 2 + strlen(meta.command), le_at(enc, 20, 4),
-	    "META length: 128 fixed + string");
+	is_uint(128 + 2 + strlen(meta.command) + 28, le_at(enc, 20, 4),
+	    "META length: 128 fixed + string + 28 of version 4");
 	is_uint(meta.pid, le_at(enc, 24, 8), "META pid at payload 0");
 	is_uint(meta.state, le_at(enc, 24 + 24, 4), "META state at 24");
 	is_uint(meta.start_ns, le_at(enc, 24 + 32, 8), "META start at 32");
@@ -459,6 +487,14 @@ test_round_trip(void)
 	is_uint(strlen(meta.command), le_at(enc, 24 + 128, 2),
 	    "META command length at 128");
 	off = 24 + 130 + strlen(meta.command);
+	is_uint(meta.max_samples, le_at(enc, off, 8),
+	    "META max_samples after the command");
+	is_uint(meta.dropped_bytes, le_at(enc, off + 8, 8),
+	    "META dropped_bytes after it");
+	is_uint(meta.dropped_objects, le_at(enc, off + 16, 8),
+	    "META dropped_objects after it");
+	is_uint(meta.drop_why, le_at(enc, off + 24, 4), "META drop_why last");
+	off += 28;
 	is_uint(HT_REC_MODULE, le_at(enc, off, 4), "MODULE second");
 	is_uint(24 + 2 + 20 + 2 + strlen(mods[0].path), le_at(enc, off + 4, 4),
 	    "MODULE length");
@@ -514,7 +550,7 @@ test_empty(void)
 	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
 	ht_pw_meta(&w, &m);
 	is_int(0, ht_pw_finish(&w), "encode META + END");
-	is_uint(16 + 8 + 130 + 8 + 4, w.len, "empty profile is 166 bytes");
+	is_uint(16 + 8 + 130 + 28 + 8 + 4, w.len, "empty profile is 194 bytes");
 	p = ht_profile_decode(buf, w.len, err, sizeof(err));
 	ok(p != NULL && p->nmodules == 0 && p->nthreads == 0 &&
 		p->nsites == 0 && p->meta.command[0] == '\0' &&
@@ -568,7 +604,7 @@ test_flush(void)
 	is_int(-1, ht_pw_finish(&w), "overflow without flush: finish -1");
 
 	/* An exact fit is not an overflow. */
-	ht_pw_init(&w, big, 166, NULL, NULL);
+	ht_pw_init(&w, big, 194, NULL, NULL);
 	{
 		struct ht_meta m;
 
@@ -576,7 +612,7 @@ test_flush(void)
 		ht_pw_meta(&w, &m);
 	}
 	is_int(0, ht_pw_finish(&w), "an exact fit succeeds");
-	ht_pw_init(&w, big, 161, NULL, NULL);
+	ht_pw_init(&w, big, 193, NULL, NULL);
 	{
 		struct ht_meta m;
 
@@ -711,15 +747,15 @@ test_hand_made(void)
 	bb_header(&b, 1);
 	b.n = 12;
 	rejects(&b, "truncated profile header", "a cut header");
-	bb_header(&b, 4);
+	bb_header(&b, 5);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 4, this heaptool reads 1 to 3",
+	rejects(&b, "format version 5, this heaptool reads 1 to 4",
 	    "a later major version");
 	bb_header(&b, 0);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 0, this heaptool reads 1 to 3",
+	rejects(&b, "format version 0, this heaptool reads 1 to 4",
 	    "version 0");
 
 	/* Version 2: SITE has u32 folded after the frames; version 1's
@@ -774,6 +810,33 @@ test_hand_made(void)
 	bb_meta(&b, "", 0);
 	bb_end(&b);
 	rejects(&b, "has no checksum", "a version 3 END without its CRC");
+
+	/* Version 4: META ends with the bound and the drops; version 3's
+	 * META, without them, still reads (all 0). */
+	bb_header(&b, 3);
+	bb_meta(&b, "cmd", 3);
+	bb_end3(&b);
+	p = accepts(&b, "a version 3 profile");
+	ok(p != NULL && p->meta.max_samples == 0 &&
+		p->meta.dropped_bytes == 0 && p->meta.drop_why == 0 &&
+		p->meta.rss_bytes == 114 && strcmp(p->meta.command, "cmd") == 0,
+	    "version 3 META reads without the bound and the drops");
+	ht_profile_free(p);
+	bb_header(&b, 4);
+	bb_meta4(&b, "cmd", 3);
+	bb_end3(&b);
+	p = accepts(&b, "a hand-built version 4 profile");
+	ok(p != NULL && p->version == 4 && p->meta.max_samples == 200 &&
+		p->meta.dropped_bytes == 201 &&
+		p->meta.dropped_objects == 202 &&
+		p->meta.drop_why == HT_DROP_LIVE &&
+		strcmp(p->meta.command, "cmd") == 0,
+	    "version 4 META fields, after the command");
+	ht_profile_free(p);
+	bb_header(&b, 4);
+	bb_meta(&b, "cmd", 3);
+	bb_end3(&b);
+	rejects(&b, "short META record", "a version 4 META without its tail");
 
 	bb_header(&b, 1);
 	rejects(&b, "missing END", "a header alone");

@@ -139,10 +139,10 @@ test_requests(void)
 			r.rate = rates[i];
 			r.flags = j ? HT_START_RESTART : 0;
 			n = ht_proto_encode_request(b, &r);
-			ok(n == HT_PROTO_HEADER + 46 && get(b + 8, 4) == 46 &&
+			ok(n == HT_PROTO_HEADER + 54 && get(b + 8, 4) == 54 &&
 				get(b + 16, 8) == rates[i] &&
 				get(b + 24, 4) == r.flags &&
-				get(b + 28, 8) == 0 && get(b + 60, 2) == 0,
+				get(b + 28, 8) == 0 && get(b + 68, 2) == 0,
 			    "START rate %llu flags %u: layout",
 			    (unsigned long long)rates[i], r.flags);
 			ok(ht_proto_parse_request(b, n, &q) == 0 &&
@@ -163,12 +163,12 @@ test_requests(void)
 	r.threshold_bytes = UINT64_MAX;
 	snprintf(r.dump_prefix, sizeof(r.dump_prefix), "/tmp/dumps/app");
 	n = ht_proto_encode_request(b, &r);
-	ok(n == HT_PROTO_HEADER + 46 + 14 && get(b + 8, 4) == 46 + 14 &&
+	ok(n == HT_PROTO_HEADER + 54 + 14 && get(b + 8, 4) == 54 + 14 &&
 		get(b + 28, 8) == r.dump_interval_ms &&
 		get(b + 36, 8) == r.dump_every_bytes &&
 		get(b + 44, 8) == r.dump_at_rss_bytes &&
-		get(b + 52, 8) == UINT64_MAX && get(b + 60, 2) == 14 &&
-		memcmp(b + 62, "/tmp/dumps/app", 14) == 0,
+		get(b + 52, 8) == UINT64_MAX && get(b + 68, 2) == 14 &&
+		memcmp(b + 70, "/tmp/dumps/app", 14) == 0,
 	    "START with dump settings: layout");
 	ok(ht_proto_parse_request(b, n, &q) == 0 &&
 		q.dump_interval_ms == r.dump_interval_ms &&
@@ -180,23 +180,35 @@ test_requests(void)
 	memset(r.dump_prefix, 'p', HT_PROTO_MAX_PREFIX);
 	r.dump_prefix[HT_PROTO_MAX_PREFIX] = '\0';
 	n = ht_proto_encode_request(b, &r);
-	ok(n == HT_PROTO_HEADER + 46 + HT_PROTO_MAX_PREFIX &&
+	ok(n == HT_PROTO_HEADER + 54 + HT_PROTO_MAX_PREFIX &&
 		n <= HT_PROTO_MAX_REQUEST &&
 		ht_proto_parse_request(b, n, &q) == 0 &&
 		strlen(q.dump_prefix) == HT_PROTO_MAX_PREFIX,
 	    "a prefix of HT_PROTO_MAX_PREFIX bytes round trips");
 
-	hdr(h, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 46 + 2, 0);
-	memset(h + 16, 0, 46);
+	hdr(h, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 54 + 2, 0);
+	memset(h + 16, 0, 54);
 	le(h + 16, 65536, 8);
 	le(h + 24, HT_START_RESTART, 4);
 	le(h + 28, 500, 8);
-	le(h + 60, 2, 2);
-	memcpy(h + 62, "/d", 2);
-	ok(ht_proto_parse_request(h, 64, &q) == 0 && q.rate == 65536 &&
+	le(h + 68, 2, 2);
+	memcpy(h + 70, "/d", 2);
+	ok(ht_proto_parse_request(h, 72, &q) == 0 && q.rate == 65536 &&
 		q.flags == HT_START_RESTART && q.dump_interval_ms == 500 &&
 		strcmp(q.dump_prefix, "/d") == 0,
 	    "hand-made START parses");
+	le(h + 60, 12345, 8);
+	ok(ht_proto_parse_request(h, 72, &q) == 0 && q.max_samples == 12345,
+	    "hand-made START: max_samples at 44");
+	memset(&r, 0, sizeof(r));
+	r.type = HT_MSG_START;
+	r.rate = 1;
+	r.max_samples = HT_PROTO_MAX_SAMPLES;
+	n = ht_proto_encode_request(b, &r);
+	ok(get(b + 60, 8) == HT_PROTO_MAX_SAMPLES &&
+		ht_proto_parse_request(b, n, &q) == 0 &&
+		q.max_samples == HT_PROTO_MAX_SAMPLES,
+	    "START max_samples: layout, round trip");
 }
 
 static void
@@ -254,62 +266,69 @@ test_rejections(void)
 	le(b + 24, 0, 4);
 	is_int(HT_ERR_BAD_REQUEST, parse(b, 28),
 	    "START of protocol 1's 12 bytes refused");
-	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 45, 0);
-	memset(b + 16, 0, 48);
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 46, 0);
+	memset(b + 16, 0, 56);
 	le(b + 16, 4096, 8);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 61), "START payload 45 refused");
-	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 47, 0);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 63),
-	    "START payload 47 with an empty prefix refused");
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 62),
+	    "START of protocol 2's 46 bytes refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 53, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 69), "START payload 53 refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 55, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 71),
+	    "START payload 55 with an empty prefix refused");
 	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 0, 0);
 	is_int(HT_ERR_BAD_REQUEST, parse(b, 16), "START without payload");
-	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 46, 0);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 61),
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 54, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 69),
 	    "START one byte short of its announced length");
-	is_int(0, parse(b, 62), "the same START, whole, parses");
+	is_int(0, parse(b, 70), "the same START, whole, parses");
 	le(b + 16, 0, 8);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 62), "START rate 0 refused");
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 70), "START rate 0 refused");
 	le(b + 16, 1, 8);
-	is_int(0, parse(b, 62), "START rate 1 accepted");
+	is_int(0, parse(b, 70), "START rate 1 accepted");
 	for (i = 0, all = 1; i < sizeof(bad_flags) / sizeof(bad_flags[0]);
 	     i++) {
 		le(b + 24, bad_flags[i], 4);
-		all &= parse(b, 62) == HT_ERR_BAD_REQUEST;
+		all &= parse(b, 70) == HT_ERR_BAD_REQUEST;
 	}
 	ok(all, "START with unknown flags refused");
 	le(b + 24, 0, 4);
 	for (i = 0, all = 1; i < 4; i++) {
 		le(b + 28 + 8 * i, 1, 8);
-		all &= parse(b, 62) == HT_ERR_BAD_REQUEST;
+		all &= parse(b, 70) == HT_ERR_BAD_REQUEST;
 		le(b + 28 + 8 * i, 0, 8);
 	}
 	ok(all, "START with a dump setting but no prefix refused");
-	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 46 + 3, 0);
-	le(b + 60, 3, 2);
-	memcpy(b + 62, "/a\0", 3);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 65), "a prefix with a NUL refused");
-	memcpy(b + 62, "/ab", 3);
-	is_int(0, parse(b, 65), "the same prefix without it parses");
-	le(b + 60, 4, 2);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 65),
+	le(b + 60, HT_PROTO_MAX_SAMPLES + 1ull, 8);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 70),
+	    "START max_samples above HT_PROTO_MAX_SAMPLES refused");
+	le(b + 60, 0, 8);
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 54 + 3, 0);
+	le(b + 68, 3, 2);
+	memcpy(b + 70, "/a\0", 3);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 73), "a prefix with a NUL refused");
+	memcpy(b + 70, "/ab", 3);
+	is_int(0, parse(b, 73), "the same prefix without it parses");
+	le(b + 68, 4, 2);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 73),
 	    "a prefix longer than the payload refused");
-	le(b + 60, 2, 2);
-	is_int(HT_ERR_BAD_REQUEST, parse(b, 65),
+	le(b + 68, 2, 2);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, 73),
 	    "a prefix shorter than the payload refused");
 	memset(big, 'x', sizeof(big));
 	hdr(big, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START,
-	    46 + HT_PROTO_MAX_PREFIX + 1, 0);
-	memset(big + 16, 0, 46);
+	    54 + HT_PROTO_MAX_PREFIX + 1, 0);
+	memset(big + 16, 0, 54);
 	le(big + 16, 1, 8);
-	le(big + 60, HT_PROTO_MAX_PREFIX + 1, 2);
-	is_int(HT_ERR_BAD_REQUEST, parse(big, 62 + HT_PROTO_MAX_PREFIX + 1),
+	le(big + 68, HT_PROTO_MAX_PREFIX + 1, 2);
+	is_int(HT_ERR_BAD_REQUEST, parse(big, 70 + HT_PROTO_MAX_PREFIX + 1),
 	    "a prefix of HT_PROTO_MAX_PREFIX + 1 bytes refused");
-	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 46, 0);
-	memset(b + 16, 0, 46);
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_START, 54, 0);
+	memset(b + 16, 0, 54);
 	le(b + 16, 4096, 8);
 	for (i = 0, all = 1; i < 32; i++) {
 		le(b + 12, 1u << i, 4);
-		all &= parse(b, 62) == HT_ERR_BAD_REQUEST;
+		all &= parse(b, 70) == HT_ERR_BAD_REQUEST;
 	}
 	ok(all, "any header flag refused");
 
@@ -409,6 +428,8 @@ fill_status(struct ht_status *s)
 	s->live_samples = 2;
 	s->dropped_samples = UINT64_MAX;
 	s->overhead_bytes = 1234567;
+	s->max_samples = 0x0102030405060708ull;
+	s->flags = HT_STATUS_RELEASED;
 	strcpy(s->agent_version, "0.1.0");
 	s->follow = 1;
 	s->parent_pid = 77;
@@ -426,7 +447,7 @@ test_status(void)
 
 	fill_status(&s);
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	plen = 6 * 4 + 7 * 8 + 2 + 5 + 4 + 4 + 2 + 2 * 4;
+	plen = 6 * 4 + 8 * 8 + 4 + 2 + 5 + 4 + 4 + 2 + 2 * 4;
 	ok(n == 16 + plen && get(b + 6, 2) == HT_MSG_STATUS_REPLY &&
 		get(b + 8, 4) == plen,
 	    "STATUS header and length");
@@ -436,10 +457,12 @@ test_status(void)
 		get(b + 40, 8) == s.epoch && get(b + 48, 8) == 524288 &&
 		get(b + 56, 8) == s.start_ns && get(b + 64, 8) == 3 &&
 		get(b + 72, 8) == 2 && get(b + 80, 8) == UINT64_MAX &&
-		get(b + 88, 8) == 1234567 && get(b + 96, 2) == 5 &&
-		memcmp(b + 98, "0.1.0", 5) == 0 && get(b + 103, 4) == 1 &&
-		get(b + 107, 4) == 77 && get(b + 111, 2) == 2 &&
-		get(b + 113, 4) == 0xa1b2c3d4u && get(b + 117, 4) == 5,
+		get(b + 88, 8) == 1234567 &&
+		get(b + 96, 8) == 0x0102030405060708ull &&
+		get(b + 104, 4) == HT_STATUS_RELEASED && get(b + 108, 2) == 5 &&
+		memcmp(b + 110, "0.1.0", 5) == 0 && get(b + 115, 4) == 1 &&
+		get(b + 119, 4) == 77 && get(b + 123, 2) == 2 &&
+		get(b + 125, 4) == 0xa1b2c3d4u && get(b + 129, 4) == 5,
 	    "STATUS fields in declaration order, little-endian");
 	memset(&t, 0x5a, sizeof(t));
 	ok(ht_proto_decode_status(b + 16, plen, &t) == 0 &&
@@ -454,49 +477,54 @@ test_status(void)
 	    "truncated STATUS refused");
 	is_int(-1, ht_proto_decode_status(b + 16, plen + 1, &t),
 	    "STATUS with a trailing byte refused");
-	is_int(-1, ht_proto_decode_status(b + 16, 81, &t),
+	is_int(-1, ht_proto_decode_status(b + 16, 93, &t),
 	    "STATUS without its version string refused");
-	b[96] = 6;
+	b[108] = 6;
 	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
 	    "version length past the payload refused");
-	b[96] = 5;
-	b[99] = '\n';
+	b[108] = 5;
+	b[111] = '\n';
 	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
 	    "control character in the version refused");
+	b[111] = '.';
+	is_int(0, ht_proto_decode_status(b + 16, plen, &t),
+	    "and the STATUS as it was decodes");
 
-	b[111] = 3;
+	b[123] = 3;
 	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
 	    "a child count past the payload refused");
-	b[111] = 1;
+	b[123] = 1;
 	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
 	    "a child count short of the payload refused");
-	b[111] = 2;
+	b[123] = 2;
 
 	s.nchildren = HT_PROTO_MAX_CHILDREN + 5;
 	for (i = 0; i < HT_PROTO_MAX_CHILDREN; i++)
 		s.children[i] = (uint32_t)(1000 + i);
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	ok(n == 16 + 6 * 4 + 7 * 8 + 2 + 5 + 10 + 4 * HT_PROTO_MAX_CHILDREN &&
+	ok(n ==
+		    16 + 6 * 4 + 8 * 8 + 4 + 2 + 5 + 10 +
+			4 * HT_PROTO_MAX_CHILDREN &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		t.nchildren == HT_PROTO_MAX_CHILDREN &&
 		t.children[HT_PROTO_MAX_CHILDREN - 1] ==
 		    1000 + HT_PROTO_MAX_CHILDREN - 1,
 	    "at most HT_PROTO_MAX_CHILDREN children are sent");
-	le(b + 111, HT_PROTO_MAX_CHILDREN + 1, 2);
+	le(b + 123, HT_PROTO_MAX_CHILDREN + 1, 2);
 	is_int(-1, ht_proto_decode_status(b + 16, n - 16 + 4, &t),
 	    "more children than HT_PROTO_MAX_CHILDREN refused");
 	s.nchildren = 0;
 
 	memset(s.agent_version, 'v', sizeof(s.agent_version));
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	ok(n == 16 + 6 * 4 + 7 * 8 + 2 + 31 + 10 &&
+	ok(n == 16 + 6 * 4 + 8 * 8 + 4 + 2 + 31 + 10 &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		strlen(t.agent_version) == 31,
 	    "an unterminated version is cut at 31 bytes");
-	le(b + 96, 32, 2);
-	memset(b + 98, 'v', 32);
-	memset(b + 130, 0, 10);
-	is_int(-1, ht_proto_decode_status(b + 16, 80 + 2 + 32 + 10, &t),
+	le(b + 108, 32, 2);
+	memset(b + 110, 'v', 32);
+	memset(b + 142, 0, 10);
+	is_int(-1, ht_proto_decode_status(b + 16, 92 + 2 + 32 + 10, &t),
 	    "a version of 32 bytes (no room for NUL) refused");
 	is_int(-1, ht_proto_decode_status(b + 16, 0, &t), "empty STATUS");
 }

@@ -7,6 +7,7 @@
 #   - a FIFO with no writer, a character device, a directory: refused at
 #     once as "not a regular file" (a blocking open would hang: timeout
 #     turns a hang into a failure);
+#   - a flipped bit in a figure, which only the CRC can catch, too;
 #   - the intact file still reads, and so does a version 2 file (no CRC);
 #   - terminal escapes in a profile's command, module path and thread
 #     name (ESC, BEL, the C1 CSI U+009B, a byte that is not UTF-8) reach
@@ -60,21 +61,28 @@ PY
 	i=$((i + 1))
 done
 is 0 "$bad" "a byte flipped at any of 40 offsets is refused"
+# A bit of a figure (META's peak_inuse_bytes, at payload offset 48): no
+# check but the CRC can see it.
 python3 - "$prof" "$HT_TMP/flip.heap" <<'PY'
 import sys
 b = bytearray(open(sys.argv[1], "rb").read())
-b[len(b) // 2] ^= 0x01
+b[16 + 8 + 48 + 2] ^= 0x01
 open(sys.argv[2], "wb").write(b)
 PY
 refused "$HT_TMP/flip.heap" 'checksum mismatch (stored [0-9a-f]*, computed' \
-    "a flipped bit in the middle: checksum mismatch"
+    "a flipped bit in a figure: checksum mismatch"
 
-# A version 2 file: the same records with an empty END, no CRC to check.
+# A version 2 file: the same records with an empty END, no CRC to check,
+# and META without version 4's last 28 bytes.
 python3 - "$prof" "$HT_TMP/v2.heap" <<'PY'
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
-assert b[8:12] == struct.pack("<I", 3)
+assert b[8:12] == struct.pack("<I", 4)
 b[8:12] = struct.pack("<I", 2)
+t, n = struct.unpack_from("<II", b, 16)
+assert t == 1
+del b[16 + 8 + n - 28:16 + 8 + n]
+struct.pack_into("<I", b, 20, n - 28)
 assert struct.unpack("<II", b[-12:-4]) == (0, 4)
 del b[-8:]
 b += struct.pack("<I", 0)

@@ -2,16 +2,29 @@
  * The agent's tables: sites intern and dedupe, live samples insert/replace/
  * remove against a reference model (backward-shift deletion is easy to get
  * wrong), the free filter never misses a live pointer, growth keeps every
- * entry, bounds are enforced (overflow reported, never fatal), threads.
+ * entry, bounds are enforced (overflow reported with its reason, never
+ * fatal), growth stops where memory does not permit it, release gives the
+ * memory back, threads.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "basic.h"
+#include "mem.h"
 #include "tables.h"
 
 #define N 20000
+
+/* The memory the system has available, as the tables see it (prim.h): a
+ * test sets it; 0 is "unknown", as when /proc cannot be read. */
+static uint64_t fake_avail;
+
+uint64_t
+ht_prim_mem_available(void)
+{
+	return fake_avail;
+}
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -81,7 +94,7 @@ test_live(void)
 		if (model[k] == 0 || next() % 4 == 0) {
 			e.ptr = p;
 			e.site = (uint32_t)k;
-			e.bytes = (double)k;
+			e.size = k;
 			r = ht_live_insert(&e, &old);
 			if (r != (model[k] != 0))
 				bad++;
@@ -127,25 +140,133 @@ test_bounds(void)
 	struct ht_live e, old;
 	uintptr_t f[1];
 	size_t i;
-	int full = 0;
+	int full = 0, other = 0, r;
 
-	ht_tables_reset();
+	is_uint(300, ht_tables_bound(300), "a bound of 300");
+	is_int(0, ht_tables_reset(), "reset");
 	is_uint(0, ht_sites_count(), "reset empties the sites");
 	memset(&e, 0, sizeof(e));
 	for (i = 0; i < 1000; i++) {
 		e.ptr = 0x900000 + i * 32;
-		if (ht_live_insert(&e, &old) < 0)
-			full++;
+		r = ht_live_insert(&e, &old);
+		full += r == HT_TABLES_FULL;
+		other += r != HT_TABLES_FULL && r != 0;
 	}
 	is_int(1000 - 300, full, "live table refuses past its bound of 300");
+	is_int(0, other, "and says the bound is why");
 	is_uint(300, ht_live_count(), "and holds exactly 300");
+	is_int(HT_TABLES_FULL, ht_live_room(0x10), "no room for a new pointer");
+	is_int(0, ht_live_room(0x900000), "room for one it holds");
+	e.ptr = 0x900000;
+	is_int(1, ht_live_insert(&e, &old),
+	    "a full table still replaces an entry");
 	full = 0;
 	for (i = 0; i < 500; i++) {
 		f[0] = 0x700000 + i;
-		if (ht_sites_intern(f, 1) < 0)
+		if (ht_sites_intern(f, 1) == HT_TABLES_FULL)
 			full++;
 	}
-	is_int(500 - 100, full, "site table refuses past its bound of 100");
+	is_int(500 - 300, full, "site table refuses past its bound of 300");
+	is_uint(HT_TABLES_DEFAULT_BOUND, ht_tables_bound(0),
+	    "bound 0 is the default");
+	ok(HT_TABLES_DEFAULT_BOUND >= 32000000u,
+	    "the default keeps at least 32M live samples");
+	is_uint(HT_TABLES_MAX_BOUND, ht_tables_bound((size_t)-1),
+	    "a bound is capped");
+}
+
+/* Growth far past the first tables keeps every entry, within the bound. */
+static void
+test_growth(void)
+{
+	struct ht_live e, old;
+	size_t i, n = 1000000;
+	int bad = 0;
+
+	ht_tables_bound(n);
+	ht_tables_reset();
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < n; i++) {
+		e.ptr = 0x7f0000000000 + i * 48;
+		e.size = i;
+		bad += ht_live_insert(&e, &old) != 0;
+	}
+	is_int(0, bad,
+	    "1000000 samples inserted, the table grown to hold them");
+	e.ptr = 0x10;
+	is_int(HT_TABLES_FULL, ht_live_insert(&e, &old),
+	    "and the next is refused: the bound");
+	for (i = 0; i < n; i += 7)
+		if (ht_live_remove(0x7f0000000000 + i * 48, &old) != 1 ||
+		    old.size != i)
+			bad++;
+	is_int(0, bad, "every seventh found, with its size, and removed");
+	/* 24 bytes a sample, at most 3/4 full, and the 2 KiB of the rest. */
+	ok(ht_mem_overhead() < 64u << 20, "the tables take %llu MiB",
+	    (unsigned long long)(ht_mem_overhead() >> 20));
+}
+
+/*
+ * Memory permitting: with 100 MiB available, the live table does not double
+ * from 48 MiB (2Mi entries) to 96 MiB, more than half of it; it takes
+ * entries up to 7/8 full, then refuses them for want of memory.
+ */
+static void
+test_memory(void)
+{
+	struct ht_live e, old;
+	size_t i, n = 2u << 20, kept = 0, nomem = 0, other = 0;
+	int r;
+
+	fake_avail = 100u << 20;
+	ht_tables_bound(4u << 20);
+	ht_tables_reset();
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < n; i++) {
+		e.ptr = 0x7e0000000000 + i * 32;
+		r = ht_live_insert(&e, &old);
+		kept += r == 0;
+		nomem += r == HT_TABLES_NOMEM;
+		other += r != 0 && r != HT_TABLES_NOMEM;
+	}
+	is_uint(n / 8 * 7, kept,
+	    "100 MiB available: the table stays at 48 MiB, 7/8 full");
+	is_uint(n - n / 8 * 7, nomem, "the rest refused for want of memory");
+	is_uint(0, other, "none for another reason");
+	fake_avail = 0;
+	e.ptr = 0x10;
+	is_int(0, ht_live_insert(&e, &old),
+	    "availability unknown: the table grows, mmap decides");
+	ht_tables_bound(0);
+}
+
+/* Release gives every mapping back; the tables refuse until init. */
+static void
+test_release(void)
+{
+	struct ht_live e, old;
+	uintptr_t f[1] = { 0x401000 };
+	uint64_t before = ht_mem_overhead();
+
+	memset(&e, 0, sizeof(e));
+	e.ptr = 0x123450;
+	ht_tables_release();
+	ok(ht_mem_overhead() < before / 8 &&
+		ht_mem_overhead() <= sizeof(ht_live_filter),
+	    "release unmaps the tables (%llu bytes left, of %llu)",
+	    (unsigned long long)ht_mem_overhead(), (unsigned long long)before);
+	is_int(0, ht_tables_ready(), "not ready once released");
+	is_uint(0, ht_live_count(), "no live sample");
+	is_uint(0, ht_sites_count(), "no site");
+	is_int(HT_TABLES_NOMEM, ht_live_insert(&e, &old), "insert refused");
+	is_int(HT_TABLES_NOMEM, ht_live_room(e.ptr), "no room");
+	is_int(0, ht_live_remove(e.ptr, &old), "remove finds nothing");
+	is_int(HT_TABLES_NOMEM, (int)ht_sites_intern(f, 1), "intern refused");
+	is_int(-1, (int)ht_threads_add(1, "t"), "thread refused");
+	ok(!ht_live_maybe(0x7f0000000000), "the filter is empty");
+	is_int(0, ht_tables_init(), "init maps them again");
+	is_int(0, ht_live_insert(&e, &old), "and they take entries");
+	ok(ht_sites_intern(f, 1) >= 0, "sites too");
 }
 
 static void
@@ -169,7 +290,9 @@ main(void)
 	test_sites();
 	test_live();
 	test_threads();
-	ht_tables_limit(100, 300);
 	test_bounds();
+	test_growth();
+	test_memory();
+	test_release();
 	return 0;
 }

@@ -307,7 +307,7 @@ nonnegative(const struct ht_view *v, const uint64_t want[NCOLS])
 			}
 		if (!(f->inuse_var >= 0) || isinf(f->inuse_var))
 			return "a variance is negative or not finite";
-		ht_view_interval(f, &lo, &hi);
+		ht_view_interval(v, f, &lo, &hi);
 		if (lo > hi || lo > f->inuse_bytes || hi < f->inuse_bytes)
 			return "an interval does not hold its estimate";
 	}

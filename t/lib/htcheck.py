@@ -21,7 +21,7 @@ Commands:
   exact REPORT
       invariants of --rate 1: every figure exact (samples = allocated
       objects, live samples = objects in use, freed = allocated - in use,
-      intervals of width zero).
+      intervals of width zero), no sample dropped, session.exact true.
   site REPORT --src FILE --func NAME [--any-frame] [--module BASENAME]
        [--chain F1,F2,...] KEY=N... KEY>=N...
        [--marker MARKER] [--sum]
@@ -209,6 +209,9 @@ def cmd_exact(args):
     ]
     for ok_, desc in checks:
         report(ok_, "rate 1 totals: " + desc)
+    dropped = (rep.get("agent") or {}).get("dropped_samples")
+    report(dropped == 0 and (rep.get("session") or {}).get("exact") is True,
+           "rate 1, no sample dropped (%s), called exact" % dropped)
     bad = []
     for s in rep.get("sites") or []:
         if not (s.get("inuse_bytes_low") == s.get("inuse_bytes") ==
