@@ -191,8 +191,10 @@ heaptool_totals() {
 	work "$1" "$ht" run --rate 1 -o "$tmp/r1.heap" -- >/dev/null 2>&1
 	"$ht" report --json "$tmp/r1.heap" 2>/dev/null | "$py" -c '
 import json, sys
-t = json.load(sys.stdin)["totals"]
-print(t["alloc_objects"], t["alloc_bytes"], "exact" if t.get("exact", True) else "not-exact")' 2>/dev/null || echo "- - -"
+d = json.load(sys.stdin)
+t = d["totals"]
+print(t["alloc_objects"], t["alloc_bytes"],
+      "exact" if d["session"].get("exact") else "NOT-exact")' 2>/dev/null || echo "- - -"
 }
 
 printf '| program | attach (median) | overhead at default rate | range | heaptool rate 1: allocations / bytes | heaptrack: calls / bytes |\n' >"$results"
