@@ -41,8 +41,11 @@
 #include "agent.h"
 #include "control.h"
 #include "dump.h"
+#include "final.h"
+#include "profile.h"
 #include "runpage.h"
 #include "sampler.h"
+#include "snapshot.h"
 
 #define DEFAULT_RATE (512 * 1024)
 
@@ -114,6 +117,7 @@ agent_init(void)
 		ht_sampler_seed = seed;
 	s = getenv("HEAPTOOL_PID");
 	if (s == NULL) {
+		ht_final_setup();
 		ht_control_start(1);
 		return;
 	}
@@ -136,6 +140,10 @@ agent_init(void)
 	s = getenv("HEAPTOOL_FOLLOW_FORKS");
 	follow = s != NULL && strcmp(s, "1") == 0;
 	ht_runpage_open();
+	/* The session begins with the process: the reports must not call
+	 * the allocator's own overhead memory that predates it (a followed
+	 * child's session begins at its fork: not it). */
+	ht_snapshot_launched = getpid();
 
 	if (ht_agent_launch(rate, max_samples, &cfg,
 		follow ? HT_AGENT_FOLLOW : 0) != 0) {

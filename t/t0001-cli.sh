@@ -315,7 +315,9 @@ want(len(top["sites"]) == 2 and top["sites"][1]["frames"] == [] and
      top["sites"][1]["folded_sites"] == 2 and
      top["sites"][1]["alloc_bytes"] == 8292, "--top folds the rest")
 want(sorted(full) == sorted(["pid", "command", "session", "totals", "agent",
-     "allocator", "modules", "threads", "sites"]), "top-level keys")
+     "allocator", "unseen_allocators", "modules", "threads", "sites"]),
+     "top-level keys")
+want(full["unseen_allocators"] == [], "no unseen allocator")
 for w in fails:
     print(w)
 sys.exit(1 if fails else 0)
