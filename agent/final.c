@@ -359,11 +359,8 @@ write_final(uint32_t flags, int sig)
 		goto out;
 	}
 	file_open = 1;
-	if (sig != 0)
-		rc = ht_snapshot_fd_signal(file.fd, flags, (uint32_t)sig,
-		    LOCK_WAIT_MS, &snap_locked);
-	else
-		rc = ht_snapshot_fd(file.fd, flags, 0);
+	rc = ht_snapshot_fd_final(file.fd, flags, (uint32_t)sig, sig != 0,
+	    LOCK_WAIT_MS, &snap_locked);
 	/* Our directory, our name: an earlier file of it (a reboot reused
 	 * the pid and the start time) is replaced. */
 	if (rc == 0 && (rc = ht_file_publish(&file, name, 1)) != 0)
@@ -387,13 +384,51 @@ claim(void)
 	    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * Write the final profile with flags (sig: on that signal), guarded: a
+ * fault while writing (the tables or the heap may be what is corrupt)
+ * comes back to on_fatal, where our handler is the fault's, and from
+ * there here by siglongjmp, even a fault of the very signal being
+ * handled, which is unblocked meanwhile (else the kernel would kill the
+ * process at once).  What the write held is then let go and the
+ * half-written file vanishes.
+ */
+static void
+guarded_write(uint32_t flags, int sig, pid_t tid)
+{
+	sigset_t set, old;
+	size_t i;
+
+	pthread_sigmask(SIG_SETMASK, NULL, &old);
+	if (sigsetjmp(jump, 0) == 0) {
+		__atomic_store_n(&writer, tid, __ATOMIC_RELEASE);
+		sigemptyset(&set);
+		for (i = 0; i < NFATAL; i++)
+			sigaddset(&set, fatal[i]);
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+		(void)write_final(flags, sig);
+	} else {
+		/* The tables were only read. */
+		if (snap_locked) {
+			snap_locked = 0;
+			ht_lock_release(&ht_lock_global);
+		}
+		if (file_open) {
+			file_open = 0;
+			ht_file_discard(&file);
+		}
+	}
+	__atomic_store_n(&writer, 0, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void
 ht_final_at_exit(void)
 {
 	if (!__atomic_load_n(&armed, __ATOMIC_ACQUIRE) || !have_session() ||
 	    !claim())
 		return;
-	(void)write_final(HT_META_FINAL | HT_META_AT_EXIT, 0);
+	guarded_write(HT_META_FINAL | HT_META_AT_EXIT, 0, ht_prim_tid());
 	__atomic_store_n(&written, 2, __ATOMIC_RELEASE);
 }
 
@@ -415,9 +450,6 @@ wait_writer(void)
 static void
 write_on_signal(int sig, pid_t tid)
 {
-	sigset_t set, old;
-	size_t i;
-
 	if (!__atomic_load_n(&armed, __ATOMIC_ACQUIRE) || ht_guard_held() ||
 	    !have_session())
 		return;
@@ -426,31 +458,7 @@ write_on_signal(int sig, pid_t tid)
 		return;
 	}
 	ht_guard_enter();
-	pthread_sigmask(SIG_SETMASK, NULL, &old);
-	__atomic_store_n(&writer, tid, __ATOMIC_RELEASE);
-	if (sigsetjmp(jump, 0) == 0) {
-		/* A fault while writing, even of this very signal, must come
-		 * back here rather than find it blocked (the kernel would
-		 * then kill the process at once). */
-		sigemptyset(&set);
-		for (i = 0; i < NFATAL; i++)
-			sigaddset(&set, fatal[i]);
-		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-		(void)write_final(HT_META_FINAL | HT_META_ON_SIGNAL, sig);
-	} else {
-		/* The write faulted: undo what it held.  The tables were
-		 * only read. */
-		if (snap_locked) {
-			snap_locked = 0;
-			ht_lock_release(&ht_lock_global);
-		}
-		if (file_open) {
-			file_open = 0;
-			ht_file_discard(&file);
-		}
-	}
-	__atomic_store_n(&writer, 0, __ATOMIC_RELEASE);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	guarded_write(HT_META_FINAL | HT_META_ON_SIGNAL, sig, tid);
 	__atomic_store_n(&written, 2, __ATOMIC_RELEASE);
 	ht_guard_leave();
 }

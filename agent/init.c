@@ -18,8 +18,9 @@
  *
  * Attach mode (no HEAPTOOL_PID: loaded by heaptool attach, inside a dlopen
  * called by an injected thread, or linked into a program that uses the
- * in-process API) must not block the constructor: it only starts the
- * control thread, which sets up and patches the GOT slots with no session
+ * in-process API) must not block the constructor: it only notes where a
+ * final profile would go (final.h: from XDG_STATE_HOME and HOME, as the
+ * process has them now) and starts the control thread, which sets up and patches the GOT slots with no session
  * (sampling begins at START) before it serves.  The API (api.c) may get
  * there first from a thread of the program: setup runs once, and patching
  * is idempotent.

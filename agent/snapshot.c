@@ -263,10 +263,10 @@ ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
 }
 
 int
-ht_snapshot_fd_signal(int fd, uint32_t flags, uint32_t sig, uint64_t wait_ms,
-    volatile int *locked)
+ht_snapshot_fd_final(int fd, uint32_t flags, uint32_t sig, int in_signal,
+    uint64_t wait_ms, volatile int *locked)
 {
-	return encode(fd, flags, 0, sig, 1, wait_ms, locked);
+	return encode(fd, flags, 0, sig, in_signal, wait_ms, locked);
 }
 
 int

@@ -32,15 +32,15 @@ extern pid_t ht_snapshot_launched;
 int ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold);
 
 /*
- * For the final profile on a fatal signal (final.h): as ht_snapshot_fd
- * with no threshold, but fit for a signal handler of a thread that is not
+ * For the final profile (final.h): as ht_snapshot_fd with no threshold,
+ * sig in META, and *locked 1 while ht_lock_global is held, so that a
+ * caller that leaves by siglongjmp (a fault while encoding) can release
+ * it.  With in_signal, fit for a signal handler of a thread that is not
  * inside the agent (its guard clear): no call into the allocator (META's
- * allocator figures stay 0, unknown), and ht_lock_global waited for at
- * most wait_ms, then EDEADLK.  *locked is 1 while the lock is held, so
- * that a caller that leaves by siglongjmp (a fault while encoding) can
- * release it.  sig goes into META.  Returns 0, or -1 with errno set.
+ * allocator figures stay 0, unknown), and the lock waited for at most
+ * wait_ms, then EDEADLK.  Returns 0, or -1 with errno set.
  */
-int ht_snapshot_fd_signal(int fd, uint32_t flags, uint32_t sig,
+int ht_snapshot_fd_final(int fd, uint32_t flags, uint32_t sig, int in_signal,
     uint64_t wait_ms, volatile int *locked);
 
 /* Write the current profile, as ht_snapshot_fd, into *f, a new file in the

@@ -122,8 +122,9 @@ text_summary(const struct ht_view *v, const struct text *t)
 		 * the session where it began after the process. */
 		if (predates > 0 && (m->flags & HT_META_LAUNCHED))
 			fprintf(t->fp,
-			    "; %s%s in no site: the allocator's own "
-			    "(block headers, rounding)",
+			    "; %s%s in no site: the allocator's overhead "
+			    "(block headers, rounding) and the loader's "
+			    "blocks from before the agent",
 			    v->exact ? "" : "about ",
 			    size_str(t, predates, a, sizeof(a)));
 		else if (predates > 0)

@@ -49,6 +49,16 @@ ok $([ $help_status -eq 0 ] && [ ! -s "$HT_TMP/err" ] &&
     echo $?) "--help lists the commands, exit 0"
 ok $(tail -n 1 "$HT_TMP/help" | grep -q 'man heaptool'; echo $?) \
     "--help ends by pointing at the man page"
+# Every option of the commands' synopses that the summary leaves out is one
+# a user does not find: report's, start's and run's.
+missing=
+for o in --format --json --sort --threshold --at-peak --top --bytes --diff \
+    --detail --no-final-dump --restart --live --rate; do
+	grep -q -- "\[$o[] ]" "$HT_TMP/help" || missing="$missing $o"
+done
+ok $([ -z "$missing" ]; echo $?) \
+    "--help shows the options of report, start and run" ||
+    diag "missing:$missing"
 run_cmd "$HEAPTOOL" -h
 ok $([ $status -eq 0 ] && cmp -s "$HT_TMP/out" "$HT_TMP/help"; echo $?) \
     "-h is --help"

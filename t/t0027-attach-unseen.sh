@@ -90,7 +90,7 @@ sys.exit(0 if ok else 1)
 EOF
 }
 
-plan 15
+plan 16
 
 start_fixture own "$EXE"
 ht attach attach "$pid"
@@ -163,11 +163,20 @@ j = json.load(open(sys.argv[1]))
 sys.exit(0 if j["unseen_allocators"] == [] and
          j["unseen_allocators_more"] == 0 else 1)' "$HT_TMP/status2.out"
 ok $? "status --json of a glibc process: unseen_allocators empty"
+ht start2 start -p "$pid"
 ht report2 report -p "$pid" --json
 python3 -c 'import json, sys
-sys.exit(0 if json.load(open(sys.argv[1]))["unseen_allocators"] == []
+j = json.load(open(sys.argv[1]))
+sys.exit(0 if j["unseen_allocators"] == [] and not j["session"]["launched"]
          else 1)' "$HT_TMP/report2.out"
-ok $? "report --json of a glibc process: unseen_allocators empty"
+ok $? "report --json of a glibc process: unseen_allocators empty, not launched"
+# What no site holds in an attached process: older blocks, or overhead
+# (its stdout buffer, at least, predates the session).
+ht report3 report -p "$pid"
+grep -q "^  allocator .*; \(about \)\{0,1\}[0-9.]* [KMG]*i*B predates the session or is the allocator's own\$" \
+    "$HT_TMP/report3.out"
+ok $? "report of an attached process: what no site holds predates the session or is the allocator's" ||
+    diag "$(cat "$HT_TMP/report3.out")"
 echo quit >&8
 exec 8>&-
 wait "$pid"
