@@ -303,7 +303,7 @@ ht_final_fork_child(int follow)
 	for (i = 0; i < NFATAL; i++)
 		if ((installed & (1u << i)) != 0)
 			uninstall(i);
-	if (opened && dir_fd >= 0)
+	if (opened && dir_ours() >= 0)
 		close(dir_fd);
 	dir_fd = -1;
 	opened = 0;
@@ -468,6 +468,7 @@ write_on_signal(int sig, pid_t tid)
  * handler is the signal's action, the default action is put back and the
  * signal queued again to this thread with its siginfo: blocked until this
  * handler returns, it is then delivered where the thread was interrupted.
+ * So it is if the default action is back already (a detach meanwhile).
  * If another handler is the action (the program's, which called ours as
  * the action it had found), return to it.
  */
@@ -477,12 +478,14 @@ pass_on(int sig, siginfo_t *info, pid_t tid)
 	struct sigaction cur, dfl;
 	size_t i;
 
-	if (sigaction(sig, NULL, &cur) != 0 || !is_ours(&cur))
+	if (sigaction(sig, NULL, &cur) != 0 ||
+	    (!is_ours(&cur) && !is_default(&cur)))
 		return;
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigemptyset(&dfl.sa_mask);
-	(void)sigaction(sig, &dfl, NULL);
+	if (is_ours(&cur))
+		(void)sigaction(sig, &dfl, NULL);
 	for (i = 0; i < NFATAL; i++)
 		if (fatal[i] == sig)
 			__atomic_and_fetch(&installed, ~(1u << i),
