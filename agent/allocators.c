@@ -226,6 +226,11 @@ ht_allocators_names_of(const struct ht_module *m)
 		if (found)
 			names |= (uint64_t)1 << i;
 	}
+	/* A module that replaces the allocator defines malloc.  One that
+	 * only has some of the others (libbsd's reallocarray, for systems
+	 * without it) wraps the allocator, through calls that are seen. */
+	if ((names & 1) == 0)
+		names &= ~ht_allocnames_malloc_mask();
 	return names;
 }
 

@@ -8,7 +8,10 @@
  *
  * A module's dynamic symbol table is read in place, through its GNU or
  * SysV hash table, for each name: what the loader would bind to, so what
- * the GOT hooks stand between.  An allocator linked into the executable
+ * the GOT hooks stand between.  The C allocator's names count only in a
+ * module that defines malloc itself: one with a reallocarray or a
+ * memalign alone (libbsd's, for old systems) wraps the allocator through
+ * calls that are seen.  An allocator linked into the executable
  * without exporting its names (and not replacing malloc) is not in that
  * table, and not found.  The agent itself, the dynamic loader, the vdso and
  * libc are never reported.

@@ -2,7 +2,8 @@
  * Tests for agent/allocators.c: in this process, the modules that define
  * allocator entry points of their own are found by their dynamic symbols,
  * through the GNU hash table (got-fake.so, which defines malloc) and the
- * SysV one (alloc-mi.so, mi_malloc and mi_free, and je_malloc undefined);
+ * SysV one (alloc-mi.so, mi_malloc and mi_free; not je_malloc, undefined,
+ * nor its own reallocarray, without a malloc);
  * libc, the loader, the vdso and this program are not reported, though
  * this program, not PIE, takes malloc's address (an undefined malloc with
  * a value: its canonical PLT entry).  A scan reports each module once, and
@@ -174,7 +175,7 @@ main(void)
 	}
 	is_int(1, seen_mi,
 	    "alloc-mi.so (SysV hash): mi_malloc and mi_free, not the "
-	    "undefined je_malloc");
+	    "undefined je_malloc, nor reallocarray without malloc");
 	is_int(1, seen_fake, "got-fake.so (GNU hash): malloc");
 	is_int(0, others,
 	    "no other module: not libc, the loader, the vdso, nor this "
