@@ -1,9 +1,8 @@
 /*
  * The modules that define allocators the hooks do not reach
- * (allocators.h).  Every read of a module's memory is checked to lie in
- * one of its readable PT_LOAD segments first: the dynamic section of a
- * module is the loader's data, but its hash tables are the file's, and a
- * corrupt or hostile file must cost a missing warning, never a fault.
+ * (allocators.h).  The symbols are read through reloc.h, which checks
+ * every read to lie inside the module and bounds every chain: a corrupt
+ * or hostile file must cost a missing warning, never a fault.
  */
 #include <elf.h>
 #include <link.h>
@@ -13,10 +12,9 @@
 #include "allocnames.h"
 #include "mem.h"
 #include "modules.h"
+#include "reloc.h"
 
-#define DYN_MAX	    4096  /* a sane bound on dynamic entries */
-#define CHAIN_MAX   65536 /* symbols a hash chain may take */
-#define SEEN_SLOTS  4096  /* modules looked at, open addressing */
+#define SEEN_SLOTS  4096 /* modules looked at, open addressing */
 #define SEEN_LIMIT  (SEEN_SLOTS / 4 * 3)
 #define NOT_MODULES (HT_MOD_AGENT | HT_MOD_LDSO | HT_MOD_VDSO | HT_MOD_LIBC)
 
@@ -28,204 +26,35 @@ static uint64_t seen[SEEN_SLOTS];
 static size_t nseen;
 static int noted;
 
-/* Where a module's dynamic symbols are, read from its dynamic section. */
-struct dynsyms {
-	uintptr_t sym;
-	uintptr_t str;
-	size_t strsz;
-	uintptr_t gnu_hash;
-	uintptr_t sysv_hash;
-};
-
-/* Does [a, a + n) lie in one readable PT_LOAD segment of m? */
+/* Is s, defined in its module (ht_reloc_lookup), a function the module
+ * gives others?  An undefined entry may still have a value (a non-PIE
+ * executable's canonical PLT entry for a function whose address it
+ * takes): the lookup has left those out already. */
 static int
-readable(const struct ht_module *m, uintptr_t a, size_t n)
+is_function(const ElfW(Sym) * s)
 {
-	uintptr_t lo, hi;
-	uint16_t i;
+	unsigned type = ELF64_ST_TYPE(s->st_info);
 
-	if (m->phdr == NULL)
-		return 0;
-	for (i = 0; i < m->phnum; i++) {
-		const ElfW(Phdr) *ph = &m->phdr[i];
-
-		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_R) == 0)
-			continue;
-		lo = m->bias + ph->p_vaddr;
-		hi = lo + ph->p_memsz;
-		if (a >= lo && a < hi && n <= hi - a)
-			return 1;
-	}
-	return 0;
-}
-
-/* An address of the dynamic section: glibc rewrites most to run-time
- * addresses, not all, and not in every object (reloc.c says why). */
-static uintptr_t
-dyn_addr(const struct ht_module *m, uintptr_t v)
-{
-	if (v == 0)
-		return 0;
-	if (!ht_modules_holds(m, v))
-		v += m->bias;
-	return ht_modules_holds(m, v) ? v : 0;
-}
-
-static int
-read_dynsyms(const struct ht_module *m, struct dynsyms *d)
-{
-	const ElfW(Dyn) * dyn;
-	size_t i;
-
-	memset(d, 0, sizeof(*d));
-	if (m->dynamic == NULL)
-		return -1;
-	for (dyn = m->dynamic, i = 0; i < DYN_MAX; dyn++, i++) {
-		if (!readable(m, (uintptr_t)dyn, sizeof(*dyn)))
-			return -1;
-		if (dyn->d_tag == DT_NULL)
-			break;
-		switch (dyn->d_tag) {
-		case DT_SYMTAB:
-			d->sym = dyn_addr(m, dyn->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			d->str = dyn_addr(m, dyn->d_un.d_ptr);
-			break;
-		case DT_STRSZ:
-			d->strsz = dyn->d_un.d_val;
-			break;
-		case DT_GNU_HASH:
-			d->gnu_hash = dyn_addr(m, dyn->d_un.d_ptr);
-			break;
-		case DT_HASH:
-			d->sysv_hash = dyn_addr(m, dyn->d_un.d_ptr);
-			break;
-		}
-	}
-	if (d->sym == 0 || d->str == 0 || d->strsz == 0 ||
-	    !readable(m, d->str, d->strsz) ||
-	    (d->gnu_hash == 0 && d->sysv_hash == 0))
-		return -1;
-	return 0;
-}
-
-/* Is symbol i named name (len bytes) and defined here, as a function?  An
- * undefined entry may still have a value (a non-PIE executable's canonical
- * PLT entry for a function whose address it takes): the section says. */
-static int
-defines(const struct ht_module *m, const struct dynsyms *d, size_t i,
-    const char *name, size_t len)
-{
-	const ElfW(Sym) *s = (const ElfW(Sym) *)d->sym + i;
-	unsigned type;
-
-	if (i > SIZE_MAX / sizeof(*s) || !readable(m, (uintptr_t)s, sizeof(*s)))
-		return 0;
-	if (s->st_name >= d->strsz || d->strsz - s->st_name < len + 1 ||
-	    memcmp((const char *)d->str + s->st_name, name, len + 1) != 0)
-		return 0;
-	type = ELF64_ST_TYPE(s->st_info);
-	return s->st_shndx != SHN_UNDEF && s->st_value != 0 &&
+	return s->st_value != 0 &&
 	    (type == STT_FUNC || type == STT_GNU_IFUNC) &&
 	    ELF64_ST_BIND(s->st_info) != STB_LOCAL;
-}
-
-static int
-gnu_lookup(const struct ht_module *m, const struct dynsyms *d, const char *name,
-    size_t len)
-{
-	const uint32_t *h = (const uint32_t *)d->gnu_hash, *buckets, *chain;
-	const ElfW(Addr) * bloom;
-	uint32_t nb, symoff, bsz, shift, hv = 5381, i, c;
-	ElfW(Addr) w, mask;
-	size_t k;
-
-	if (!readable(m, (uintptr_t)h, 16))
-		return 0;
-	nb = h[0];
-	symoff = h[1];
-	bsz = h[2];
-	shift = h[3];
-	if (nb == 0 || bsz == 0 || nb > (1u << 24) || bsz > (1u << 24))
-		return 0;
-	bloom = (const ElfW(Addr) *)(h + 4);
-	buckets = (const uint32_t *)(bloom + bsz);
-	chain = buckets + nb;
-	if (!readable(m, (uintptr_t)bloom, (size_t)bsz * sizeof(*bloom)) ||
-	    !readable(m, (uintptr_t)buckets, (size_t)nb * 4))
-		return 0;
-	for (k = 0; k < len; k++)
-		hv = hv * 33 + (unsigned char)name[k];
-	w = bloom[(hv / (8 * sizeof(w))) % bsz];
-	mask = (ElfW(Addr))1 << (hv % (8 * sizeof(w))) |
-	    (ElfW(Addr))1 << ((hv >> (shift % 32)) % (8 * sizeof(w)));
-	if ((w & mask) != mask)
-		return 0;
-	i = buckets[hv % nb];
-	if (i < symoff)
-		return 0;
-	/* A symbol may have several versions: any defined one counts. */
-	for (k = 0; k < CHAIN_MAX && i != UINT32_MAX; k++, i++) {
-		if (!readable(m, (uintptr_t)(chain + (i - symoff)), 4))
-			return 0;
-		c = chain[i - symoff];
-		if ((c | 1) == (hv | 1) && defines(m, d, i, name, len))
-			return 1;
-		if (c & 1)
-			break;
-	}
-	return 0;
-}
-
-static int
-sysv_lookup(const struct ht_module *m, const struct dynsyms *d,
-    const char *name, size_t len)
-{
-	const uint32_t *h = (const uint32_t *)d->sysv_hash;
-	uint32_t nbucket, nchain, hv = 0, g, i;
-	size_t k;
-
-	if (!readable(m, (uintptr_t)h, 8))
-		return 0;
-	nbucket = h[0];
-	nchain = h[1];
-	if (nbucket == 0 || nbucket > (1u << 24) || nchain > (1u << 24) ||
-	    !readable(m, (uintptr_t)h, 8 + 4 * ((size_t)nbucket + nchain)))
-		return 0;
-	for (k = 0; k < len; k++) {
-		hv = (hv << 4) + (unsigned char)name[k];
-		g = hv & 0xf0000000u;
-		hv ^= g >> 24;
-		hv &= ~g;
-	}
-	i = h[2 + hv % nbucket];
-	for (k = 0; i != 0 && i < nchain && k < nchain; k++) {
-		if (defines(m, d, i, name, len))
-			return 1;
-		i = h[2 + nbucket + i];
-	}
-	return 0;
 }
 
 uint64_t
 ht_allocators_names_of(const struct ht_module *m)
 {
-	struct dynsyms d;
+	const ElfW(Sym) * s;
+	struct ht_reloc d;
 	uint64_t names = 0;
-	size_t i, len;
-	int found;
+	size_t i;
 
-	if ((m->flags & NOT_MODULES) != 0 || read_dynsyms(m, &d) != 0)
+	if ((m->flags & NOT_MODULES) != 0 || ht_reloc_read(m, &d) != 0)
 		return 0;
-	for (i = 0; i < ht_nallocnames && i < 64; i++) {
-		len = strlen(ht_allocnames[i].name);
-		found = d.gnu_hash != 0 ?
-		    gnu_lookup(m, &d, ht_allocnames[i].name, len) :
-		    sysv_lookup(m, &d, ht_allocnames[i].name, len);
-		if (found)
+	for (i = 0; i < ht_nallocnames && i < 64; i++)
+		if ((s = ht_reloc_lookup(m, &d, ht_allocnames[i].name)) !=
+			NULL &&
+		    is_function(s))
 			names |= (uint64_t)1 << i;
-	}
 	/* A module that replaces the allocator defines malloc.  One that
 	 * only has some of the others (libbsd's reallocarray, for systems
 	 * without it) wraps the allocator, through calls that are seen. */

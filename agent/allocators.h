@@ -7,7 +7,8 @@
  * and the status reply (control.c) carry what it found.
  *
  * A module's dynamic symbol table is read in place, through its GNU or
- * SysV hash table, for each name: what the loader would bind to, so what
+ * SysV hash table (reloc.h), for each name: what the loader would bind to,
+ * so what
  * the GOT hooks stand between.  The C allocator's names count only in a
  * module that defines malloc itself: one with a reallocarray or a
  * memalign alone (libbsd's, for old systems) wraps the allocator through

@@ -8,8 +8,8 @@
  * this program, not PIE, takes malloc's address (an undefined malloc with
  * a value: its canonical PLT entry).  A scan reports each module once, and
  * once only however often it runs or the module is loaded again; and a
- * module whose tables are corrupt is read no further than its readable
- * segments, with nothing reported.
+ * module whose tables are corrupt is read no further than itself, with
+ * nothing reported.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -136,10 +136,12 @@ test_corrupt(void)
 	d[3].d_un.d_ptr = 8;
 	is_uint(0, ht_allocators_names_of(&m),
 	    "a hash table outside the module: nothing");
-	/* A dynamic section with no end. */
-	memset(buf, 0x7f, sizeof(buf));
+	/* A bucket that points past the symbol table. */
+	d[3].d_un.d_ptr = (uintptr_t)buf + 1024;
+	gh = (uint32_t *)(buf + 1024);
+	gh[6] = 0x7ffffff0u;
 	is_uint(0, ht_allocators_names_of(&m),
-	    "a dynamic section without DT_NULL: nothing");
+	    "a bucket past the symbols: nothing");
 }
 
 int
