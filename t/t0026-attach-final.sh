@@ -13,6 +13,9 @@
 # heaptool report -p PID, the process gone, says how it ended and reads
 # its final profile: the 5 blocks, exactly, at keep_blocks.
 #
+# With start --follow-forks (t/target/prefork), a worker forked after the
+# start writes a final profile of its own, of its own session.
+#
 # No final profile: after _exit (no exit handlers run), after start
 # --no-final-dump, after detach.  The directory: the target's
 # $XDG_STATE_HOME/heaptool; with no XDG_STATE_HOME and HOME=/, the agent
@@ -25,8 +28,10 @@ command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
 [ -x "$HT_BUILDDIR/libheaptool-agent.so" ] ||
     bail "$HT_BUILDDIR/libheaptool-agent.so not built"
-[ -x "$TARGETS/final-target" ] ||
-    bail "$TARGETS/final-target not built (make check builds it)"
+for f in final-target prefork; do
+	[ -x "$TARGETS/$f" ] ||
+	    bail "$TARGETS/$f not built (make check builds it)"
+done
 [ "$(uname -m)" = x86_64 ] || skip_all "attach supports x86-64 only"
 
 require_ptrace
@@ -123,7 +128,7 @@ EOF
 }
 
 fixargs=
-plan 43
+plan 46
 
 # Exit and the fatal signals, each compared with a plain run.
 for e in "exit7:exit 7:exited:-" "segv:segv:was killed by SIGSEGV:11" \
@@ -231,3 +236,47 @@ rm -f /var/tmp/heaptool-"$uid"/final."$pid".*.heap
 [ "$before" -eq 0 ] && rmdir /var/tmp/heaptool-"$uid" 2>/dev/null
 ls "$STATE"/final."$pid".*.where >/dev/null 2>&1
 ok $? "heaptool start remembered where it would go"
+
+# A pre-fork server, followed: each process's own final profile.
+wait_re() {
+	_i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		_i=$((_i + 1))
+		[ $_i -gt $((T * 20)) ] && return 1
+		sleep 0.05
+	done
+}
+mkfifo "$HT_TMP/pf.in"
+"$TARGETS/prefork" <"$HT_TMP/pf.in" >"$HT_TMP/pf.out" 2>&1 &
+spid=$!
+exec 9>"$HT_TMP/pf.in"
+wait_re "$HT_TMP/pf.out" '^ready ' || bail "prefork did not start"
+timeout $T "$HEAPTOOL" attach "$spid" >/dev/null &&
+    timeout $T "$HEAPTOOL" start -p "$spid" --rate 1 --follow-forks \
+	>/dev/null || bail "attach or start of prefork failed"
+echo fork >&9
+wait_re "$HT_TMP/pf.out" '^worker ' || bail "no worker"
+w=$(awk '/^worker /{ print $2 }' "$HT_TMP/pf.out")
+echo "work $w 5" >&9
+wait_re "$HT_TMP/pf.out" "^worked $w 5 " || bail "the worker did not work"
+echo quit >&9
+exec 9>&-
+wait "$spid"
+ok $? "the followed server and its worker end as they would"
+timeout $T "$HEAPTOOL" report -p "$w" --json >"$HT_TMP/w.json" \
+    2>"$HT_TMP/w.err"
+grep -q "^heaptool: $w exited at .*; reading its final profile $STATE/final\.$w\.[0-9]*\.heap\$" \
+    "$HT_TMP/w.err"
+ok $? "the worker's own final profile, under its pid" ||
+    diag "$(cat "$HT_TMP/w.err")"
+python3 - "$HT_TMP/w.json" "$w" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+t = j["totals"]
+# Its own session from the fork: 16 blocks of 64 at once, then 5 of 100
+# kept and 5 of 200 freed.
+sys.exit(0 if j["pid"] == int(sys.argv[2]) and j["session"]["final"] and
+         t["inuse_bytes"] == 16 * 64 + 5 * 100 and
+         t["alloc_objects"] == 16 + 10 else 1)
+EOF
+ok $? "and it holds the worker's session, exactly"
