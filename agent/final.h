@@ -53,7 +53,7 @@
 
 #define HT_FINAL_DIR_MAX 512
 
-/* In attach mode, from the constructor: the directory the final profile
+/* From the constructor, in every mode: the directory the final profile
  * would go to, from the environment (nothing is made yet). */
 void ht_final_setup(void);
 

@@ -18,9 +18,8 @@
  *
  * Attach mode (no HEAPTOOL_PID: loaded by heaptool attach, inside a dlopen
  * called by an injected thread, or linked into a program that uses the
- * in-process API) must not block the constructor: it only notes where a
- * final profile would go (final.h: from XDG_STATE_HOME and HOME, as the
- * process has them now) and starts the control thread, which sets up and patches the GOT slots with no session
+ * in-process API) must not block the constructor: it only starts the
+ * control thread, which sets up and patches the GOT slots with no session
  * (sampling begins at START) before it serves.  The API (api.c) may get
  * there first from a thread of the program: setup runs once, and patching
  * is idempotent.
@@ -116,9 +115,12 @@ agent_init(void)
 	ht_control_init();
 	if (parse_u64(getenv("HEAPTOOL_SEED"), &seed) == 0)
 		ht_sampler_seed = seed;
+	/* Where a final profile would go (final.h), from XDG_STATE_HOME and
+	 * HOME as the process has them now: in any mode, since a fork's
+	 * child of a launched process may be attached later. */
+	ht_final_setup();
 	s = getenv("HEAPTOOL_PID");
 	if (s == NULL) {
-		ht_final_setup();
 		ht_control_start(1);
 		return;
 	}
