@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "allocators.h"
 #include "dump.h"
+#include "final.h"
 #include "follow.h"
 #include "got.h"
 #include "guard.h"
@@ -81,7 +83,9 @@ rescan(void)
 		ht_session_note_modules(ht_modules_current());
 	ht_lock_release(&ht_lock_global);
 	/* got.c reads the set without ht_lock_global: rescan_lock keeps it
-	 * from being replaced meanwhile. */
+	 * from being replaced meanwhile.  So do the allocator checks, which
+	 * read each new module's symbols once. */
+	ht_allocators_scan(ht_modules_current());
 	return ht_got_patch(ht_modules_current(), ht_hooks, HT_NHOOKS);
 }
 
@@ -144,7 +148,10 @@ ht_agent_start(uint64_t rate, uint64_t max_samples,
 	}
 	ht_session.follow = (flags & HT_AGENT_FOLLOW) != 0;
 	arm_locked(cfg);
-	return change_end(0);
+	(void)change_end(0);
+	/* Outside the lock: it may make a directory. */
+	(void)ht_final_arm(cfg != NULL && cfg->final);
+	return 0;
 }
 
 int
@@ -274,6 +281,9 @@ fork_child(void)
 		ht_dump_fork_child(0);
 		ht_follow_leave();
 	}
+	/* A followed child's session has the final profile its parent's
+	 * had, under its own name; any other child, none. */
+	ht_final_fork_child(follow);
 	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
 	if (fork_hook != NULL)
@@ -459,6 +469,8 @@ ht_agent_unhook(void)
 	ht_guard_enter();
 	ht_lock_acquire(&rescan_lock);
 	(void)ht_agent_stop();
+	/* Detached, the process is left as it was: no file at its end. */
+	(void)ht_final_arm(0);
 	__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 1, __ATOMIC_RELAXED);
 	rc = ht_got_restore_all();
@@ -504,11 +516,16 @@ ht_agent_exit(const char *output)
 {
 	int rc = 0, err = 0;
 
-	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE))
+	/* exit() called in a signal handler that interrupted the agent on
+	 * this thread: it may hold the agent's lock, and nothing is
+	 * written. */
+	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE) || ht_guard_held())
 		return 0;
 	ht_guard_enter();
-	/* The session's exit dump, if it runs with a prefix (any mode). */
+	/* The session's exit dump, if it runs with a prefix (any mode), and
+	 * an attached session's final profile. */
 	ht_dump_at_exit();
+	ht_final_at_exit();
 	/* Only launch mode names an output (attach mode leaves it empty),
 	 * and only for the launched process: a fork's child that profiles
 	 * itself (followed, or attached) must not write over it. */

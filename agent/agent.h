@@ -16,6 +16,8 @@
  *   hooks     the allocator entry points, and the table of hooked names
  *   sampler   the sampling decision (inlined into the hooks) and samples
  *   dump      the dump files' triggers, directory and names
+ *   final     the final profile of an attached process, at exit and on a
+ *             fatal signal (final.c)
  *   snapshot  the session encoded as a profile
  *   session   the session's state
  *   follow    the followed children's pids, for the parent's status
@@ -25,6 +27,7 @@
  *   unwind    the stack walker, over cfa (CFA programs), ehframe (FDE
  *             lookup) and dwarf (bounded readers)
  *   tables    sites, live samples, threads
+ *   allocators  the modules with allocators the hooks do not reach
  *   modules   the set of loaded modules
  *   file      files made unseen and named whole
  *   mem, prim, guard, lock
@@ -114,7 +117,8 @@ int ht_agent_prepare(void);
  * process forks while it runs start sessions of their own at the fork
  * (see fork_child in agent.c), with the same bound.  The old session's
  * dumps are disarmed and its tables emptied.  Wakes the agent's thread for
- * the new deadlines.  Returns 0, HT_AGENT_ERUNNING, or HT_AGENT_ENOMEM (the
+ * the new deadlines.  The final profile (final.h) is armed if cfg->final,
+ * else disarmed.  Returns 0, HT_AGENT_ERUNNING, or HT_AGENT_ENOMEM (the
  * tables could not be mapped: no session runs then).
  */
 int ht_agent_start(uint64_t rate, uint64_t max_samples,
@@ -140,9 +144,10 @@ int ht_agent_hooked(void);
  * slots patched now (0 if all were already), or -1. */
 int ht_agent_hook(void);
 
-/* Stop the session, put every patched slot and its page protection back,
- * and give the tables back to the system (the profile goes with them; the
- * library stays mapped): returns the number of slots restored, or -1. */
+/* Stop the session, disarm the final profile, put every patched slot and
+ * its page protection back, and give the tables back to the system (the
+ * profile goes with them; the library stays mapped): returns the number of
+ * slots restored, or -1. */
 int ht_agent_unhook(void);
 
 /* Whether hooked, the slots patched and the modules in the current set,
@@ -156,10 +161,12 @@ void ht_agent_state(int *hooked, size_t *slots, size_t *modules);
 void ht_agent_modules_changed(void);
 
 /* At exit (the destructor): the session's exit dump, if it runs with a
- * prefix; then, in launch mode (output names the profile; NULL or "" in
- * attach mode), stop the session and write its profile to output.
- * Returns 1 if the profile was written, 0 if there was none to write, -1
- * with errno if writing it failed. */
+ * prefix, and its final profile, if armed (final.h); then, in launch mode
+ * (output names the profile; NULL or "" in attach mode), stop the session
+ * and write its profile to output.  Returns 1 if the profile was written,
+ * 0 if there was none to write (or the calling thread is inside the agent:
+ * exit() from a signal handler that interrupted it), -1 with errno if
+ * writing it failed. */
 int ht_agent_exit(const char *output);
 
 #endif

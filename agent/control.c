@@ -45,9 +45,11 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "allocators.h"
 #include "config.h"
 #include "control.h"
 #include "dump.h"
+#include "final.h"
 #include "follow.h"
 #include "got.h"
 #include "guard.h"
@@ -387,10 +389,30 @@ drop(struct conn *c, uint32_t code, const char *msg)
 	conn_close(c);
 }
 
+/* The status tail: the allocators the hooks do not reach, and the final
+ * profile. */
+static void
+status_tail(struct ht_status *st)
+{
+	size_t i, n = ht_allocators_count(), len;
+
+	for (i = 0; i < n && i < HT_PROTO_MAX_ALLOCATORS; i++) {
+		st->allocators[i].names = ht_allocators_get(i)->names;
+		len = strnlen(ht_allocators_get(i)->path,
+		    HT_PROTO_MAX_ALLOCATOR_PATH);
+		memcpy(st->allocators[i].path, ht_allocators_get(i)->path, len);
+		st->allocators[i].path[len] = '\0';
+	}
+	st->nallocators = (uint32_t)i;
+	st->allocators_more = (uint32_t)(n - i + ht_allocators_overflow());
+	st->final_armed =
+	    (uint32_t)ht_final_state(st->final_dir, sizeof(st->final_dir));
+}
+
 static void
 reply_status(struct conn *c)
 {
-	struct ht_status st;
+	static struct ht_status st; /* large; this thread only */
 	size_t n, slots, modules;
 	int hooked;
 
@@ -421,6 +443,7 @@ reply_status(struct conn *c)
 	    sizeof(PACKAGE_VERSION) < sizeof(st.agent_version) ?
 		sizeof(PACKAGE_VERSION) :
 		sizeof(st.agent_version) - 1);
+	status_tail(&st);
 	n = ht_proto_encode_status(c->buf, sizeof(c->buf), &st);
 	if (n == 0)
 		reply_err(c, HT_ERR_INTERNAL, "status does not fit");
@@ -471,6 +494,7 @@ do_start(struct conn *c, const struct ht_request *r)
 		return;
 	}
 	memset(&cfg, 0, sizeof(cfg));
+	cfg.final = (r->flags & HT_START_NO_FINAL) == 0;
 	if (r->dump_prefix[0] != '\0') {
 		/* Before anything changes: a refused start leaves the
 		 * running session as it was. */

@@ -55,6 +55,9 @@ struct ht_dump_cfg {
 	uint64_t every_bytes;		     /* 0: none */
 	uint64_t at_rss_bytes;		     /* 0: none */
 	uint64_t threshold_bytes;	     /* 0: keep every site */
+	/* Not a trigger: ht_agent_start arms the final profile (final.h)
+	 * with it; the dump triggers ignore it. */
+	int final;
 };
 
 /* Map the snapshot buffer (ht_snapshot_init) and create the wake-up

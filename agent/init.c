@@ -41,8 +41,11 @@
 #include "agent.h"
 #include "control.h"
 #include "dump.h"
+#include "final.h"
+#include "profile.h"
 #include "runpage.h"
 #include "sampler.h"
+#include "snapshot.h"
 
 #define DEFAULT_RATE (512 * 1024)
 
@@ -112,6 +115,10 @@ agent_init(void)
 	ht_control_init();
 	if (parse_u64(getenv("HEAPTOOL_SEED"), &seed) == 0)
 		ht_sampler_seed = seed;
+	/* Where a final profile would go (final.h), from XDG_STATE_HOME and
+	 * HOME as the process has them now: in any mode, since a fork's
+	 * child of a launched process may be attached later. */
+	ht_final_setup();
 	s = getenv("HEAPTOOL_PID");
 	if (s == NULL) {
 		ht_control_start(1);
@@ -136,6 +143,10 @@ agent_init(void)
 	s = getenv("HEAPTOOL_FOLLOW_FORKS");
 	follow = s != NULL && strcmp(s, "1") == 0;
 	ht_runpage_open();
+	/* The session begins with the process: the reports must not call
+	 * the allocator's own overhead memory that predates it (a followed
+	 * child's session begins at its fork: not it). */
+	ht_snapshot_launched = getpid();
 
 	if (ht_agent_launch(rate, max_samples, &cfg,
 		follow ? HT_AGENT_FOLLOW : 0) != 0) {

@@ -38,6 +38,13 @@ ht_lock_acquire(struct ht_lock *l)
 	}
 }
 
+/* Take the lock if it is free.  Returns 1 if taken, 0 if held. */
+static inline int
+ht_lock_try(struct ht_lock *l)
+{
+	return __atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE) == 0;
+}
+
 static inline void
 ht_lock_release(struct ht_lock *l)
 {

@@ -7,9 +7,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <malloc.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "allocators.h"
 #include "file.h"
 #include "lock.h"
 #include "mem.h"
@@ -23,6 +25,7 @@
 #define ENC_BUF (64 * 1024)
 
 static uint8_t *enc_buf;
+pid_t ht_snapshot_launched;
 
 int
 ht_snapshot_init(void)
@@ -66,15 +69,22 @@ write_all(void *ctx, const void *buf, size_t len)
 	return 0;
 }
 
+/* The process's figures.  In a signal handler (in_signal) the allocator
+ * is not asked: mallinfo2 takes every arena's lock, which the interrupted
+ * thread may hold (a crash inside malloc), and its figures stay 0,
+ * unknown. */
 static void
-fill_process(struct ht_meta *m)
+fill_process(struct ht_meta *m, int in_signal)
 {
-	struct mallinfo2 mi = mallinfo2();
+	struct mallinfo2 mi;
 	char buf[256];
 
-	m->heap_inuse_bytes = mi.uordblks + mi.hblkhd;
-	m->heap_free_bytes = mi.fordblks;
-	m->heap_mmap_bytes = mi.hblkhd;
+	if (!in_signal) {
+		mi = mallinfo2();
+		m->heap_inuse_bytes = mi.uordblks + mi.hblkhd;
+		m->heap_free_bytes = mi.fordblks;
+		m->heap_mmap_bytes = mi.hblkhd;
+	}
 	m->rss_bytes = ht_prim_rss_bytes();
 	ht_prim_command(buf, sizeof(buf));
 	memcpy(m->command, buf,
@@ -126,13 +136,33 @@ fold(struct ht_site_rec *acc, const struct ht_site_rec *r)
 	acc->folded++;
 }
 
-int
-ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
+/* In a signal handler: take ht_lock_global within wait_ms, never spinning
+ * longer (its holder may be a thread that will not run again soon).
+ * Returns 0 with the lock held, or -1. */
+static int
+lock_within(uint64_t wait_ms)
+{
+	uint64_t deadline = ht_prim_mono_ms() + wait_ms;
+
+	while (!ht_lock_try(&ht_lock_global)) {
+		if (ht_prim_mono_ms() >= deadline)
+			return -1;
+		sched_yield();
+	}
+	return 0;
+}
+
+/* What ht_snapshot_fd and ht_snapshot_fd_signal share: in_signal says
+ * which, and then locked tells the caller when the lock is held. */
+static int
+encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
+    uint64_t wait_ms, volatile int *locked)
 {
 	static struct ht_meta meta;
 	static struct ht_module_rec mod;
 	static struct ht_site_rec site, folded;
 	static struct ht_thread_rec thr;
+	static struct ht_allocator_rec alloc;
 	struct ht_pwriter w;
 	size_t i;
 	int rc;
@@ -143,20 +173,31 @@ ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
 	}
 	/* The records are static (they are large) and so is the buffer:
 	 * snapshots are serialized by the lock. */
-	ht_lock_acquire(&ht_lock_global);
+	if (!in_signal)
+		ht_lock_acquire(&ht_lock_global);
+	else if (lock_within(wait_ms) != 0) {
+		errno = EDEADLK;
+		return -1;
+	}
 	if (ht_session.released) {
 		/* Detach gave the profile back with the tables. */
 		ht_lock_release(&ht_lock_global);
 		errno = ESRCH;
 		return -1;
 	}
+	if (locked != NULL)
+		*locked = 1;
 	memset(&meta, 0, sizeof(meta));
-	fill_process(&meta);
+	fill_process(&meta, in_signal);
 	meta.pid = (uint64_t)getpid();
 	meta.epoch = ht_session.epoch;
 	meta.rate = ht_session.rate;
 	meta.state = ht_session.state;
-	meta.flags = flags;
+	meta.flags = flags |
+	    (ht_snapshot_launched != 0 && ht_snapshot_launched == getpid() ?
+		    HT_META_LAUNCHED :
+		    0);
+	meta.signal = sig;
 	meta.start_ns = ht_session.start_ns;
 	meta.end_ns = ht_session.state == HT_STATE_RUNNING ? ht_prim_now_ns() :
 							     ht_session.end_ns;
@@ -201,11 +242,31 @@ ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
 	}
 	if (folded.folded > 0)
 		ht_pw_site(&w, &folded);
+	for (i = 0; i < ht_allocators_count(); i++) {
+		alloc.names = ht_allocators_get(i)->names;
+		alloc.path = ht_allocators_get(i)->path;
+		ht_pw_allocator(&w, &alloc);
+	}
 	rc = ht_pw_finish(&w);
+	if (locked != NULL)
+		*locked = 0;
 	ht_lock_release(&ht_lock_global);
 	if (rc != 0 && errno == 0)
 		errno = EIO;
 	return rc;
+}
+
+int
+ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold)
+{
+	return encode(fd, flags, threshold, 0, 0, 0, NULL);
+}
+
+int
+ht_snapshot_fd_final(int fd, uint32_t flags, uint32_t sig, int in_signal,
+    uint64_t wait_ms, volatile int *locked)
+{
+	return encode(fd, flags, 0, sig, in_signal, wait_ms, locked);
 }
 
 int

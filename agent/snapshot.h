@@ -9,12 +9,19 @@
 #ifndef HT_SNAPSHOT_H
 #define HT_SNAPSHOT_H
 
+#include <sys/types.h>
+
 #include <stdint.h>
 
 #include "file.h"
 
 /* Map the encoding buffer.  Returns 0 or -1.  Idempotent. */
 int ht_snapshot_init(void);
+
+/* The launched process (heaptool run), set by init.c before its session
+ * starts: its snapshots carry HT_META_LAUNCHED, those of its followed
+ * children (another pid) do not.  0 in attach mode. */
+extern pid_t ht_snapshot_launched;
 
 /* Write the current profile to fd.  Takes ht_lock_global: call with the
  * thread's guard set (guard.h) and without the lock.  flags are HT_META_*
@@ -23,6 +30,18 @@ int ht_snapshot_init(void);
  * Returns 0, or -1 with errno set (ENOMEM before ht_snapshot_init; ESRCH
  * once a detach has released the profile). */
 int ht_snapshot_fd(int fd, uint32_t flags, uint64_t threshold);
+
+/*
+ * For the final profile (final.h): as ht_snapshot_fd with no threshold,
+ * sig in META, and *locked 1 while ht_lock_global is held, so that a
+ * caller that leaves by siglongjmp (a fault while encoding) can release
+ * it.  With in_signal, fit for a signal handler of a thread that is not
+ * inside the agent (its guard clear): no call into the allocator (META's
+ * allocator figures stay 0, unknown), and the lock waited for at most
+ * wait_ms, then EDEADLK.  Returns 0, or -1 with errno set.
+ */
+int ht_snapshot_fd_final(int fd, uint32_t flags, uint32_t sig, int in_signal,
+    uint64_t wait_ms, volatile int *locked);
 
 /* Write the current profile, as ht_snapshot_fd, into *f, a new file in the
  * directory dirfd that is to be named name (ht_file_create); then the

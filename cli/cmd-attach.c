@@ -216,7 +216,7 @@ remember(pid_t pid, const struct ht_proc *p)
 int
 ht_cmd_attach(int argc, char **argv)
 {
-	struct ht_status st;
+	static struct ht_status st;
 	struct ht_proc p;
 	struct ht_ctl *c;
 	uint64_t t0, deadline, tmo;
@@ -294,6 +294,7 @@ ht_cmd_attach(int argc, char **argv)
 		remember(pid, &p);
 		printf("heaptool: attached to %ld (agent already loaded)\n",
 		    (long)pid);
+		ht_cmd_status_unseen(stdout, "heaptool: ", &st);
 		rc = ht_cmd_flush();
 		goto out_free;
 	}
@@ -344,6 +345,7 @@ ht_cmd_attach(int argc, char **argv)
 	printf("heaptool: attached to %ld in %" PRIu64 " ms%s\n", (long)pid,
 	    now_ms() - t0,
 	    revived ? " (the agent was loaded, not serving: brought up)" : "");
+	ht_cmd_status_unseen(stdout, "heaptool: ", &st);
 	rc = ht_cmd_flush();
 out_free:
 	ht_ctl_free(c);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,6 +42,42 @@ static const struct option diff_options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* The command of m, its control characters as '?', into buf[len]. */
+static const char *
+command(const struct ht_meta *m, char *buf, size_t len)
+{
+	size_t i, n = strnlen(m->command, sizeof(m->command));
+
+	if (n >= len)
+		n = len - 1;
+	for (i = 0; i < n; i++)
+		buf[i] = (unsigned char)m->command[i] < 0x20 ||
+			m->command[i] == 0x7f ?
+		    '?' :
+		    m->command[i];
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Sites are matched by module and offset: those of two different programs
+ * seldom match, and the diff would show all of one as gone and all of the
+ * other as new.  Say so, and go on (it may be one program renamed). */
+static void
+warn_programs(const char *old, const struct ht_profile *a, const char *new,
+    const struct ht_profile *b)
+{
+	char ca[sizeof(a->meta.command)], cb[sizeof(b->meta.command)];
+
+	if (strncmp(a->meta.command, b->meta.command,
+		sizeof(a->meta.command)) == 0)
+		return;
+	ht_warn("warning: %s is a profile of %s (pid %" PRIu64 "), %s of %s "
+		"(pid %" PRIu64 "): the sites of two programs seldom match; "
+		"compare profiles of one program",
+	    old, command(&a->meta, ca, sizeof(ca)), a->meta.pid, new,
+	    command(&b->meta, cb, sizeof(cb)), b->meta.pid);
+}
 
 int
 ht_cmd_diff(int argc, char **argv)
@@ -104,6 +141,7 @@ ht_cmd_diff(int argc, char **argv)
 			goto out;
 		}
 	}
+	warn_programs(argv[optind], prof[0], argv[optind + 1], prof[1]);
 	rc = ht_cmd_diff_out(&p, json, prof[0], sym[0], prof[1], sym[1]);
 out:
 	for (k = 0; k < 2; k++) {

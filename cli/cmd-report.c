@@ -6,12 +6,15 @@
  */
 #include "config.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -19,6 +22,7 @@
 #include "report.h"
 #include "size.h"
 #include "target.h"
+#include "text.h"
 
 static const char report_usage[] =
     "usage: heaptool report [-p PID] [--detail] [--format FORMAT | --json]\n"
@@ -29,7 +33,8 @@ static const char report_usage[] =
     "Print a profile: the session, the totals with their 95% intervals,\n"
     "memory by module and by thread.  The profile is the one saved in FILE\n"
     "(by heaptool run or dump; - reads stdin), or without FILE the current\n"
-    "one of the target (PID, or the current target of heaptool attach).\n"
+    "one of the target (PID, or the current target of heaptool attach); of\n"
+    "a target that is gone, the final profile it wrote as it ended.\n"
     "\n"
     "  -p, --pid PID        report on the running process PID\n"
     "  -d, --detail         also list every allocation site with its stack\n"
@@ -158,44 +163,93 @@ out:
 	return rc;
 }
 
+/* Say (on stderr, so that a report on stdout stays whole) that pid is gone
+ * and that its final profile at path, read into prof, is what follows. */
+static void
+say_final(pid_t pid, const char *path, const struct ht_profile *prof)
+{
+	char when[64];
+	struct stat st;
+	struct tm tm;
+
+	when[0] = '\0';
+	if (stat(path, &st) == 0 && localtime_r(&st.st_mtime, &tm) != NULL)
+		strftime(when, sizeof(when), " at %Y-%m-%d %H:%M:%S", &tm);
+	if (prof->meta.flags & HT_META_ON_SIGNAL)
+		ht_warn("%ld was killed by %s%s; reading its final profile %s",
+		    (long)pid, ht_text_signal_name(prof->meta.signal), when,
+		    path);
+	else
+		ht_warn("%ld exited%s; reading its final profile %s", (long)pid,
+		    when, path);
+}
+
+/* The current profile of the live target pid, with its symbolizer. */
+static int
+load_live(pid_t pid, const struct ht_sym_opts *files, struct ht_profile **profp,
+    struct ht_sym **symp, char *what, size_t whatlen)
+{
+	snprintf(what, whatlen, "target %ld", (long)pid);
+	if ((*profp = ht_target_profile(pid, NULL, NULL)) == NULL)
+		return HT_EXIT_FAIL;
+	*symp = ht_target_sym(pid, *profp, files);
+	return HT_EXIT_OK;
+}
+
 /* The profile to report on: the file path, or with path NULL the current
- * one of the target (popt, the argument of -p, or NULL), with its
- * symbolizer; what names it in messages.  Returns HT_EXIT_OK, or the exit
- * status after printing why. */
+ * one of the target (popt, the argument of -p, or NULL), or the final
+ * profile of a target that is gone, with its symbolizer; what names it in
+ * messages.  Returns HT_EXIT_OK, or the exit status after printing why. */
 static int
 load(const char *path, const char *popt, const struct ht_sym_opts *files,
     struct ht_profile **profp, struct ht_sym **symp, char *what, size_t whatlen)
 {
-	struct ht_profile *prof;
-	char err[256];
-	int rc;
-	pid_t pid;
+	char err[256], final[PATH_MAX];
+	int rc = HT_EXIT_OK, gone = 0;
+	pid_t pid = 0;
 
+	*profp = NULL;
+	*symp = NULL;
+	if (path == NULL) {
+		if ((rc = ht_target_resolve_final(popt, &pid, final,
+			 sizeof(final))) != HT_EXIT_OK)
+			return rc;
+		if (final[0] == '\0')
+			rc = load_live(pid, files, profp, symp, what, whatlen);
+		else {
+			path = final;
+			gone = 1;
+		}
+	}
 	if (path != NULL) {
-		if ((prof = ht_profile_read_file(path, err, sizeof(err))) ==
+		if ((*profp = ht_profile_read_file(path, err, sizeof(err))) ==
 		    NULL) {
-			ht_warn("report %s: %s; %s", path, err,
-			    errno == ENOENT ?
-				"check the file name" :
-				"pass a profile written by heaptool");
+			if (gone)
+				ht_warn("report %ld: it exited; its final "
+					"profile %s does not read (%s): "
+					"remove it",
+				    (long)pid, path, err);
+			else
+				ht_warn("report %s: %s; %s", path, err,
+				    errno == ENOENT ?
+					"check the file name" :
+					"pass a profile written by heaptool");
 			return HT_EXIT_FAIL;
 		}
+		if (gone)
+			say_final(pid, path, *profp);
 		snprintf(what, whatlen, "%s", path);
-		*symp = ht_sym_new(prof->modules, prof->nmodules, files);
-	} else {
-		if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
-			return rc;
-		if ((prof = ht_target_profile(pid, NULL, NULL)) == NULL)
-			return HT_EXIT_FAIL;
-		snprintf(what, whatlen, "target %ld", (long)pid);
-		*symp = ht_target_sym(pid, prof, files);
+		*symp =
+		    ht_sym_new((*profp)->modules, (*profp)->nmodules, files);
 	}
+	if (rc != HT_EXIT_OK)
+		return rc;
 	if (*symp == NULL) {
 		ht_warn("report %s: %s", what, strerror(errno));
-		ht_profile_free(prof);
+		ht_profile_free(*profp);
+		*profp = NULL;
 		return HT_EXIT_FAIL;
 	}
-	*profp = prof;
 	return HT_EXIT_OK;
 }
 

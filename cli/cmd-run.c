@@ -33,6 +33,7 @@
  */
 #include "config.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -274,6 +275,86 @@ exec_child(char **cmd, const char *agent, uint64_t rate, uint64_t max_samples,
 	execvp(cmd[0], cmd);
 }
 
+/* The file execvp would run for cmd (a path, or the first executable
+ * regular file of that name in PATH) into buf[len].  Returns 0, or -1 if
+ * there is none (execvp then says why). */
+static int
+find_command(const char *cmd, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	struct stat st;
+	size_t n;
+
+	if (strchr(cmd, '/') != NULL)
+		return (size_t)snprintf(buf, len, "%s", cmd) < len ? 0 : -1;
+	if (path == NULL)
+		path = "/bin:/usr/bin";
+	for (p = path;; p = e + 1) {
+		e = strchr(p, ':');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if ((size_t)snprintf(buf, len, "%.*s%s%s", (int)n, p,
+			n > 0 ? "/" : "", cmd) < len &&
+		    stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(buf, X_OK) == 0)
+			return 0;
+		if (e == NULL)
+			return -1;
+	}
+}
+
+/*
+ * Is the ELF file path linked statically?  It names no interpreter (no
+ * PT_INTERP) and is no dynamic loader: not a shared object without the
+ * DF_1_PIE flag (ld.so, run as a program, loads the agent), but a plain
+ * executable or a static PIE.  A script or anything unreadable is not:
+ * the exec will tell.
+ */
+static int
+is_static(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	Elf64_Dyn dyn;
+	off_t dyn_off = -1;
+	size_t dyn_len = 0, i;
+	int fd, interp = 0, pie = 0;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN) ||
+	    eh.e_phentsize != sizeof(ph) || eh.e_phnum > 256)
+		goto out_no;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph),
+			(off_t)(eh.e_phoff + i * sizeof(ph))) !=
+		    (ssize_t)sizeof(ph))
+			goto out_no;
+		if (ph.p_type == PT_INTERP)
+			interp = 1;
+		else if (ph.p_type == PT_DYNAMIC) {
+			dyn_off = (off_t)ph.p_offset;
+			dyn_len = ph.p_filesz;
+		}
+	}
+	for (i = 0; dyn_off >= 0 && i + sizeof(dyn) <= dyn_len && i < 65536;
+	     i += sizeof(dyn)) {
+		if (pread(fd, &dyn, sizeof(dyn), dyn_off + (off_t)i) !=
+			(ssize_t)sizeof(dyn) ||
+		    dyn.d_tag == DT_NULL)
+			break;
+		if (dyn.d_tag == DT_FLAGS_1 && (dyn.d_un.d_val & DF_1_PIE))
+			pie = 1;
+	}
+	close(fd);
+	return !interp && (eh.e_type == ET_EXEC || pie);
+out_no:
+	close(fd);
+	return 0;
+}
+
 /* The advice for a profile the agent could not write as uid because of
  * err. */
 static void
@@ -402,7 +483,7 @@ out_free:
 int
 ht_cmd_run(int argc, char **argv)
 {
-	char agent[PATH_MAX], output[PATH_MAX], dir[PATH_MAX];
+	char agent[PATH_MAX], output[PATH_MAX], dir[PATH_MAX], exe[PATH_MAX];
 	struct sigaction ign, old_int, old_quit;
 	struct ht_dump_opts dumps;
 	struct page pg;
@@ -459,6 +540,16 @@ ht_cmd_run(int argc, char **argv)
 	if ((rc = ht_dump_opts_check(&dumps, 0)) != HT_EXIT_OK)
 		return rc;
 
+	/* LD_PRELOAD means nothing to a static program: it would run
+	 * unprofiled, and only then would we know. */
+	if (find_command(argv[optind], exe, sizeof(exe)) == 0 &&
+	    is_static(exe)) {
+		ht_warn("run %s: %s is statically linked: heaptool loads its "
+			"agent with glibc's dynamic loader, which it does not "
+			"have; link the program dynamically to profile it",
+		    argv[optind], exe);
+		return HT_EXIT_FAIL;
+	}
 	if (ht_staging_find(agent, sizeof(agent)) != 0)
 		return HT_EXIT_FAIL;
 	if (strpbrk(agent, ": ") != NULL) {
@@ -530,6 +621,11 @@ ht_cmd_run(int argc, char **argv)
 		n = read(fds[0], &child_errno, sizeof(child_errno));
 	while (n == -1 && errno == EINTR);
 	close(fds[0]);
+	/* Live reports need the pid, which nothing else shows. */
+	if (live && n == 0)
+		ht_warn("running %s as pid %ld; heaptool report -p %ld reads "
+			"its live profile",
+		    argv[optind], (long)pid, (long)pid);
 	while (waitpid(pid, &status, 0) == -1) {
 		if (errno != EINTR) {
 			ht_warn("run: waitpid: %s", strerror(errno));

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -18,23 +19,28 @@
 #include "dumpopts.h"
 #include "proto.h"
 #include "size.h"
+#include "finals.h"
 #include "target.h"
+#include "text.h"
 
 static const char start_usage[] =
     "usage: heaptool start [-p PID] [--rate SIZE] [--max-samples N] "
     "[--restart]\n"
-    "                      [--follow-forks] [--dump-prefix P]\n"
-    "                      [--dump-interval DUR] [--dump-every SIZE]\n"
-    "                      [--dump-at-rss SIZE] [--threshold SIZE]\n"
+    "                      [--follow-forks] [--no-final-dump]\n"
+    "                      [--dump-prefix P] [--dump-interval DUR]\n"
+    "                      [--dump-every SIZE] [--dump-at-rss SIZE]\n"
+    "                      [--threshold SIZE]\n"
     "\n"
     "Start a profiling session in the target: its allocations from now on\n"
     "are sampled and attributed to their call sites.  Each session starts\n"
-    "from zero.\n"
+    "from zero.  When the target ends (exit, or a crash), it writes the\n"
+    "session's final profile, which heaptool report -p PID then reads.\n"
     "\n"
     "  -p, --pid PID      the process (default: the current "
     "target)\n" HT_CMD_RATE_HELP HT_CMD_MAX_SAMPLES_HELP
     "      --restart      end a running session and start a new "
     "one\n" HT_CMD_FOLLOW_HELP
+    "      --no-final-dump  write no final profile when the target ends\n"
     "      --dump-prefix P     the target writes dumps P.PID.SEQ.heap (P as\n"
     "                          the target sees its files): when an\n"
     "                          allocation fails, at exit, and "
@@ -42,12 +48,16 @@ static const char start_usage[] =
     "\n"
     "See man heaptool for the details.\n";
 
+/* Its own option code, beyond the letters and the shared codes. */
+#define OPT_NO_FINAL 1200
+
 static const struct option start_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "rate", required_argument, NULL, 'r' },
 	{ "restart", no_argument, NULL, 'R' },
 	{ "follow-forks", no_argument, NULL, HT_OPT_FOLLOW_FORKS },
 	{ "max-samples", required_argument, NULL, 'M' },
+	{ "no-final-dump", no_argument, NULL, OPT_NO_FINAL },
 	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -57,8 +67,9 @@ int
 ht_cmd_start(int argc, char **argv)
 {
 	static struct ht_request req;
+	static struct ht_status st;
 	struct ht_dump_opts dumps;
-	struct ht_status st;
+	uint64_t start;
 	struct ht_ctl *c;
 	const char *popt = NULL;
 	uint64_t rate = HT_CMD_DEFAULT_RATE, max_samples = 0;
@@ -90,6 +101,9 @@ ht_cmd_start(int argc, char **argv)
 			if ((rc = ht_cmd_parse_max_samples(optarg,
 				 &max_samples)) != HT_EXIT_OK)
 				return rc;
+			break;
+		case OPT_NO_FINAL:
+			flags |= HT_START_NO_FINAL;
 			break;
 		case 'h':
 			return ht_cmd_help(start_usage);
@@ -139,9 +153,30 @@ ht_cmd_start(int argc, char **argv)
 	if (ht_ctl_status(c, HT_MSG_STATUS, &st) == 0)
 		printf("heaptool: %ld: session %" PRIu64 " started, rate %s\n",
 		    (long)pid, st.epoch, rs);
-	else
+	else {
+		memset(&st, 0, sizeof(st));
 		printf("heaptool: %ld: session started, rate %s\n", (long)pid,
 		    rs);
+	}
+	/* Where the final profile goes, remembered for when the target is
+	 * gone (another user's heaptool would not know its directory). */
+	if (st.final_armed) {
+		printf("heaptool: %ld: its final profile goes to ", (long)pid);
+		ht_text_safe(stdout, st.final_dir, SIZE_MAX);
+		printf("/final.%ld.*.heap when it ends\n", (long)pid);
+		if (ht_target_start_time(pid, &start) == 0 &&
+		    ht_final_remember(pid, start, st.final_dir) != 0)
+			ht_warn("start %ld: cannot remember where its final "
+				"profile goes: %s; heaptool report -p %ld "
+				"may not find it",
+			    (long)pid, strerror(errno), (long)pid);
+	} else if ((flags & HT_START_NO_FINAL) == 0 && st.proto_version != 0)
+		ht_warn("start %ld: the target's agent will write no final "
+			"profile (it is older than this heaptool, or it may "
+			"make no state directory: $XDG_STATE_HOME, "
+			"$HOME/.local/state or /var/tmp/heaptool-UID); use "
+			"--dump-prefix to keep its profile",
+		    (long)pid);
 	if (dumps.prefix[0] != '\0')
 		printf("heaptool: %ld: dumps to %s%s.%ld.SEQ.heap (as the "
 		       "target sees its files)\n",

@@ -20,12 +20,14 @@
 #include "proto.h"
 #include "size.h"
 #include "target.h"
+#include "text.h"
 
 static const char status_usage[] =
     "usage: heaptool status [-p PID] [--json]\n"
     "\n"
     "Show the target's agent (version, protocol, hooks) and session (state,\n"
-    "rate, duration, samples, the agent's own memory).\n"
+    "rate, duration, samples, the agent's own memory), where its final\n"
+    "profile goes, and the modules whose allocators heaptool does not see.\n"
     "\n"
     "  -p, --pid PID  the process (default: the current target)\n"
     "  -j, --json     print one JSON object\n"
@@ -132,6 +134,12 @@ status_text(pid_t pid, const struct ht_status *st)
 	else
 		printf("  heaptool agent  %s overhead\n",
 		    ht_size_format(st->overhead_bytes, a, sizeof(a)));
+	if (st->final_armed) {
+		printf("  final profile   at exit or on a fatal signal, to ");
+		ht_text_safe(stdout, st->final_dir, SIZE_MAX);
+		printf("/final.%ld.*.heap\n", (long)pid);
+	}
+	ht_cmd_status_unseen(stdout, "  ", st);
 }
 
 static int
@@ -177,6 +185,17 @@ status_json(pid_t pid, const struct ht_status *st)
 	for (i = 0; i < st->nchildren; i++)
 		ht_json_uint(&j, NULL, st->children[i]);
 	ht_json_array_end(&j);
+	ht_json_object_begin(&j, "final_profile");
+	ht_json_bool(&j, "armed", st->final_armed != 0);
+	ht_json_string(&j, "directory",
+	    st->final_dir[0] != '\0' ? st->final_dir : NULL);
+	ht_json_object_end(&j);
+	ht_json_array_begin(&j, "unseen_allocators");
+	for (i = 0; i < st->nallocators && i < HT_PROTO_MAX_ALLOCATORS; i++)
+		ht_text_json_unseen(&j, st->allocators[i].names,
+		    st->allocators[i].path);
+	ht_json_array_end(&j);
+	ht_json_uint(&j, "unseen_allocators_more", st->allocators_more);
 	ht_json_object_end(&j);
 	return ht_json_finish(&j);
 }
@@ -184,7 +203,7 @@ status_json(pid_t pid, const struct ht_status *st)
 int
 ht_cmd_status(int argc, char **argv)
 {
-	struct ht_status st;
+	static struct ht_status st;
 	struct ht_ctl *c;
 	const char *popt = NULL;
 	int ch, rc, json = 0;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -350,4 +351,21 @@ ht_cmd_diff_out(const struct ht_cmd_print *p, int json,
 		ht_cmd_warn_drops(&new->meta, "the new profile");
 	}
 	return rc;
+}
+
+void
+ht_cmd_status_unseen(FILE *fp, const char *lead, const struct ht_status *st)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->nallocators && i < HT_PROTO_MAX_ALLOCATORS; i++)
+		ht_text_unseen(fp, lead, st->allocators[i].names,
+		    st->allocators[i].path);
+	if (st->allocators_more > 0)
+		fprintf(fp,
+		    "%swarning: and %" PRIu32 " more module%s like %s "
+		    "(heaptool report lists them)\n",
+		    lead, st->allocators_more,
+		    st->allocators_more == 1 ? "" : "s",
+		    st->allocators_more == 1 ? "it" : "these");
 }

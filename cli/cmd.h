@@ -76,6 +76,13 @@ int ht_cmd_target(int argc, char **argv, const char *usage, const char *hint,
 int ht_cmd_request(int argc, char **argv, const char *usage, uint16_t type,
     pid_t *pid);
 
+struct ht_status;
+
+/* Print the warnings of a status about the allocators the hooks do not
+ * reach (as reports print them), each line starting with lead. */
+void
+ht_cmd_status_unseen(FILE *fp, const char *lead, const struct ht_status *st);
+
 /* The end of the help of stop and detach. */
 #define HT_CMD_PID_HELP                                                        \
 	"  -p, --pid PID  the process (default: the current target)\n"         \

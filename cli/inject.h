@@ -64,8 +64,9 @@
 	    "kernel.yama.ptrace_scope to 0")                                   \
 	X(ETIMEDOUT, "try again, or with a longer timeout")                    \
 	X(ESTATIC,                                                             \
-	    "only dynamically linked glibc programs can be "                   \
-	    "attached; start the program with heaptool run instead")           \
+	    "heaptool loads its agent with glibc's dynamic loader, so "        \
+	    "neither attach nor run can profile a program without it; "        \
+	    "link the program dynamically against glibc")                      \
 	X(EZOMBIE,                                                             \
 	    "the process has exited; its parent has not "                      \
 	    "reaped it yet")                                                   \

@@ -20,6 +20,9 @@
 #include "pprof.h"
 #include "text.h"
 
+/* The modules whose unseen allocators become comments. */
+#define MAX_UNSEEN 8
+
 /* Field numbers of profile.proto. */
 enum {
 	PROFILE_SAMPLE_TYPE = 1,
@@ -571,11 +574,13 @@ ht_pprof_write(FILE *fp, struct ht_view *v)
 	const struct ht_meta *m = &prof->meta;
 	struct ht_pb out, samples, tmp, line;
 	struct pprof pp;
-	int64_t fixed[NFIXED], comments[8], *filename = NULL, *build_id = NULL;
+	int64_t fixed[NFIXED], comments[8 + 2 * MAX_UNSEEN], *filename = NULL,
+							     *build_id = NULL;
 	char text[600], hex[2 * HT_PROFILE_MAX_BUILD_ID + 1];
 	size_t i, j, ncomments = 0;
 	uint32_t idlen;
 	int64_t deftype;
+	int kind;
 	int rc = -1;
 
 	memset(&pp, 0, sizeof(pp));
@@ -645,6 +650,17 @@ ht_pprof_write(FILE *fp, struct ht_view *v)
 		if ((comments[ncomments++] = intern(&pp, text)) < 0)
 			goto out;
 	}
+	/* The allocators the hooks do not reach, as the text report says
+	 * them (the first MAX_UNSEEN modules). */
+	for (i = 0; i < prof->nallocators && i < MAX_UNSEEN; i++)
+		for (kind = 0; kind < 2; kind++) {
+			if (ht_text_unseen_line(text, sizeof(text), kind,
+				prof->allocators[i].names,
+				prof->allocators[i].path) != 0)
+				continue;
+			if ((comments[ncomments++] = intern(&pp, text)) < 0)
+				goto out;
+		}
 	deftype = v->opts.sort == HT_VIEW_ALLOC ? fixed[S_ALLOC_SPACE] :
 	    v->opts.sort == HT_VIEW_OBJECTS	? fixed[S_INUSE_OBJECTS] :
 						  fixed[S_INUSE_SPACE];

@@ -73,6 +73,12 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	ht_json_double(&j, "duration_s", ht_text_duration_s(m));
 	ht_json_bool(&j, "exact", v->exact);
 	ht_json_bool(&j, "at_exit", (m->flags & HT_META_AT_EXIT) != 0);
+	ht_json_bool(&j, "final", (m->flags & HT_META_FINAL) != 0);
+	if (m->flags & HT_META_ON_SIGNAL)
+		ht_json_uint(&j, "signal", m->signal);
+	else
+		ht_json_null(&j, "signal");
+	ht_json_bool(&j, "launched", (m->flags & HT_META_LAUNCHED) != 0);
 	ht_json_double(&j, "peak_s", ht_text_since_s(m, m->peak_ns));
 	ht_json_bool(&j, "at_peak", v->opts.at_peak);
 	ht_json_string(&j, "sort", ht_text_sort_name(v->opts.sort));
@@ -120,6 +126,12 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	ht_json_uint(&j, "predates_session_bytes", ht_view_predates_bytes(v));
 	ht_json_uint(&j, "rss_bytes", m->rss_bytes);
 	ht_json_object_end(&j);
+
+	ht_json_array_begin(&j, "unseen_allocators");
+	for (i = 0; i < v->prof->nallocators; i++)
+		ht_text_json_unseen(&j, v->prof->allocators[i].names,
+		    v->prof->allocators[i].path);
+	ht_json_array_end(&j);
 
 	ht_json_array_begin(&j, "modules");
 	for (i = 0; i < v->nmods; i++) {

@@ -70,9 +70,13 @@ text_summary(const struct ht_view *v, const struct text *t)
 
 	fprintf(t->fp, "pid %" PRIu64 " (", m->pid);
 	ht_text_safe(t->fp, m->command, sizeof(m->command));
-	fprintf(t->fp, "): session %" PRIu64 " %s%s, ", m->epoch,
+	fprintf(t->fp, "): session %" PRIu64 " %s%s", m->epoch,
 	    ht_profile_state_name(m->state),
 	    (m->flags & HT_META_AT_EXIT) ? " at exit" : "");
+	if (m->flags & HT_META_ON_SIGNAL)
+		fprintf(t->fp, " on signal %" PRIu32 " (%s)", m->signal,
+		    ht_text_signal_name(m->signal));
+	fputs(", ", t->fp);
 	if (v->exact)
 		fprintf(t->fp, "rate 1 (every allocation, exact)");
 	else if (v->every)
@@ -113,8 +117,20 @@ text_summary(const struct ht_view *v, const struct text *t)
 		    "allocator", size_str(t, m->heap_inuse_bytes, a, sizeof(a)),
 		    size_str(t, m->heap_free_bytes, b, sizeof(b)),
 		    size_str(t, m->heap_mmap_bytes, c, sizeof(c)));
-		if (predates > 0)
-			fprintf(t->fp, "; %s%s predates the session",
+		/* What no site holds: the allocator's own overhead (block
+		 * headers, rounding) always, and what was allocated before
+		 * the session where it began after the process. */
+		if (predates > 0 && (m->flags & HT_META_LAUNCHED))
+			fprintf(t->fp,
+			    "; %s%s in no site: the allocator's overhead "
+			    "(block headers, rounding) and the loader's "
+			    "blocks from before the agent",
+			    v->exact ? "" : "about ",
+			    size_str(t, predates, a, sizeof(a)));
+		else if (predates > 0)
+			fprintf(t->fp,
+			    "; %s%s predates the session or is the "
+			    "allocator's own",
 			    v->exact ? "" : "about ",
 			    size_str(t, predates, a, sizeof(a)));
 		putc('\n', t->fp);
@@ -125,6 +141,9 @@ text_summary(const struct ht_view *v, const struct text *t)
 	fprintf(t->fp, LABEL "%10s overhead, %" PRIu64 " dropped sample%s\n",
 	    "heaptool agent", size_str(t, m->overhead_bytes, a, sizeof(a)),
 	    m->dropped_samples, plural(m->dropped_samples));
+	for (i = 0; i < v->prof->nallocators; i++)
+		ht_text_unseen(t->fp, "  ", v->prof->allocators[i].names,
+		    v->prof->allocators[i].path);
 	if (v->total.saturated)
 		fprintf(t->fp,
 		    "  warning: figures passed 2^64 - 1 and stop "

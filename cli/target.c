@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "ctl.h"
 #include "files.h"
+#include "finals.h"
 #include "target.h"
 
 #define BASELINE_FMT "baseline.%ld.%" PRIu64 ".heap"
@@ -120,13 +121,50 @@ ht_target_check(pid_t pid, const char *what, const struct ht_proc *p)
 	return HT_EXIT_OK;
 }
 
-int
-ht_target_resolve(const char *popt, pid_t *pidp)
+/*
+ * Target pid (started at start, 0 if unknown) is gone.  With final, when
+ * it left a final profile, that profile's path goes into final[len] and
+ * the answer is HT_EXIT_OK.  Otherwise say so (how, exited), pointing at
+ * the final profile when there is one, and forget it unless there is.
+ */
+static int
+gone(pid_t pid, uint64_t start, int exited, char *final, size_t len)
+{
+	char path[PATH_MAX];
+	time_t when;
+	int have;
+
+	have = ht_final_find(pid, start, path, sizeof(path), &when) == 0;
+	if (have && final != NULL && strlen(path) < len) {
+		memcpy(final, path, strlen(path) + 1);
+		return HT_EXIT_OK;
+	}
+	if (!have)
+		ht_target_forget(pid);
+	if (have)
+		ht_warn("target %ld: no such process (it exited); its final "
+			"profile is %s: heaptool report -p %ld reads it",
+		    (long)pid, path, (long)pid);
+	else if (exited)
+		ht_warn("target %ld: no such process (it exited); attach to a "
+			"running process",
+		    (long)pid);
+	else
+		ht_warn("target %ld: no such process; check the PID",
+		    (long)pid);
+	return HT_EXIT_FAIL;
+}
+
+/* ht_target_resolve, and with final what gone() says of it. */
+static int
+resolve(const char *popt, pid_t *pidp, char *final, size_t len)
 {
 	struct ht_proc p;
 	uint64_t start;
 	pid_t pid;
 
+	if (final != NULL)
+		final[0] = '\0';
 	if (popt != NULL) {
 		if (ht_target_parse_pid(popt, &pid) != 0)
 			return ht_usage("-p %s: not a process ID; give the PID "
@@ -139,10 +177,8 @@ ht_target_resolve(const char *popt, pid_t *pidp)
 		}
 		/* A failed read left state 0. */
 		if (p.state == '\0' || p.state == 'Z' || p.state == 'X') {
-			ht_target_forget(pid);
-			ht_warn("target %ld: no such process; check the PID",
-			    (long)pid);
-			return HT_EXIT_FAIL;
+			*pidp = pid;
+			return gone(pid, 0, 0, final, len);
 		}
 	} else {
 		if (!target_load(&pid, &start))
@@ -151,17 +187,26 @@ ht_target_resolve(const char *popt, pid_t *pidp)
 			    "target; run heaptool attach PID first");
 		if (ht_proc_read(pid, &p) != 0 || p.state == 'Z' ||
 		    p.state == 'X' || p.start_time != start) {
-			ht_target_forget(pid);
-			ht_warn("target %ld: no such process (it exited); "
-				"attach to a running process",
-			    (long)pid);
-			return HT_EXIT_FAIL;
+			*pidp = pid;
+			return gone(pid, start, 1, final, len);
 		}
 	}
 	if (ht_target_check(pid, "target", &p) != HT_EXIT_OK)
 		return HT_EXIT_FAIL;
 	*pidp = pid;
 	return HT_EXIT_OK;
+}
+
+int
+ht_target_resolve(const char *popt, pid_t *pidp)
+{
+	return resolve(popt, pidp, NULL, 0);
+}
+
+int
+ht_target_resolve_final(const char *popt, pid_t *pidp, char *final, size_t len)
+{
+	return resolve(popt, pidp, final, len);
 }
 
 struct ht_ctl *

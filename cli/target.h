@@ -43,6 +43,16 @@ int ht_target_parse_pid(const char *s, pid_t *pid);
  */
 int ht_target_resolve(const char *popt, pid_t *pid);
 
+/*
+ * As ht_target_resolve, for a command that can read a gone target's final
+ * profile (finals.h): when the target is gone and left one, returns
+ * HT_EXIT_OK with the pid and the profile's path in final[len] (else
+ * final is "").  A gone target that left one is not forgotten, and other
+ * commands say where its final profile is.
+ */
+int
+ht_target_resolve_final(const char *popt, pid_t *pid, char *final, size_t len);
+
 /* Can process pid, as /proc described it in *p, be talked to now?  Not
  * when it is stopped, or held by a tracer in a stop.  Returns HT_EXIT_OK,
  * or HT_EXIT_FAIL after printing why, the message starting with what. */

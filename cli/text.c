@@ -4,9 +4,11 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "allocnames.h"
 #include "size.h"
 #include "text.h"
 
@@ -32,6 +34,19 @@ double
 ht_text_duration_s(const struct ht_meta *m)
 {
 	return ht_text_since_s(m, m->end_ns);
+}
+
+const char *
+ht_text_signal_name(uint32_t sig)
+{
+	static char buf[32];
+	const char *n = sig > 0 && sig < 65 ? sigabbrev_np((int)sig) : NULL;
+
+	if (n != NULL)
+		snprintf(buf, sizeof(buf), "SIG%s", n);
+	else
+		snprintf(buf, sizeof(buf), "signal %" PRIu32, sig);
+	return buf;
 }
 
 const char *
@@ -262,4 +277,126 @@ ht_text_notes(FILE *fp, struct ht_sym *a, struct ht_sym *b)
 		ht_sym_problems(a, note, fp);
 	if (b != NULL)
 		ht_sym_problems(b, note, fp);
+}
+
+/* The bits of names of kind (0: the C allocator's own names, 1: the
+ * allocators' own APIs). */
+static uint64_t
+unseen_mask(int kind, uint64_t names)
+{
+	uint64_t m = ht_allocnames_malloc_mask();
+
+	return names & (kind == 0 ? m : ~m);
+}
+
+/* The names of the bits of mask, ", " between them, into buf at *n; the
+ * families of them (distinct, "/" between) into fam at *fn when fam is
+ * not NULL. */
+static void
+unseen_names(uint64_t mask, char *buf, size_t len, char *fam, size_t flen)
+{
+	size_t n = 0, fn = 0;
+	const char *f;
+	unsigned i, shown = 0;
+	int k;
+
+	buf[0] = '\0';
+	if (fam != NULL)
+		fam[0] = '\0';
+	for (i = 0; i < 64; i++) {
+		if ((mask & (uint64_t)1 << i) == 0)
+			continue;
+		/* Four names say what it is; the JSON lists them all. */
+		if (++shown <= 4)
+			k = snprintf(buf + n, len - n, "%s%s",
+			    n > 0 ? ", " : "", ht_allocnames_name(i));
+		else
+			k = 0;
+		if (k > 0 && (size_t)k < len - n)
+			n += (size_t)k;
+		f = ht_allocnames_family(i);
+		if (fam != NULL && strstr(fam, f) == NULL) {
+			k = snprintf(fam + fn, flen - fn, "%s%s",
+			    fn > 0 ? "/" : "", f);
+			if (k > 0 && (size_t)k < flen - fn)
+				fn += (size_t)k;
+		}
+	}
+	if (shown > 4)
+		snprintf(buf + n, len - n, " and %u more", shown - 4);
+}
+
+/* The sentence of kind after the module's path. */
+static int
+unseen_tail(char *buf, size_t len, int kind, uint64_t names)
+{
+	char list[512], fam[64];
+	uint64_t mask = unseen_mask(kind, names);
+
+	if (mask == 0)
+		return -1;
+	unseen_names(mask, list, sizeof(list), fam, sizeof(fam));
+	if (kind == 0)
+		snprintf(buf, len,
+		    " defines its own %s: its internal calls to them are not "
+		    "seen (the calls of other modules are)",
+		    list);
+	else
+		snprintf(buf, len,
+		    " contains %s (%s): allocations through its API are not "
+		    "seen, its internal calls included",
+		    fam, list);
+	return 0;
+}
+
+void
+ht_text_unseen(FILE *fp, const char *lead, uint64_t names, const char *path)
+{
+	char tail[700];
+	int kind;
+
+	for (kind = 0; kind < 2; kind++) {
+		if (unseen_tail(tail, sizeof(tail), kind, names) != 0)
+			continue;
+		fprintf(fp, "%swarning: ", lead);
+		ht_text_safe(fp, path, SIZE_MAX);
+		fprintf(fp, "%s\n", tail);
+	}
+}
+
+int
+ht_text_unseen_line(char *buf, size_t len, int kind, uint64_t names,
+    const char *path)
+{
+	char tail[700];
+
+	if (unseen_tail(tail, sizeof(tail), kind, names) != 0)
+		return -1;
+	snprintf(buf, len, "warning: %s%s", path, tail);
+	return 0;
+}
+
+void
+ht_text_json_unseen(struct ht_json *j, uint64_t names, const char *path)
+{
+	char fam[64], list[512];
+	uint64_t mask;
+	unsigned i;
+	int kind;
+
+	for (kind = 0; kind < 2; kind++) {
+		if ((mask = unseen_mask(kind, names)) == 0)
+			continue;
+		unseen_names(mask, list, sizeof(list), fam, sizeof(fam));
+		ht_json_object_begin(j, NULL);
+		ht_json_string(j, "module", path);
+		ht_json_string(j, "allocator", fam);
+		ht_json_array_begin(j, "functions");
+		for (i = 0; i < 64; i++)
+			if ((mask & (uint64_t)1 << i) != 0)
+				ht_json_string(j, NULL, ht_allocnames_name(i));
+		ht_json_array_end(j);
+		ht_json_bool(j, "other_modules_seen", kind == 0);
+		ht_json_object_end(j);
+	}
 }

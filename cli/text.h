@@ -34,6 +34,10 @@ double ht_text_since_s(const struct ht_meta *m, uint64_t ns);
 /* The session's duration in seconds (start to end), or 0. */
 double ht_text_duration_s(const struct ht_meta *m);
 
+/* The name of signal sig, "SIGSEGV", or "signal N" for one this system
+ * does not name (a profile may come from elsewhere). */
+const char *ht_text_signal_name(uint32_t sig);
+
 /* The name of a sort column as --sort and the JSON spell it: "inuse",
  * "alloc" or "objects". */
 const char *ht_text_sort_name(enum ht_view_sort);
@@ -76,6 +80,26 @@ const char *ht_text_drop_line(const struct ht_meta *m, char *buf, size_t len);
  * how many, why, and what they mean for the figures below them (sizes as
  * ht_text_size with raw). */
 void ht_text_drops(FILE *fp, const struct ht_view *v, int raw);
+
+/*
+ * A module that defines allocator entry points the hooks do not reach
+ * (names: the bits of src/allocnames.h).  It may say two things: that it
+ * has a malloc, free ... of its own (the calls other modules make to them
+ * are seen, its own are not), and that it is jemalloc, mimalloc or
+ * tcmalloc with an API of its own (nothing through it is seen).
+ * ht_text_unseen prints a line for each, starting with lead; the JSON
+ * form is an object per kind in the array j is in: "module", "allocator"
+ * ("malloc" for its own malloc family, else the family), "functions",
+ * "other_modules_seen" (whether the calls of other modules are seen).
+ * ht_text_unseen_line puts the line of kind (0: its own malloc, 1: its
+ * API) into buf, without lead or newline, and returns 0, or -1 if names
+ * hold none of that kind.
+ */
+void
+ht_text_unseen(FILE *fp, const char *lead, uint64_t names, const char *path);
+void ht_text_json_unseen(struct ht_json *j, uint64_t names, const char *path);
+int ht_text_unseen_line(char *buf, size_t len, int kind, uint64_t names,
+    const char *path);
 
 /* When a or b (either may be NULL, or both the same) met problems with
  * module files, print a blank line and a note for each. */

@@ -7,25 +7,31 @@
 #define HT_PROFILE_LAYOUT_H
 
 /* Fixed parts of the version 1 payloads, strings and frames excluded. */
-#define META_FIXED	      128
-#define MODULE_FIXED	      24
-#define THREAD_FIXED	      44
-#define SITE_FIXED	      84
-#define HEADER_SIZE	      16
+#define META_FIXED		   128
+#define MODULE_FIXED		   24
+#define THREAD_FIXED		   44
+#define SITE_FIXED		   84
+#define HEADER_SIZE		   16
 /* Version 2 appends to SITE, after the frames, u32 folded. */
-#define SITE_V2_TAIL	      4
-#define PROFILE_VERSION_MIN   1 /* the oldest the reader takes */
+#define SITE_V2_TAIL		   4
+#define PROFILE_VERSION_MIN	   1 /* the oldest the reader takes */
 /* Version 3: END's payload, u32 CRC-32 of everything before it. */
-#define END_FIXED	      4
-#define PROFILE_VERSION_CRC   3
+#define END_FIXED		   4
+#define PROFILE_VERSION_CRC	   3
 /* Version 4 appends to META, after the command: u64 max_samples, u64
  * dropped_bytes, u64 dropped_objects, u32 drop_why. */
-#define META_V4_TAIL	      28
-#define PROFILE_VERSION_DROPS 4
+#define META_V4_TAIL		   28
+#define PROFILE_VERSION_DROPS	   4
+/* Version 5 appends u32 signal to META, after version 4's tail; and has
+ * ALLOCATOR records (u64 names, then the path). */
+#define META_V5_TAIL		   4
+#define ALLOCATOR_FIXED		   8
+#define PROFILE_VERSION_ALLOCATORS 5
 
 /* The reader's bounds: a profile file, and the modules of one process
  * (each decoded MODULE costs 4 KiB whatever its encoded size). */
-#define MAX_FILE    (1ULL << 30)
-#define MAX_MODULES 65536
+#define MAX_FILE       (1ULL << 30)
+#define MAX_MODULES    65536
+#define MAX_ALLOCATORS 4096
 
 #endif

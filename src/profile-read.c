@@ -130,6 +130,8 @@ type_name(uint32_t type, char *buf, size_t len)
 		return "THREAD";
 	case HT_REC_SITE:
 		return "SITE";
+	case HT_REC_ALLOCATOR:
+		return "ALLOCATOR";
 	}
 	snprintf(buf, len, "type-%u", (unsigned)type);
 	return buf;
@@ -181,6 +183,8 @@ decode_meta(struct cursor *c, struct ht_meta *m, uint32_t version)
 		m->dropped_objects = get_u64(c);
 		m->drop_why = get_u32(c);
 	}
+	if (version >= PROFILE_VERSION_ALLOCATORS)
+		m->signal = get_u32(c);
 }
 
 /* Returns 0, or -1 if the build-id is too long (the cursor's short flag
@@ -274,7 +278,8 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 	struct ht_site_rec *site;
 	struct cursor c;
 	void *p;
-	size_t off, mcap = 0, tcap = 0, scap = 0, rlen;
+	size_t off, mcap = 0, tcap = 0, scap = 0, acap = 0, rlen;
+	struct ht_allocator_rec *al;
 	uint32_t version, type;
 	char tn[32], path[HT_PROFILE_MAX_PATH];
 	int have_meta = 0;
@@ -344,7 +349,11 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 		c.short_ = 0;
 		switch (type) {
 		case HT_REC_END:
-			if (version >= PROFILE_VERSION_CRC &&
+			/* An older version's END is empty: one that holds a
+			 * CRC is checked whatever the header says, so that a
+			 * corrupt version field cannot turn the check off. */
+			if ((version >= PROFILE_VERSION_CRC ||
+				rlen >= END_FIXED) &&
 			    check_crc(b, off, rlen, err, errlen) == -1)
 				goto out_inval;
 			return pr;
@@ -412,6 +421,27 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				goto out_inval;
 			}
 			pr->nsites++;
+			break;
+		case HT_REC_ALLOCATOR:
+			/* Unknown before version 5: skipped as any new type. */
+			if (version < PROFILE_VERSION_ALLOCATORS)
+				break;
+			if (pr->nallocators >= MAX_ALLOCATORS) {
+				seterr(err, errlen,
+				    "more than %d ALLOCATOR records",
+				    MAX_ALLOCATORS);
+				goto out_inval;
+			}
+			if ((p = grow(pr->allocators, &acap, pr->nallocators,
+				 sizeof(*pr->allocators))) == NULL)
+				goto out_nomem;
+			pr->allocators = p;
+			al = &pr->allocators[pr->nallocators];
+			al->names = get_u64(&c);
+			get_str(&c, path, sizeof(path));
+			if ((al->path = strdup(path)) == NULL)
+				goto out_nomem;
+			pr->nallocators++;
 			break;
 		default:
 			/* A newer writer's record: skip it whole. */
@@ -534,5 +564,8 @@ ht_profile_free(struct ht_profile *pr)
 	free(pr->modules);
 	free(pr->threads);
 	free(pr->sites);
+	for (i = 0; i < pr->nallocators; i++)
+		free((char *)pr->allocators[i].path);
+	free(pr->allocators);
 	free(pr);
 }

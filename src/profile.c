@@ -129,7 +129,8 @@ ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
 	put_u32(w, HT_PROFILE_VERSION);
 	put_u32(w, 0);
 
-	put_rec(w, HT_REC_META, META_FIXED + 2 + cl + META_V4_TAIL);
+	put_rec(w, HT_REC_META,
+	    META_FIXED + 2 + cl + META_V4_TAIL + META_V5_TAIL);
 	put_u64(w, m->pid);
 	put_u64(w, m->epoch);
 	put_u64(w, m->rate);
@@ -152,6 +153,7 @@ ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
 	put_u64(w, m->dropped_bytes);
 	put_u64(w, m->dropped_objects);
 	put_u32(w, m->drop_why);
+	put_u32(w, m->signal);
 }
 
 void
@@ -208,6 +210,17 @@ ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
 	for (i = 0; i < n; i++)
 		put_u64(w, s->frames[i]);
 	put_u32(w, s->folded);
+}
+
+void
+ht_pw_allocator(struct ht_pwriter *w, const struct ht_allocator_rec *a)
+{
+	size_t pl = a->path != NULL ? field_len(a->path, HT_PROFILE_MAX_PATH) :
+				      0;
+
+	put_rec(w, HT_REC_ALLOCATOR, ALLOCATOR_FIXED + 2 + pl);
+	put_u64(w, a->names);
+	put_str(w, a->path != NULL ? a->path : "", pl);
 }
 
 /* END carries the CRC of every byte before its payload (version 3). */

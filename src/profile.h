@@ -9,8 +9,8 @@
  *   header:  "HEAPPROF" (8 bytes), u32 version (HT_PROFILE_VERSION), u32 0
  *   record:  u32 type, u32 length of payload, payload
  *
- * Records: exactly one META first, then MODULE, THREAD and SITE records in any
- * order, then END.  Since version 3 END's payload is a u32, the CRC-32
+ * Records: exactly one META first, then MODULE, THREAD, SITE and (version 5)
+ * ALLOCATOR records in any order, then END.  Since version 3 END's payload is a u32, the CRC-32
  * (zlib's) of every byte of the file before it, header and END's own type
  * and length included; the reader refuses a file whose CRC differs, so a
  * corrupt byte anywhere is an error, never a wrong figure.  Versions 1 and
@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #define HT_PROFILE_MAGIC	"HEAPPROF"
-#define HT_PROFILE_VERSION	4 /* written; the reader takes 1 to 4 */
+#define HT_PROFILE_VERSION	5 /* written; the reader takes 1 to 5 */
 #define HT_PROFILE_MAX_FRAMES	64
 #define HT_PROFILE_MAX_PATH	4096
 #define HT_PROFILE_MAX_BUILD_ID 64
@@ -48,6 +48,7 @@ enum ht_record_type {
 	HT_REC_MODULE = 2,
 	HT_REC_THREAD = 3,
 	HT_REC_SITE = 4,
+	HT_REC_ALLOCATOR = 5, /* version 5 */
 };
 
 enum ht_session_state {
@@ -88,6 +89,9 @@ struct ht_meta {
 	uint64_t dropped_bytes;
 	uint64_t dropped_objects;
 	uint32_t drop_why;
+	/* Version 5, after those: the signal the profile was written on
+	 * (HT_META_ON_SIGNAL), else 0. */
+	uint32_t signal;
 };
 /* Why samples were dropped: the live-sample table or the site table held
  * as many as the bound allows, or a table could not grow for want of
@@ -102,6 +106,14 @@ struct ht_meta {
 #define HT_META_ON_EVERY    0x8	 /* --dump-every */
 #define HT_META_ON_RSS	    0x10 /* --dump-at-rss */
 #define HT_META_ON_REQUEST  0x20 /* heaptool_dump() */
+/* Version 5.  The final profile of an attached process, written as it
+ * ended: at exit (with HT_META_AT_EXIT) or on the fatal signal of
+ * ht_meta.signal (with HT_META_ON_SIGNAL). */
+#define HT_META_FINAL	    0x40
+#define HT_META_ON_SIGNAL   0x80
+/* Version 5: the session began with the process (heaptool run): no block
+ * of the heap predates it but the loader's. */
+#define HT_META_LAUNCHED    0x100
 
 struct ht_module_rec {
 	uint64_t bias;	/* load bias: runtime address - ELF vaddr */
@@ -112,6 +124,16 @@ struct ht_module_rec {
 	/* The absolute path as the target saw it, NUL-terminated; written
 	 * cut to HT_PROFILE_MAX_PATH - 1 bytes.  In a decoded profile it is
 	 * the profile's (freed with it); a writer's caller owns its own. */
+	const char *path;
+};
+
+/*
+ * Version 5: a module that defines allocator entry points the hooks do not
+ * reach (src/allocnames.h), so that part of the heap is not seen.
+ */
+struct ht_allocator_rec {
+	uint64_t names; /* bit i: it defines ht_allocnames[i] */
+	/* As ht_module_rec's path (the profile's when decoded). */
 	const char *path;
 };
 
@@ -167,6 +189,7 @@ void ht_pw_meta(struct ht_pwriter *, const struct ht_meta *);
 void ht_pw_module(struct ht_pwriter *, const struct ht_module_rec *);
 void ht_pw_thread(struct ht_pwriter *, const struct ht_thread_rec *);
 void ht_pw_site(struct ht_pwriter *, const struct ht_site_rec *);
+void ht_pw_allocator(struct ht_pwriter *, const struct ht_allocator_rec *);
 /* Writes END and flushes.  Returns 0, or -1 if anything failed. */
 int ht_pw_finish(struct ht_pwriter *);
 
@@ -180,11 +203,13 @@ struct ht_profile {
 	size_t nthreads;
 	struct ht_site_rec *sites;
 	size_t nsites;
+	struct ht_allocator_rec *allocators;
+	size_t nallocators;
 };
 
 /* Decode len bytes at buf.  Returns a profile, or NULL with a one-line
  * reason in err (e.g. "not a heaptool profile", "truncated SITE record at
- * offset 1234", "format version 7, this heaptool reads 1 to 4",
+ * offset 1234", "format version 7, this heaptool reads 1 to 5",
  * "checksum mismatch: ..."). */
 struct ht_profile *
 ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen);

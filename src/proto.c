@@ -11,7 +11,8 @@
 
 /* STATUS payload: six u32, eight u64, one u32, the u16-prefixed version,
  * then STATUS_TAIL bytes (follow, parent_pid, the children's u16 count)
- * and the children. */
+ * and the children, then the allocators and the final profile's
+ * directory (proto.h). */
 #define STATUS_FIXED (6 * 4 + 8 * 8 + 4)
 #define STATUS_TAIL  (4 + 4 + 2)
 /* START: rate, flags, four u64 dump settings, max_samples, the prefix's u16
@@ -202,6 +203,36 @@ ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code, const char *msg)
 	return HT_PROTO_HEADER + 4 + n;
 }
 
+/* The allocators and the final profile's directory of a STATUS: their
+ * length, and with q their encoding at q. */
+static size_t
+put_unseen_final(uint8_t *q, const struct ht_status *s)
+{
+	size_t i, n, k, len = 2;
+
+	n = s->nallocators < HT_PROTO_MAX_ALLOCATORS ? s->nallocators :
+						       HT_PROTO_MAX_ALLOCATORS;
+	if (q != NULL)
+		put16(q, (uint16_t)n);
+	for (i = 0; i < n; i++) {
+		k = strnlen(s->allocators[i].path, HT_PROTO_MAX_ALLOCATOR_PATH);
+		if (q != NULL) {
+			put64(q + len, s->allocators[i].names);
+			put16(q + len + 8, (uint16_t)k);
+			memcpy(q + len + 10, s->allocators[i].path, k);
+		}
+		len += 10 + k;
+	}
+	k = strnlen(s->final_dir, HT_PROTO_MAX_FINAL_DIR);
+	if (q != NULL) {
+		put32(q + len, s->allocators_more);
+		put32(q + len + 4, s->final_armed);
+		put16(q + len + 8, (uint16_t)k);
+		memcpy(q + len + 10, s->final_dir, k);
+	}
+	return len + 10 + k;
+}
+
 size_t
 ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s)
 {
@@ -211,7 +242,8 @@ ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s)
 	vlen = strnlen(s->agent_version, sizeof(s->agent_version) - 1);
 	nc = s->nchildren < HT_PROTO_MAX_CHILDREN ? s->nchildren :
 						    HT_PROTO_MAX_CHILDREN;
-	plen = STATUS_FIXED + 2 + vlen + STATUS_TAIL + 4 * nc;
+	plen = STATUS_FIXED + 2 + vlen + STATUS_TAIL + 4 * nc +
+	    put_unseen_final(NULL, s);
 
 	if (cap < HT_PROTO_HEADER + plen)
 		return 0;
@@ -239,6 +271,7 @@ ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s)
 	put16(t + 8, (uint16_t)nc);
 	for (i = 0; i < nc; i++)
 		put32(t + STATUS_TAIL + 4 * i, s->children[i]);
+	(void)put_unseen_final(t + STATUS_TAIL + 4 * nc, s);
 	return HT_PROTO_HEADER + plen;
 }
 
@@ -265,11 +298,77 @@ ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
 	return 0;
 }
 
+/* Is b[0..n) text without a control character (what the CLI prints)? */
+static int
+printable(const uint8_t *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (b[i] < 0x20 || b[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* A string of the status at *off into dst[max + 1]: its length within len
+ * and max, printable.  Returns 0, or -1. */
+static int
+get_str(const uint8_t *payload, size_t len, size_t *off, char *dst, size_t max)
+{
+	size_t n;
+
+	if (len - *off < 2)
+		return -1;
+	n = get16(payload + *off);
+	if (n > max || len - *off - 2 < n || !printable(payload + *off + 2, n))
+		return -1;
+	memcpy(dst, payload + *off + 2, n);
+	dst[n] = '\0';
+	*off += 2 + n;
+	return 0;
+}
+
+/* The allocators and the final profile's directory, from off to the end
+ * of the payload, which they must fill.  Returns 0, or -1. */
+static int
+get_unseen_final(const uint8_t *payload, size_t len, size_t off,
+    struct ht_status *s)
+{
+	size_t i, n;
+
+	if (len - off < 2)
+		return -1;
+	n = get16(payload + off);
+	off += 2;
+	if (n > HT_PROTO_MAX_ALLOCATORS)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (len - off < 8)
+			return -1;
+		s->allocators[i].names = get64(payload + off);
+		off += 8;
+		if (get_str(payload, len, &off, s->allocators[i].path,
+			HT_PROTO_MAX_ALLOCATOR_PATH) != 0)
+			return -1;
+	}
+	s->nallocators = (uint32_t)n;
+	if (len - off < 8)
+		return -1;
+	s->allocators_more = get32(payload + off);
+	s->final_armed = get32(payload + off + 4);
+	off += 8;
+	if (get_str(payload, len, &off, s->final_dir, HT_PROTO_MAX_FINAL_DIR) !=
+	    0)
+		return -1;
+	/* One encoding per reply: nothing may follow. */
+	return off == len ? 0 : -1;
+}
+
 int
 ht_proto_decode_status(const uint8_t *payload, size_t len, struct ht_status *s)
 {
 	const uint8_t *t;
-	size_t i, vlen, nc;
+	size_t i, vlen, nc, base;
 
 	if (len < STATUS_FIXED + 2)
 		return -1;
@@ -279,14 +378,13 @@ ht_proto_decode_status(const uint8_t *payload, size_t len, struct ht_status *s)
 		return -1;
 	t = payload + STATUS_FIXED + 2 + vlen;
 	nc = get16(t + 8);
-	if (nc > HT_PROTO_MAX_CHILDREN ||
-	    len != STATUS_FIXED + 2 + vlen + STATUS_TAIL + 4 * nc)
+	base = STATUS_FIXED + 2 + vlen + STATUS_TAIL + 4 * nc;
+	if (nc > HT_PROTO_MAX_CHILDREN || len < base ||
+	    !printable(payload + STATUS_FIXED + 2, vlen))
 		return -1;
-	for (i = 0; i < vlen; i++)
-		if (payload[STATUS_FIXED + 2 + i] < 0x20 ||
-		    payload[STATUS_FIXED + 2 + i] == 0x7f)
-			return -1;
 	memset(s, 0, sizeof(*s));
+	if (get_unseen_final(payload, len, base, s) != 0)
+		return -1;
 	s->proto_version = get32(payload);
 	s->pid = get32(payload + 4);
 	s->hooked = get32(payload + 8);

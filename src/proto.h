@@ -35,13 +35,20 @@
  *   ERR:     u32 code (enum ht_err), then the message: UTF-8, no NUL
  *   STATUS:  struct ht_status, encoded field by field in declaration order
  *            (u32/u64 as declared, version string as u16 length + bytes,
- *            the children as u16 count + that many u32)
+ *            the children as u16 count + that many u32, the allocators
+ *            as u16 count (at most HT_PROTO_MAX_ALLOCATORS) + that many
+ *            u64 names and path as u16 length + bytes (at most
+ *            HT_PROTO_MAX_ALLOCATOR_PATH), u32 allocators_more, u32
+ *            final_armed, the final profile's directory as u16 length +
+ *            bytes (at most HT_PROTO_MAX_FINAL_DIR))
  *   PROFILE: a profile (src/profile.h)
  *   HELLO, STOP, STATUS, REPORT, DETACH, HOOK requests: empty
  *
  * Version 3 added START's HT_START_FOLLOW and STATUS's follow, parent_pid
  * and children; version 4 START's max_samples and STATUS's max_samples and
- * flags (before the version string).  The CLI and the agent speak one version: a CLI meeting an
+ * flags (before the version string); version 5 START's HT_START_NO_FINAL
+ * and STATUS's allocators, allocators_more, final_armed and final_dir
+ * (after the children).  The CLI and the agent speak one version: a CLI meeting an
  * agent of another says so (HT_ERR_VERSION, or a STATUS whose
  * proto_version differs), and what to do.
  *
@@ -54,7 +61,7 @@
 #include <stdint.h>
 
 #define HT_PROTO_MAGIC	     0x50435448u /* "HTCP" little-endian */
-#define HT_PROTO_VERSION     4
+#define HT_PROTO_VERSION     5
 #define HT_PROTO_HEADER	     16
 #define HT_PROTO_MAX_REQUEST 4096
 #define HT_PROTO_MAX_REPLY   (1u << 30)
@@ -77,14 +84,23 @@ enum ht_msg {
 	HT_MSG_PROFILE = 67,
 };
 
-#define HT_START_RESTART 0x1 /* start even if a session is running */
+#define HT_START_RESTART  0x1 /* start even if a session is running */
 /* Children the profiled process forks start sessions of their own, at the
  * fork, with this one's settings (and follow their own children). */
-#define HT_START_FOLLOW	 0x2
-#define HT_START_FLAGS	 (HT_START_RESTART | HT_START_FOLLOW)
+#define HT_START_FOLLOW	  0x2
+/* The session's final profile is not written when the process ends
+ * (start --no-final-dump). */
+#define HT_START_NO_FINAL 0x4
+#define HT_START_FLAGS	  (HT_START_RESTART | HT_START_FOLLOW | HT_START_NO_FINAL)
 
 /* The most children a STATUS lists (the most recent first). */
-#define HT_PROTO_MAX_CHILDREN 256
+#define HT_PROTO_MAX_CHILDREN	    256
+/* The bounds of the allocators and the final profile's directory in a
+ * STATUS: with the most children too, the reply still fits a request
+ * buffer (the agent builds it there). */
+#define HT_PROTO_MAX_ALLOCATORS	    8
+#define HT_PROTO_MAX_ALLOCATOR_PATH 255
+#define HT_PROTO_MAX_FINAL_DIR	    512
 
 enum ht_err {
 	HT_ERR_VERSION = 1,	/* other protocol version */
@@ -131,6 +147,19 @@ struct ht_status {
 	uint32_t nchildren;	/* encoded as u16, <= HT_PROTO_MAX_CHILDREN */
 	/* Followed children that are running, the most recent first. */
 	uint32_t children[HT_PROTO_MAX_CHILDREN];
+	/* The modules that define allocators the hooks do not reach
+	 * (src/allocnames.h), the first HT_PROTO_MAX_ALLOCATORS of them;
+	 * allocators_more counts the others. */
+	uint32_t nallocators;
+	struct ht_status_allocator {
+		uint64_t names;
+		char path[HT_PROTO_MAX_ALLOCATOR_PATH + 1]; /* cut if longer */
+	} allocators[HT_PROTO_MAX_ALLOCATORS];
+	uint32_t allocators_more;
+	/* 1 if the process writes its session's final profile when it ends,
+	 * in final_dir (as the target sees its files; "" if never armed). */
+	uint32_t final_armed;
+	char final_dir[HT_PROTO_MAX_FINAL_DIR + 1];
 };
 
 /*

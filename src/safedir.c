@@ -86,6 +86,12 @@ ht_safedir_open(int rootfd, const char *path, size_t len, uid_t uid, int flags,
 		} else
 			depth++;
 		next = openat(fd, name, DIR_FLAGS | O_NOFOLLOW);
+		/* Made where missing, in the directory just checked to be
+		 * what the path says: mkdirat never follows a link either. */
+		if (next < 0 && errno == ENOENT &&
+		    (flags & HT_SAFEDIR_CREATE) != 0 &&
+		    (mkdirat(fd, name, 0700) == 0 || errno == EEXIST))
+			next = openat(fd, name, DIR_FLAGS | O_NOFOLLOW);
 		if (next < 0) {
 			e = errno;
 			f = lookup_fault(fd, name, e);

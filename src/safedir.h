@@ -45,7 +45,10 @@ struct ht_safedir_why {
 
 /* For ht_safedir_open's flags: also check, with faccessat(AT_EACCESS),
  * that the caller may create files in the directory. */
-#define HT_SAFEDIR_WRITE 0x1
+#define HT_SAFEDIR_WRITE  0x1
+/* Also make the components that do not exist, mode 0700 (as the caller,
+ * under its umask), each in the directory the walk has just opened. */
+#define HT_SAFEDIR_CREATE 0x2
 
 /*
  * Open the directory path[0..len) (absolute; it need not end in NUL) with

@@ -110,6 +110,35 @@ bb_meta4(struct bb *b, const char *cmd, size_t cmdlen)
 	bb_le(b, HT_DROP_LIVE, 4);
 }
 
+/* A version 5 META: version 4's, then u32 signal. */
+static void
+bb_meta5(struct bb *b, const char *cmd, size_t cmdlen, uint32_t sig)
+{
+	int i;
+
+	bb_rec(b, HT_REC_META, (uint32_t)(128 + 2 + cmdlen + 28 + 4));
+	for (i = 0; i < 3; i++)
+		bb_le(b, 100 + i, 8);
+	bb_le(b, 1, 4);
+	bb_le(b, 0, 4);
+	for (i = 3; i < 15; i++)
+		bb_le(b, 100 + i, 8);
+	bb_str(b, cmd, cmdlen);
+	for (i = 0; i < 3; i++)
+		bb_le(b, 200 + i, 8);
+	bb_le(b, HT_DROP_LIVE, 4);
+	bb_le(b, sig, 4);
+}
+
+/* A version 5 ALLOCATOR: u64 names, the path. */
+static void
+bb_allocator(struct bb *b, uint64_t names, const char *path)
+{
+	bb_rec(b, HT_REC_ALLOCATOR, (uint32_t)(8 + 2 + strlen(path)));
+	bb_le(b, names, 8);
+	bb_str(b, path, strlen(path));
+}
+
 static void
 bb_thread(struct bb *b, uint32_t tid, const char *name, size_t extra)
 {
@@ -190,6 +219,7 @@ static struct ht_module_rec mods[3];
 static char longest[HT_PROFILE_MAX_PATH];
 static struct ht_thread_rec thr[2];
 static struct ht_site_rec sites[4];
+static struct ht_allocator_rec allocs[2];
 
 static void
 fill(void)
@@ -219,6 +249,12 @@ fill(void)
 	meta.dropped_bytes = 17 * 48;
 	meta.dropped_objects = 17;
 	meta.drop_why = HT_DROP_LIVE | HT_DROP_NOMEM;
+	meta.signal = 11;
+
+	allocs[0].names = 0xf;
+	allocs[0].path = "/usr/bin/redis-server";
+	allocs[1].names = (uint64_t)1 << 63;
+	allocs[1].path = "/usr/lib/libmimalloc.so.2";
 
 	memset(mods, 0, sizeof(mods));
 	mods[0].bias = 0x555555554000ULL;
@@ -296,8 +332,10 @@ write_all(struct ht_pwriter *w)
 	for (i = 0; i < 4; i++)
 		ht_pw_site(w, &sites[i]);
 	ht_pw_module(w, &mods[1]);
+	ht_pw_allocator(w, &allocs[0]);
 	ht_pw_module(w, &mods[2]);
 	ht_pw_thread(w, &thr[1]);
+	ht_pw_allocator(w, &allocs[1]);
 }
 
 /* ---- field-by-field comparison */
@@ -351,6 +389,7 @@ same_meta(const struct ht_meta *a, const struct ht_meta *b)
 	SAME(dropped_bytes);
 	SAME(dropped_objects);
 	SAME(drop_why);
+	SAME(signal);
 	return 1;
 }
 
@@ -380,6 +419,17 @@ same_thread(const struct ht_thread_rec *a, const struct ht_thread_rec *b)
 	SAME(alloc_bytes);
 	SAME(alloc_objects);
 	SAME(samples);
+	return 1;
+}
+
+static int
+same_allocator(const struct ht_allocator_rec *a,
+    const struct ht_allocator_rec *b)
+{
+	const char *what = "ALLOCATOR";
+
+	SAME(names);
+	SAME_STR(path);
 	return 1;
 }
 
@@ -416,7 +466,9 @@ same_profile(const struct ht_profile *p)
 	    same_site(&p->sites[0], &sites[0]) &&
 	    same_site(&p->sites[1], &sites[1]) &&
 	    same_site(&p->sites[2], &sites[2]) &&
-	    same_site(&p->sites[3], &sites[3]);
+	    same_site(&p->sites[3], &sites[3]) && p->nallocators == 2 &&
+	    same_allocator(&p->allocators[0], &allocs[0]) &&
+	    same_allocator(&p->allocators[1], &allocs[1]);
 }
 
 /* ---- flush sink */
@@ -478,8 +530,8 @@ test_round_trip(void)
 	is_uint(HT_PROFILE_VERSION, le_at(enc, 8, 4), "header version");
 	is_uint(0, le_at(enc, 12, 4), "header flags 0");
 	is_uint(HT_REC_META, le_at(enc, 16, 4), "META first");
-	is_uint(128 + 2 + strlen(meta.command) + 28, le_at(enc, 20, 4),
-	    "META length: 128 fixed + string + 28 of version 4");
+	is_uint(128 + 2 + strlen(meta.command) + 28 + 4, le_at(enc, 20, 4),
+	    "META length: 128 fixed + string + 28 of version 4 + 4 of 5");
 	is_uint(meta.pid, le_at(enc, 24, 8), "META pid at payload 0");
 	is_uint(meta.state, le_at(enc, 24 + 24, 4), "META state at 24");
 	is_uint(meta.start_ns, le_at(enc, 24 + 32, 8), "META start at 32");
@@ -493,8 +545,9 @@ test_round_trip(void)
 	    "META dropped_bytes after it");
 	is_uint(meta.dropped_objects, le_at(enc, off + 16, 8),
 	    "META dropped_objects after it");
-	is_uint(meta.drop_why, le_at(enc, off + 24, 4), "META drop_why last");
-	off += 28;
+	is_uint(meta.drop_why, le_at(enc, off + 24, 4), "META drop_why then");
+	is_uint(meta.signal, le_at(enc, off + 28, 4), "META signal last");
+	off += 32;
 	is_uint(HT_REC_MODULE, le_at(enc, off, 4), "MODULE second");
 	is_uint(24 + 2 + 20 + 2 + strlen(mods[0].path), le_at(enc, off + 4, 4),
 	    "MODULE length");
@@ -519,6 +572,16 @@ test_round_trip(void)
 	    "folded SITE length: no frames");
 	is_uint(sites[2].folded, le_at(enc, off + 8 + 84, 4),
 	    "folded SITE: the number of sites folded");
+	off += 8 + le_at(enc, off + 4, 4);
+	off += 8 + le_at(enc, off + 4, 4);
+	off += 8 + le_at(enc, off + 4, 4);
+	is_uint(HT_REC_ALLOCATOR, le_at(enc, off, 4), "ALLOCATOR after them");
+	is_uint(8 + 2 + strlen(allocs[0].path), le_at(enc, off + 4, 4),
+	    "ALLOCATOR length: names + path");
+	is_uint(allocs[0].names, le_at(enc, off + 8, 8),
+	    "ALLOCATOR names at 0");
+	is_uint(strlen(allocs[0].path), le_at(enc, off + 16, 2),
+	    "ALLOCATOR path at 8");
 	is_uint(HT_REC_END, le_at(enc, enclen - 12, 4), "END last");
 	is_uint(4, le_at(enc, enclen - 8, 4), "END holds a u32");
 	is_uint(crc32(0, enc, (uInt)(enclen - 4)), le_at(enc, enclen - 4, 4),
@@ -550,7 +613,7 @@ test_empty(void)
 	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
 	ht_pw_meta(&w, &m);
 	is_int(0, ht_pw_finish(&w), "encode META + END");
-	is_uint(16 + 8 + 130 + 28 + 8 + 4, w.len, "empty profile is 194 bytes");
+	is_uint(16 + 8 + 130 + 32 + 8 + 4, w.len, "empty profile is 198 bytes");
 	p = ht_profile_decode(buf, w.len, err, sizeof(err));
 	ok(p != NULL && p->nmodules == 0 && p->nthreads == 0 &&
 		p->nsites == 0 && p->meta.command[0] == '\0' &&
@@ -604,7 +667,7 @@ test_flush(void)
 	is_int(-1, ht_pw_finish(&w), "overflow without flush: finish -1");
 
 	/* An exact fit is not an overflow. */
-	ht_pw_init(&w, big, 194, NULL, NULL);
+	ht_pw_init(&w, big, 198, NULL, NULL);
 	{
 		struct ht_meta m;
 
@@ -612,7 +675,7 @@ test_flush(void)
 		ht_pw_meta(&w, &m);
 	}
 	is_int(0, ht_pw_finish(&w), "an exact fit succeeds");
-	ht_pw_init(&w, big, 193, NULL, NULL);
+	ht_pw_init(&w, big, 197, NULL, NULL);
 	{
 		struct ht_meta m;
 
@@ -747,15 +810,15 @@ test_hand_made(void)
 	bb_header(&b, 1);
 	b.n = 12;
 	rejects(&b, "truncated profile header", "a cut header");
-	bb_header(&b, 5);
+	bb_header(&b, 6);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 5, this heaptool reads 1 to 4",
+	rejects(&b, "format version 6, this heaptool reads 1 to 5",
 	    "a later major version");
 	bb_header(&b, 0);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 0, this heaptool reads 1 to 4",
+	rejects(&b, "format version 0, this heaptool reads 1 to 5",
 	    "version 0");
 
 	/* Version 2: SITE has u32 folded after the frames; version 1's
@@ -837,6 +900,52 @@ test_hand_made(void)
 	bb_meta(&b, "cmd", 3);
 	bb_end3(&b);
 	rejects(&b, "short META record", "a version 4 META without its tail");
+
+	/* Version 5: META ends in u32 signal; ALLOCATOR records.  A version
+	 * 4 profile's META has no signal (0), and a type-5 record in it is a
+	 * record that version did not know: skipped. */
+	bb_header(&b, 5);
+	bb_meta5(&b, "cmd", 3, 6);
+	bb_allocator(&b, 0x401, "/usr/bin/own-malloc");
+	bb_site2(&b, 1, 0);
+	bb_allocator(&b, 0, "");
+	bb_end3(&b);
+	p = accepts(&b, "a hand-built version 5 profile");
+	ok(p != NULL && p->version == 5 && p->meta.signal == 6 &&
+		p->meta.drop_why == HT_DROP_LIVE &&
+		strcmp(p->meta.command, "cmd") == 0 && p->nallocators == 2 &&
+		p->allocators[0].names == 0x401 &&
+		strcmp(p->allocators[0].path, "/usr/bin/own-malloc") == 0 &&
+		p->allocators[1].names == 0 &&
+		strcmp(p->allocators[1].path, "") == 0 && p->nsites == 1,
+	    "version 5 META signal and ALLOCATOR fields");
+	ht_profile_free(p);
+	bb_header(&b, 5);
+	bb_meta4(&b, "cmd", 3);
+	bb_end3(&b);
+	rejects(&b, "short META record", "a version 5 META without signal");
+	bb_header(&b, 5);
+	bb_meta5(&b, "", 0, 0);
+	bb_rec(&b, HT_REC_ALLOCATOR, 9);
+	bb_le(&b, 1, 8);
+	bb_le(&b, 0, 1);
+	bb_end3(&b);
+	rejects(&b, "short ALLOCATOR record", "an ALLOCATOR cut in its path");
+	bb_header(&b, 4);
+	bb_meta4(&b, "cmd", 3);
+	bb_allocator(&b, 1, "/x");
+	bb_end3(&b);
+	p = accepts(&b, "a version 4 profile with a type-5 record");
+	ok(p != NULL && p->meta.signal == 0 && p->nallocators == 0,
+	    "version 4: no signal, the unknown record skipped");
+	ht_profile_free(p);
+	/* A corrupt version field cannot turn the check off: a version 1
+	 * END is empty, this one holds a CRC, which is checked. */
+	memcpy(b.b, enc, enclen);
+	b.n = enclen;
+	b.b[8] = 1;
+	rejects(&b, "checksum mismatch",
+	    "a version 5 profile whose version byte reads 1");
 
 	bb_header(&b, 1);
 	rejects(&b, "missing END", "a header alone");

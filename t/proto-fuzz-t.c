@@ -165,6 +165,16 @@ make_seeds(void)
 	s.children[1] = 4299;
 	s.children[2] = 4250;
 	add_seed(b, ht_proto_encode_status(b, sizeof(b), &s));
+	/* The allocators and the final profile's directory. */
+	s.nallocators = 2;
+	s.allocators[0].names = 0xf;
+	strcpy(s.allocators[0].path, "/usr/bin/own-malloc");
+	s.allocators[1].names = 1u << 14;
+	strcpy(s.allocators[1].path, "/usr/lib/libmimalloc.so.2");
+	s.allocators_more = 3;
+	s.final_armed = 1;
+	strcpy(s.final_dir, "/home/u/.local/state/heaptool");
+	add_seed(b, ht_proto_encode_status(b, sizeof(b), &s));
 	/* Another version, and a long request. */
 	memset(&r, 0, sizeof(r));
 	r.type = HT_MSG_HELLO;

@@ -217,7 +217,7 @@ test_rejections(void)
 	static const uint16_t bad_types[] = { 0, 8, 9, 63, HT_MSG_OK,
 		HT_MSG_ERR, HT_MSG_STATUS_REPLY, HT_MSG_PROFILE, 68, 0x8001,
 		0xffff };
-	static const uint32_t bad_flags[] = { 0x4, 0x7, 0x100, 0x80000000u,
+	static const uint32_t bad_flags[] = { 0x8, 0xf, 0x100, 0x80000000u,
 		0xffffffffu };
 	static uint8_t big[HT_PROTO_MAX_REQUEST + 64];
 	uint8_t b[128];
@@ -292,6 +292,8 @@ test_rejections(void)
 		all &= parse(b, 70) == HT_ERR_BAD_REQUEST;
 	}
 	ok(all, "START with unknown flags refused");
+	le(b + 24, HT_START_RESTART | HT_START_FOLLOW | HT_START_NO_FINAL, 4);
+	is_int(0, parse(b, 70), "START with RESTART, FOLLOW and NO_FINAL");
 	le(b + 24, 0, 4);
 	for (i = 0, all = 1; i < 4; i++) {
 		le(b + 28 + 8 * i, 1, 8);
@@ -441,13 +443,16 @@ fill_status(struct ht_status *s)
 static void
 test_status(void)
 {
-	struct ht_status s, t;
-	uint8_t b[2048];
-	size_t n, plen, i;
+	static struct ht_status s, t;
+	static uint8_t b[HT_PROTO_MAX_REQUEST];
+	size_t n, plen, i, kids;
 
 	fill_status(&s);
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	plen = 6 * 4 + 8 * 8 + 4 + 2 + 5 + 4 + 4 + 2 + 2 * 4;
+	/* Up to the children, then no allocator, allocators_more,
+	 * final_armed and no directory. */
+	kids = 6 * 4 + 8 * 8 + 4 + 2 + 5 + 4 + 4 + 2 + 2 * 4;
+	plen = kids + 2 + 4 + 4 + 2;
 	ok(n == 16 + plen && get(b + 6, 2) == HT_MSG_STATUS_REPLY &&
 		get(b + 8, 4) == plen,
 	    "STATUS header and length");
@@ -462,7 +467,9 @@ test_status(void)
 		get(b + 104, 4) == HT_STATUS_RELEASED && get(b + 108, 2) == 5 &&
 		memcmp(b + 110, "0.1.0", 5) == 0 && get(b + 115, 4) == 1 &&
 		get(b + 119, 4) == 77 && get(b + 123, 2) == 2 &&
-		get(b + 125, 4) == 0xa1b2c3d4u && get(b + 129, 4) == 5,
+		get(b + 125, 4) == 0xa1b2c3d4u && get(b + 129, 4) == 5 &&
+		get(b + 133, 2) == 0 && get(b + 135, 4) == 0 &&
+		get(b + 139, 4) == 0 && get(b + 143, 2) == 0,
 	    "STATUS fields in declaration order, little-endian");
 	memset(&t, 0x5a, sizeof(t));
 	ok(ht_proto_decode_status(b + 16, plen, &t) == 0 &&
@@ -479,6 +486,12 @@ test_status(void)
 	    "STATUS with a trailing byte refused");
 	is_int(-1, ht_proto_decode_status(b + 16, 93, &t),
 	    "STATUS without its version string refused");
+	for (i = 1; i <= plen - kids; i++)
+		if (ht_proto_decode_status(b + 16, plen - i, &t) != -1)
+			break;
+	is_uint(plen - kids + 1, i,
+	    "a STATUS cut in its allocators or final directory refused "
+	    "(every length)");
 	b[108] = 6;
 	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
 	    "version length past the payload refused");
@@ -504,7 +517,7 @@ test_status(void)
 	n = ht_proto_encode_status(b, sizeof(b), &s);
 	ok(n ==
 		    16 + 6 * 4 + 8 * 8 + 4 + 2 + 5 + 10 +
-			4 * HT_PROTO_MAX_CHILDREN &&
+			4 * HT_PROTO_MAX_CHILDREN + 12 &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		t.nchildren == HT_PROTO_MAX_CHILDREN &&
 		t.children[HT_PROTO_MAX_CHILDREN - 1] ==
@@ -517,7 +530,7 @@ test_status(void)
 
 	memset(s.agent_version, 'v', sizeof(s.agent_version));
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	ok(n == 16 + 6 * 4 + 8 * 8 + 4 + 2 + 31 + 10 &&
+	ok(n == 16 + 6 * 4 + 8 * 8 + 4 + 2 + 31 + 10 + 12 &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		strlen(t.agent_version) == 31,
 	    "an unterminated version is cut at 31 bytes");
@@ -527,6 +540,50 @@ test_status(void)
 	is_int(-1, ht_proto_decode_status(b + 16, 92 + 2 + 32 + 10, &t),
 	    "a version of 32 bytes (no room for NUL) refused");
 	is_int(-1, ht_proto_decode_status(b + 16, 0, &t), "empty STATUS");
+
+	/* The allocators and the final directory, the longest they hold,
+	 * with the most children: the largest STATUS. */
+	fill_status(&s);
+	s.nchildren = HT_PROTO_MAX_CHILDREN;
+	s.nallocators = HT_PROTO_MAX_ALLOCATORS;
+	for (i = 0; i < HT_PROTO_MAX_ALLOCATORS; i++) {
+		s.allocators[i].names = (uint64_t)1 << (i * 7);
+		memset(s.allocators[i].path, 'a' + (int)i,
+		    HT_PROTO_MAX_ALLOCATOR_PATH);
+	}
+	s.allocators_more = 5;
+	s.final_armed = 1;
+	memset(s.final_dir, 'd', HT_PROTO_MAX_FINAL_DIR);
+	n = ht_proto_encode_status(b, sizeof(b), &s);
+	ok(n != 0 && n <= HT_PROTO_MAX_REQUEST,
+	    "the largest STATUS fits the agent's buffer (%zu bytes)", n);
+	memset(&t, 0x5a, sizeof(t));
+	ok(n != 0 && ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
+		memcmp(&s, &t, sizeof(s)) == 0,
+	    "and round trips");
+	s.nallocators = HT_PROTO_MAX_ALLOCATORS + 3;
+	n = ht_proto_encode_status(b, sizeof(b), &s);
+	ok(n != 0 && ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
+		t.nallocators == HT_PROTO_MAX_ALLOCATORS,
+	    "at most HT_PROTO_MAX_ALLOCATORS allocators are sent");
+	fill_status(&s);
+	s.nallocators = 1;
+	strcpy(s.allocators[0].path, "/bin/x");
+	strcpy(s.final_dir, "/d");
+	n = ht_proto_encode_status(b, sizeof(b), &s);
+	b[n - 1] = '\x1b';
+	is_int(-1, ht_proto_decode_status(b + 16, n - 16, &t),
+	    "control character in the final directory refused");
+	b[n - 1] = 'd';
+	b[16 + kids + 2 + 8 + 2] = '\n';
+	is_int(-1, ht_proto_decode_status(b + 16, n - 16, &t),
+	    "control character in an allocator's path refused");
+	b[16 + kids + 2 + 8 + 2] = '/';
+	is_int(0, ht_proto_decode_status(b + 16, n - 16, &t),
+	    "and as it was, it decodes");
+	le(b + 16 + kids, HT_PROTO_MAX_ALLOCATORS + 1, 2);
+	is_int(-1, ht_proto_decode_status(b + 16, n - 16, &t),
+	    "more allocators than a STATUS may hold refused");
 }
 
 int

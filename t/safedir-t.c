@@ -15,7 +15,10 @@
  *   - a relative path: EINVAL; a component above NAME_MAX: ENAMETOOLONG;
  *   - the path need not end in NUL (only len bytes are read);
  *   - with HT_SAFEDIR_WRITE, a directory we may not write in: EACCES (not
- *     as root, who may).
+ *     as root, who may);
+ *   - with HT_SAFEDIR_CREATE, the missing components are made, mode 0700,
+ *     and the last is taken; but nothing is made through a symbolic link,
+ *     below a file, or in a directory others may write in.
  */
 #include <sys/stat.h>
 
@@ -106,9 +109,9 @@ refused(const char *rel, int flags, enum ht_safedir_fault fault, int err,
 static void
 cleanup(void)
 {
-	static const char *const made[] = { "/priv/sub", "/priv", "/sticky",
-		"/shared", "/group", "/ro", "/theirs", "/link", "/up", "/file",
-		"" };
+	static const char *const made[] = { "/priv/sub", "/new/a/b", "/new/a",
+		"/new", "/priv/made", "/priv", "/sticky", "/shared", "/group",
+		"/ro", "/theirs", "/link", "/up", "/file", "" };
 	char path[PATH_MAX * 2];
 	size_t i;
 
@@ -228,6 +231,30 @@ main(void)
 	}
 	is_int(0, try("/ro", geteuid(), 0, &e, &w),
 	    "without HT_SAFEDIR_WRITE, writability is not asked");
+
+	/* HT_SAFEDIR_CREATE */
+	umask(022);
+	is_int(0,
+	    try("/new/a/b", geteuid(), HT_SAFEDIR_WRITE | HT_SAFEDIR_CREATE, &e,
+		&w),
+	    "CREATE: the missing components are made, the last taken");
+	snprintf(path, sizeof(path), "%s/new/a/b", top);
+	ok(stat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+		(st.st_mode & 07777) == 0700 && st.st_uid == geteuid(),
+	    "CREATE: mode 0700, ours");
+	is_int(0,
+	    try("/new/a/b", geteuid(), HT_SAFEDIR_WRITE | HT_SAFEDIR_CREATE, &e,
+		&w),
+	    "CREATE: what exists is taken as it is");
+	refused("/link/made", HT_SAFEDIR_CREATE, HT_SAFEDIR_SYMLINK, ELOOP,
+	    "/link", "CREATE through a symbolic link");
+	snprintf(path, sizeof(path), "%s/priv/made", top);
+	ok(stat(path, &st) != 0 && errno == ENOENT,
+	    "CREATE: nothing made where the link points");
+	refused("/file/x", HT_SAFEDIR_CREATE, HT_SAFEDIR_NOTDIR, ENOTDIR,
+	    "/file", "CREATE below a file");
+	refused("/shared", HT_SAFEDIR_CREATE, HT_SAFEDIR_SHARED, EPERM,
+	    "/shared", "CREATE of a shared directory that exists");
 
 	is_int(HT_SAFEDIR_RELATIVE,
 	    ht_safedir_open(-1, "tmp", 3, 0, 0, &w) < 0 ? (int)w.fault : 0,

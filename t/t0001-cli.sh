@@ -49,6 +49,16 @@ ok $([ $help_status -eq 0 ] && [ ! -s "$HT_TMP/err" ] &&
     echo $?) "--help lists the commands, exit 0"
 ok $(tail -n 1 "$HT_TMP/help" | grep -q 'man heaptool'; echo $?) \
     "--help ends by pointing at the man page"
+# Every option of the commands' synopses that the summary leaves out is one
+# a user does not find: report's, start's and run's.
+missing=
+for o in --format --json --sort --threshold --at-peak --top --bytes --diff \
+    --detail --no-final-dump --restart --live --rate; do
+	grep -q -- "\[$o[] ]" "$HT_TMP/help" || missing="$missing $o"
+done
+ok $([ -z "$missing" ]; echo $?) \
+    "--help shows the options of report, start and run" ||
+    diag "missing:$missing"
 run_cmd "$HEAPTOOL" -h
 ok $([ $status -eq 0 ] && cmp -s "$HT_TMP/out" "$HT_TMP/help"; echo $?) \
     "-h is --help"
@@ -315,7 +325,9 @@ want(len(top["sites"]) == 2 and top["sites"][1]["frames"] == [] and
      top["sites"][1]["folded_sites"] == 2 and
      top["sites"][1]["alloc_bytes"] == 8292, "--top folds the rest")
 want(sorted(full) == sorted(["pid", "command", "session", "totals", "agent",
-     "allocator", "modules", "threads", "sites"]), "top-level keys")
+     "allocator", "unseen_allocators", "modules", "threads", "sites"]),
+     "top-level keys")
+want(full["unseen_allocators"] == [], "no unseen allocator")
 for w in fails:
     print(w)
 sys.exit(1 if fails else 0)

@@ -208,13 +208,21 @@ echo again >&7
 wait_line "$HT_TMP/pipe.out" "got: again"
 ok $? "the target reads on after SIGCONT"
 
-# A target that exits is reported gone, then forgotten.
+# A target that exits is reported gone.  Its session left a final
+# profile (t/t0026-attach-final.sh has the rest): the other commands say
+# where it is, and it stays the current target for report; once that
+# profile is gone, so is the target, forgotten.
 echo quit >&7
 exec 7>&-
 wait "$p1"
 ok $? "the target exits normally"
-ht_fails g1 1 "target $p1: no such process \\(it exited\\); attach to a \
-running process\$" "a target that exited: clear error" status
+ht_fails g1 1 "target $p1: no such process \\(it exited\\); its final \
+profile is $XDG_STATE_HOME/heaptool/final\\.$p1\\.[0-9]*\\.heap: heaptool \
+report -p $p1 reads it\$" "a target that exited: clear error, its final \
+profile named" status
+rm -f "$XDG_STATE_HOME"/heaptool/final."$p1".*.heap
+ht_fails g1b 1 "target $p1: no such process \\(it exited\\); attach to a \
+running process\$" "without its final profile: clear error" status
 ht_fails g2 2 "no target" "... and it is forgotten" status
 
 # A pid reused by another process (another start time) is gone as well.

@@ -129,6 +129,26 @@ ht_fails e4 2 "report --diff: .*text or JSON" \
     "report --diff --format pprof: usage error" \
     report --diff --format pprof -p 1
 
+# Two different programs: the diff is made, with a warning (heaptool
+# run's own profile of true(1) stands for the other program).  The diffs
+# below, of one program, have none (ht_ok wants stderr empty).
+timeout $T "$HEAPTOOL" run --rate 1 -o "$HT_TMP/other.heap" -- true \
+    >/dev/null 2>&1
+ht w1 diff "$old" "$HT_TMP/other.heap"
+pid_of() {
+	timeout $T "$HEAPTOOL" report --json "$1" | python3 -c 'import json, sys
+print(json.load(sys.stdin)["pid"])'
+}
+opid=$(pid_of "$HT_TMP/other.heap")
+npid=$(pid_of "$old")
+ok $([ $st -eq 0 ] && [ -s "$HT_TMP/w1.out" ] &&
+    [ "$(wc -l <"$HT_TMP/w1.err")" -eq 1 ] &&
+    grep -qxF "heaptool: warning: $old is a profile of diff-grow (pid $npid), $HT_TMP/other.heap of true (pid $opid): the sites of two programs seldom match; compare profiles of one program" \
+	"$HT_TMP/w1.err"; echo $?) \
+    "diff of two programs: made, with a warning that names both"
+[ $st -eq 0 ] && [ "$(wc -l <"$HT_TMP/w1.err")" -eq 1 ] ||
+    diag "status $st: $(cat "$HT_TMP/w1.err")"
+
 # the diff, exact
 ht_ok d "diff --json --detail OLD NEW" diff --json --detail "$old" "$new"
 mv "$HT_TMP/d.out" "$HT_TMP/d.json"

@@ -122,14 +122,16 @@ fuzz_err(const uint8_t *data, size_t size, const uint8_t *p, size_t len)
 static void
 fuzz_status(const uint8_t *data, size_t size, const uint8_t *p, size_t len)
 {
-	struct ht_status s, t;
-	uint8_t out[HT_PROTO_MAX_REQUEST];
+	static struct ht_status s, t;
+	static uint8_t out[HT_PROTO_MAX_REQUEST];
 	size_t n;
 
 	if (ht_proto_decode_status(p, len, &s) != 0)
 		return;
-	if (s.agent_version[sizeof(s.agent_version) - 1] != '\0')
-		FAIL("decoded agent version not terminated");
+	if (s.agent_version[sizeof(s.agent_version) - 1] != '\0' ||
+	    s.final_dir[sizeof(s.final_dir) - 1] != '\0')
+		FAIL("decoded agent version or final directory not "
+		     "terminated");
 	n = ht_proto_encode_status(out, sizeof(out), &s);
 	if (n != HT_PROTO_HEADER + len ||
 	    memcmp(out + HT_PROTO_HEADER, p, len) != 0)
