@@ -209,7 +209,7 @@ wait_line "$HT_TMP/pipe.out" "got: again"
 ok $? "the target reads on after SIGCONT"
 
 # A target that exits is reported gone.  Its session left a final
-# profile (t/t0026-attach-final.sh has the rest): the other commands say
+# profile (t/t0027-attach-final.sh has the rest): the other commands say
 # where it is, and it stays the current target for report; once that
 # profile is gone, so is the target, forgotten.
 echo quit >&7

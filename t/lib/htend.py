@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run a fixture to its end and say how it ended, for t/t0026-attach-final.sh.
+"""Run a fixture to its end and say how it ended, for t/t0027-attach-final.sh.
 
 Usage: htend.py [--core] [--cwd DIR] [--timeout S] STEP... -- PROGRAM [ARG...]
 

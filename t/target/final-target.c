@@ -1,5 +1,5 @@
 /*
- * Fixture of t/t0026-attach-final.sh: a process that ends in a way the
+ * Fixture of t/t0027-attach-final.sh: a process that ends in a way the
  * test chooses, so that the final profile of an attached session can be
  * checked for each, and the process's end compared with one without
  * heaptool (same exit status, same signal, same core dump).

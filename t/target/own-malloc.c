@@ -1,5 +1,5 @@
 /*
- * Fixture of t/t0027-attach-unseen.sh: an executable with an allocator of
+ * Fixture of t/t0028-attach-unseen.sh: an executable with an allocator of
  * its own, a bump allocator over a static arena, exported under glibc's
  * names (malloc, free, calloc, realloc and the aligned ones) so that it
  * replaces glibc's for the whole process, as chromium's PartitionAlloc
