@@ -203,7 +203,7 @@ is_runtime(const char *name)
 }
 
 static uint32_t
-site_nframes(const struct ht_site_rec *s)
+site_nframes(const struct ht_profile_site *s)
 {
 	return s->nframes < HT_PROFILE_MAX_FRAMES ? s->nframes :
 						    HT_PROFILE_MAX_FRAMES;
@@ -216,7 +216,7 @@ site_nframes(const struct ht_site_rec *s)
  * that of its first frame, or "[unknown]".
  */
 static const char *
-site_module(struct ht_sym *sym, const struct ht_site_rec *s)
+site_module(struct ht_sym *sym, const struct ht_profile_site *s)
 {
 	const char *first = NULL, *name;
 	uint32_t i, n;
@@ -261,7 +261,7 @@ module_charge(struct ht_view *v, const char *name,
 
 /* A site's figures now, or at the peak. */
 static void
-site_figures(const struct ht_view *v, const struct ht_site_rec *s,
+site_figures(const struct ht_view *v, const struct ht_profile_site *s,
     struct ht_view_figures *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -309,7 +309,7 @@ int
 ht_view_build(struct ht_view *v, const struct ht_profile *prof,
     struct ht_sym *sym, const struct ht_view_opts *opts)
 {
-	const struct ht_site_rec *s;
+	const struct ht_profile_site *s;
 	struct ht_view_row *r, fold;
 	size_t i, nkept;
 

@@ -76,7 +76,7 @@ ht_view_sat_add(uint64_t a, uint64_t b)
 /* A site, or (site NULL) the fold of nfolded smaller sites. */
 struct ht_view_row {
 	struct ht_view_figures f;
-	const struct ht_site_rec *site;
+	const struct ht_profile_site *site;
 	size_t nfolded;
 };
 

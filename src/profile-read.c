@@ -137,25 +137,6 @@ type_name(uint32_t type, char *buf, size_t len)
 	return buf;
 }
 
-/* Make room for one more element of an array that grows by doubling.
- * Returns the array (moved, perhaps), or NULL with arr left as it was. */
-static void *
-grow(void *arr, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return arr;
-	ncap = *cap != 0 ? *cap * 2 : 16;
-	if (ncap > SIZE_MAX / size)
-		return NULL;
-	if ((p = realloc(arr, ncap * size)) == NULL)
-		return NULL;
-	*cap = ncap;
-	return p;
-}
-
 static void
 decode_meta(struct cursor *c, struct ht_meta *m, uint32_t version)
 {
@@ -218,9 +199,12 @@ decode_thread(struct cursor *c, struct ht_thread_rec *t)
 	get_str(c, t->name, sizeof(t->name));
 }
 
-/* Returns 0, or -1 if nframes is over the limit. */
+/* Returns 0, or -1 if nframes is over the limit.  The frames go to
+ * frames, which has room for room of them (what the counting pass saw:
+ * more would be the reader's own bug, -2). */
 static int
-decode_site(struct cursor *c, struct ht_site_rec *s, uint32_t version)
+decode_site(struct cursor *c, struct ht_profile_site *s, uint64_t *frames,
+    size_t room, uint32_t version)
 {
 	uint32_t i;
 
@@ -237,11 +221,80 @@ decode_site(struct cursor *c, struct ht_site_rec *s, uint32_t version)
 	s->nframes = get_u32(c);
 	if (s->nframes > HT_PROFILE_MAX_FRAMES)
 		return -1;
+	if (s->nframes > room)
+		return -2;
 	for (i = 0; i < s->nframes; i++)
-		s->frames[i] = get_u64(c);
+		frames[i] = get_u64(c);
+	s->frames = frames;
 	if (version >= 2)
 		s->folded = get_u32(c);
 	return 0;
+}
+
+/* What the records of a profile need: counted before they are decoded,
+ * so that each array is allocated once, at its size (no array grown by
+ * doubling, no site given room for frames it does not have). */
+struct counts {
+	size_t modules;
+	size_t threads;
+	size_t sites;
+	size_t frames;
+	size_t allocators;
+};
+
+/*
+ * Count the records of the len bytes at b (whose header is checked) up to
+ * END or the first record that does not fit.  What is wrong with a record
+ * is for the decoding pass to say; this one only bounds what it stores.
+ */
+static void
+count_records(const uint8_t *b, size_t len, struct counts *n)
+{
+	size_t off, rlen;
+	uint32_t nf;
+
+	memset(n, 0, sizeof(*n));
+	for (off = HEADER_SIZE; len - off >= 8; off += 8 + rlen) {
+		rlen = (size_t)le(b + off + 4, 4);
+		if (rlen > len - off - 8)
+			return;
+		switch (le(b + off, 4)) {
+		case HT_REC_END:
+			return;
+		case HT_REC_MODULE:
+			n->modules++;
+			break;
+		case HT_REC_THREAD:
+			n->threads++;
+			break;
+		case HT_REC_ALLOCATOR:
+			n->allocators++;
+			break;
+		case HT_REC_SITE:
+			n->sites++;
+			if (rlen < SITE_FIXED)
+				break;
+			nf = (uint32_t)le(b + off + 8 + SITE_FIXED - 4, 4);
+			n->frames += nf < HT_PROFILE_MAX_FRAMES ?
+			    nf :
+			    HT_PROFILE_MAX_FRAMES;
+			break;
+		}
+	}
+}
+
+/* n elements of size, zeroed, or NULL for none; *fail set when out of
+ * memory. */
+static void *
+array(size_t n, size_t size, int *fail)
+{
+	void *p;
+
+	if (n == 0)
+		return NULL;
+	if ((p = calloc(n, size)) == NULL)
+		*fail = 1;
+	return p;
 }
 
 /* The END record at off holds the CRC of the bytes before its payload. */
@@ -275,14 +328,14 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 	const uint8_t *b = buf;
 	struct ht_profile *pr;
 	struct ht_module_rec *mod;
-	struct ht_site_rec *site;
+	struct ht_profile_site *site;
+	struct counts n;
 	struct cursor c;
-	void *p;
-	size_t off, mcap = 0, tcap = 0, scap = 0, acap = 0, rlen;
 	struct ht_allocator_rec *al;
+	size_t off, rlen;
 	uint32_t version, type;
 	char tn[32], path[HT_PROFILE_MAX_PATH];
-	int have_meta = 0;
+	int have_meta = 0, fail = 0, rc;
 
 	if (len < 8 || memcmp(b, HT_PROFILE_MAGIC, 8) != 0) {
 		if (len < 8 && len > 0 && memcmp(b, HT_PROFILE_MAGIC, len) == 0)
@@ -312,6 +365,17 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 		return NULL;
 	}
 	pr->version = version;
+	count_records(b, len, &n);
+	pr->modules = array(n.modules < MAX_MODULES ? n.modules : MAX_MODULES,
+	    sizeof(*pr->modules), &fail);
+	pr->threads = array(n.threads, sizeof(*pr->threads), &fail);
+	pr->sites = array(n.sites, sizeof(*pr->sites), &fail);
+	pr->frames = array(n.frames, sizeof(*pr->frames), &fail);
+	pr->allocators = array(n.allocators < MAX_ALLOCATORS ? n.allocators :
+							       MAX_ALLOCATORS,
+	    sizeof(*pr->allocators), &fail);
+	if (fail)
+		goto out_nomem;
 
 	for (off = HEADER_SIZE;; off += 8 + rlen) {
 		if (len - off < 8) {
@@ -376,10 +440,6 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				    MAX_MODULES);
 				goto out_inval;
 			}
-			if ((p = grow(pr->modules, &mcap, pr->nmodules,
-				 sizeof(*pr->modules))) == NULL)
-				goto out_nomem;
-			pr->modules = p;
 			mod = &pr->modules[pr->nmodules];
 			memset(mod, 0, sizeof(*mod));
 			if (decode_module(&c, mod, path) == -1) {
@@ -397,22 +457,20 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			pr->nmodules++;
 			break;
 		case HT_REC_THREAD:
-			if ((p = grow(pr->threads, &tcap, pr->nthreads,
-				 sizeof(*pr->threads))) == NULL)
+			/* The counting pass walked these very records. */
+			if (pr->nthreads >= n.threads)
 				goto out_nomem;
-			pr->threads = p;
-			memset(&pr->threads[pr->nthreads], 0,
-			    sizeof(*pr->threads));
 			decode_thread(&c, &pr->threads[pr->nthreads++]);
 			break;
 		case HT_REC_SITE:
-			if ((p = grow(pr->sites, &scap, pr->nsites,
-				 sizeof(*pr->sites))) == NULL)
+			if (pr->nsites >= n.sites)
 				goto out_nomem;
-			pr->sites = p;
 			site = &pr->sites[pr->nsites];
-			memset(site, 0, sizeof(*site));
-			if (decode_site(&c, site, version) == -1) {
+			rc = decode_site(&c, site, pr->frames + pr->nframes,
+			    n.frames - pr->nframes, version);
+			if (rc == -2)
+				goto out_nomem;
+			if (rc == -1) {
 				seterr(err, errlen,
 				    "SITE record at offset %zu "
 				    "has %u frames, at most %d",
@@ -420,6 +478,7 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				    HT_PROFILE_MAX_FRAMES);
 				goto out_inval;
 			}
+			pr->nframes += site->nframes;
 			pr->nsites++;
 			break;
 		case HT_REC_ALLOCATOR:
@@ -432,10 +491,8 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				    MAX_ALLOCATORS);
 				goto out_inval;
 			}
-			if ((p = grow(pr->allocators, &acap, pr->nallocators,
-				 sizeof(*pr->allocators))) == NULL)
+			if (pr->nallocators >= n.allocators)
 				goto out_nomem;
-			pr->allocators = p;
 			al = &pr->allocators[pr->nallocators];
 			al->names = get_u64(&c);
 			get_str(&c, path, sizeof(path));
@@ -567,5 +624,27 @@ ht_profile_free(struct ht_profile *pr)
 	for (i = 0; i < pr->nallocators; i++)
 		free((char *)pr->allocators[i].path);
 	free(pr->allocators);
+	free(pr->frames);
 	free(pr);
+}
+
+void
+ht_profile_site_rec(const struct ht_profile_site *s, struct ht_site_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->inuse_bytes = s->inuse_bytes;
+	r->inuse_objects = s->inuse_objects;
+	r->alloc_bytes = s->alloc_bytes;
+	r->alloc_objects = s->alloc_objects;
+	r->samples = s->samples;
+	r->live_samples = s->live_samples;
+	r->inuse_var = s->inuse_var;
+	r->alloc_var = s->alloc_var;
+	r->peak_inuse_bytes = s->peak_inuse_bytes;
+	r->peak_inuse_objects = s->peak_inuse_objects;
+	r->nframes = s->nframes < HT_PROFILE_MAX_FRAMES ? s->nframes :
+							  HT_PROFILE_MAX_FRAMES;
+	if (r->nframes > 0)
+		memcpy(r->frames, s->frames, r->nframes * sizeof(r->frames[0]));
+	r->folded = s->folded;
 }

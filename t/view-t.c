@@ -204,7 +204,7 @@ cols(const struct ht_view_figures *f, uint64_t c[NCOLS])
 static void
 expected(const struct ht_profile *p, int at_peak, uint64_t c[NCOLS])
 {
-	const struct ht_site_rec *s;
+	const struct ht_profile_site *s;
 	size_t i;
 
 	memset(c, 0, NCOLS * sizeof(c[0]));
