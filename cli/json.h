@@ -10,8 +10,12 @@
  * \u00XX (its Latin-1 reading), so that a path in a legacy encoding still
  * yields a parseable document.  Non-finite doubles are written as null.
  *
- * The writer is a plain value (no allocation); nesting deeper than
- * HT_JSON_MAX_DEPTH is a programming error and is ignored.
+ * The writer is a plain value (no allocation) with a buffer of its own:
+ * its text reaches the stream in large writes (a report of millions of
+ * frames spent most of its time in stdio's per-call locking), so nothing
+ * else may write to the stream between ht_json_init and ht_json_finish.
+ * Nesting deeper than HT_JSON_MAX_DEPTH is a programming error and is
+ * ignored.
  */
 #ifndef HT_JSON_H
 #define HT_JSON_H
@@ -28,6 +32,8 @@ struct ht_json {
 	int depth;
 	/* Per level: nothing written yet at this level (no comma needed). */
 	unsigned char empty[HT_JSON_MAX_DEPTH];
+	size_t len; /* bytes in buf */
+	char buf[8192];
 };
 
 void ht_json_init(struct ht_json *, FILE *, int pretty);
@@ -41,13 +47,16 @@ void ht_json_array_end(struct ht_json *);
 void ht_json_string(struct ht_json *, const char *key, const char *);
 void ht_json_stringn(struct ht_json *, const char *key, const char *, size_t);
 void ht_json_uint(struct ht_json *, const char *key, uint64_t);
+/* v as a string "0x1a2b" (addresses: JSON numbers lose 64-bit precision
+ * in most readers). */
+void ht_json_hex(struct ht_json *, const char *key, uint64_t);
 void ht_json_int(struct ht_json *, const char *key, int64_t);
 void ht_json_double(struct ht_json *, const char *key, double);
 void ht_json_bool(struct ht_json *, const char *key, int);
 void ht_json_null(struct ht_json *, const char *key);
 
-/* Ends the document with a newline.  Returns 0, or -1 if the stream has
- * an error (errno as left by stdio). */
+/* Ends the document with a newline and writes what is buffered.  Returns
+ * 0, or -1 if the stream has an error (errno as left by stdio). */
 int ht_json_finish(struct ht_json *);
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes): 1 to 4, or 0

@@ -130,15 +130,6 @@ ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r)
 	return nfr;
 }
 
-static void
-json_hex(struct ht_json *j, const char *key, uint64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	ht_json_string(j, key, buf);
-}
-
 int
 ht_text_json_frames(struct ht_json *j, struct ht_view *v,
     const struct ht_view_row *r)
@@ -151,9 +142,9 @@ ht_text_json_frames(struct ht_json *j, struct ht_view *v,
 		return -1;
 	for (i = 0; i < nfr; i++) {
 		ht_json_object_begin(j, NULL);
-		json_hex(j, "address", fr[i].address);
+		ht_json_hex(j, "address", fr[i].address);
 		ht_json_string(j, "module", fr[i].module);
-		json_hex(j, "offset", fr[i].offset);
+		ht_json_hex(j, "offset", fr[i].offset);
 		ht_json_string(j, "function", fr[i].function);
 		ht_json_string(j, "file", fr[i].file);
 		if (fr[i].line > 0)
