@@ -553,6 +553,40 @@ out_fail:
 	return -1;
 }
 
+int
+ht_diff_symbolize(struct ht_diff *d)
+{
+	struct ht_view_symbols *st = &d->symbols;
+	const struct ht_view_row *r;
+	const struct ht_sym_frame *fr;
+	struct ht_sym *sym;
+	uint32_t k, n;
+	size_t i;
+	int side;
+
+	memset(st, 0, sizeof(*st));
+	st->max = ht_sym_max(d->v[1].sym);
+	for (i = 0; i < d->nshown; i++) {
+		side = ht_diff_site_side(d->shown[i]);
+		if ((r = d->shown[i]->row[side]) == NULL || r->site == NULL)
+			continue;
+		sym = d->v[side].sym;
+		n = r->site->nframes < HT_PROFILE_MAX_FRAMES ?
+		    r->site->nframes :
+		    HT_PROFILE_MAX_FRAMES;
+		for (k = 0; k < n; k++) {
+			if (ht_sym_lookup(sym, r->site->frames[k], &fr) < 0) {
+				errno = ENOMEM;
+				return -1;
+			}
+			st->frames++;
+			if (fr[0].flags & HT_SYM_SKIPPED)
+				st->skipped++;
+		}
+	}
+	return 0;
+}
+
 /* x rounded, within what an int64_t holds (llround is undefined beyond). */
 static int64_t
 clamp_i64(double x)

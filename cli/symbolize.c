@@ -253,6 +253,12 @@ ht_sym_limit(struct ht_sym *sym, size_t max)
 	sym->max_symbols = max;
 }
 
+size_t
+ht_sym_max(const struct ht_sym *sym)
+{
+	return sym->max_symbols;
+}
+
 const char *
 ht_sym_module_name(struct ht_sym *sym, uint64_t addr)
 {

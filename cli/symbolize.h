@@ -128,6 +128,8 @@ int ht_sym_lookup(struct ht_sym *, uint64_t addr,
  * (reports look them up in the order they print their sites).
  */
 void ht_sym_limit(struct ht_sym *, size_t max);
+/* That limit. */
+size_t ht_sym_max(const struct ht_sym *);
 
 /*
  * The basename of the module that maps addr, or NULL.  Needs no debug

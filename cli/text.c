@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "allocnames.h"
+#include "cli.h"
 #include "size.h"
 #include "text.h"
 
@@ -154,6 +155,8 @@ ht_text_json_frames(struct ht_json *j, struct ht_view *v,
 		ht_json_bool(j, "inlined", fr[i].inlined);
 		if (fr[i].flags & HT_SYM_BUILD_ID_MISMATCH)
 			ht_json_bool(j, "build_id_mismatch", 1);
+		if (fr[i].flags & HT_SYM_SKIPPED)
+			ht_json_bool(j, "skipped", 1);
 		ht_json_object_end(j);
 	}
 	ht_json_array_end(j);
@@ -244,14 +247,54 @@ ht_text_drops(FILE *fp, const struct ht_view *v, int raw)
 	    about, ht_view_sat_add(v->total.alloc_objects, m->dropped_objects));
 }
 
+/* The notes printed so far, to a report (fp) or as warnings (NULL). */
+struct notes {
+	FILE *fp;
+	size_t n;
+};
+
 static void
 note(void *arg, const char *path, const char *why)
 {
-	FILE *fp = arg;
+	struct notes *nt = arg;
 
-	fputs("note: ", fp);
-	ht_text_safe(fp, path, SIZE_MAX);
-	fprintf(fp, ": %s; its frames show as module+offset\n", why);
+	if (nt->n++ >= HT_TEXT_MAX_NOTES)
+		return;
+	if (nt->fp == NULL) {
+		/* ht_warn shows a control character as '?'. */
+		ht_warn("note: %s: %s; its frames show as module+offset", path,
+		    why);
+		return;
+	}
+	fputs("note: ", nt->fp);
+	ht_text_safe(nt->fp, path, SIZE_MAX);
+	fprintf(nt->fp, ": %s; its frames show as module+offset\n", why);
+}
+
+static void
+notes(FILE *fp, struct ht_sym *a, struct ht_sym *b)
+{
+	struct notes nt = { fp, 0 };
+	size_t more;
+
+	if (b == a)
+		b = NULL;
+	if (a != NULL)
+		ht_sym_problems(a, note, &nt);
+	if (b != NULL)
+		ht_sym_problems(b, note, &nt);
+	if (nt.n <= HT_TEXT_MAX_NOTES)
+		return;
+	more = nt.n - HT_TEXT_MAX_NOTES;
+	if (fp == NULL)
+		ht_warn("note: and %zu more module%s whose files could not be "
+			"used; their frames show as module+offset",
+		    more, more == 1 ? "" : "s");
+	else
+		fprintf(fp,
+		    "note: and %zu more module%s whose files could not be "
+		    "used; their frames show as module+offset\n",
+		    more, more == 1 ? "" : "s");
 }
 
 void
@@ -264,10 +307,35 @@ ht_text_notes(FILE *fp, struct ht_sym *a, struct ht_sym *b)
 	    0)
 		return;
 	putc('\n', fp);
-	if (a != NULL)
-		ht_sym_problems(a, note, fp);
-	if (b != NULL)
-		ht_sym_problems(b, note, fp);
+	notes(fp, a, b);
+}
+
+void
+ht_text_warn_notes(struct ht_sym *a, struct ht_sym *b)
+{
+	notes(NULL, a, b);
+}
+
+const char *
+ht_text_skipped(const struct ht_view_symbols *st, char *buf, size_t len)
+{
+	if (st->skipped == 0)
+		return NULL;
+	snprintf(buf, len,
+	    "%" PRIu64 " of %" PRIu64 " frames left as module+offset: "
+	    "more distinct addresses than --max-symbols %zu to look up; "
+	    "give --max-symbols 0 to symbolize them all (about 0.1 ms each)",
+	    st->skipped, st->frames, st->max);
+	return buf;
+}
+
+void
+ht_text_skipped_note(FILE *fp, const struct ht_view_symbols *st)
+{
+	char msg[300];
+
+	if (ht_text_skipped(st, msg, sizeof(msg)) != NULL)
+		fprintf(fp, "\nnote: %s\n", msg);
 }
 
 /* The bits of names of kind (0: the C allocator's own names, 1: the

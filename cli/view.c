@@ -236,24 +236,45 @@ site_module(struct ht_sym *sym, const struct ht_profile_site *s)
 	return first != NULL ? first : "[unknown]";
 }
 
+/* The modules charged so far, by name: a profile may name 65,536. */
+struct charges {
+	struct ht_view *v;
+	struct ht_view_index index;
+	size_t cap;
+	const char *key;
+};
+
 static int
-module_charge(struct ht_view *v, const char *name,
+charge_eq(void *ctx, uint32_t id)
+{
+	struct charges *c = ctx;
+
+	return strcmp(c->v->mods[id].name, c->key) == 0;
+}
+
+static int
+module_charge(struct charges *c, const char *name,
     const struct ht_view_figures *f)
 {
+	struct ht_view *v = c->v;
 	struct ht_view_module *m;
-	size_t i;
+	uint64_t h = ht_view_hash(HT_VIEW_HASH0, name, strlen(name));
+	int64_t i;
 
-	for (i = 0; i < v->nmods; i++)
-		if (strcmp(v->mods[i].name, name) == 0)
-			break;
-	if (i == v->nmods) {
-		m = reallocarray(v->mods, v->nmods + 1, sizeof(*m));
-		if (m == NULL)
+	c->key = name;
+	if ((i = ht_view_index_find(&c->index, h, charge_eq, c)) < 0) {
+		if (v->nmods == c->cap) {
+			c->cap = c->cap == 0 ? 16 : c->cap * 2;
+			m = reallocarray(v->mods, c->cap, sizeof(*m));
+			if (m == NULL)
+				return -1;
+			v->mods = m;
+		}
+		if (ht_view_index_add(&c->index, h, (uint32_t)v->nmods) != 0)
 			return -1;
-		v->mods = m;
+		i = (int64_t)v->nmods++;
 		memset(&v->mods[i], 0, sizeof(v->mods[i]));
 		v->mods[i].name = name;
-		v->nmods++;
 	}
 	figures_add(&v->mods[i].f, f);
 	return 0;
@@ -311,9 +332,12 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 {
 	const struct ht_profile_site *s;
 	struct ht_view_row *r, fold;
+	struct charges ch;
 	size_t i, nkept;
 
 	memset(v, 0, sizeof(*v));
+	memset(&ch, 0, sizeof(ch));
+	ch.v = v;
 	v->prof = prof;
 	v->sym = sym;
 	v->opts = *opts;
@@ -344,7 +368,7 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 	for (i = 0; i < prof->nsites; i++) {
 		r = &v->rows[i];
 		figures_add(&v->total, &r->f);
-		if (module_charge(v, site_module(sym, r->site), &r->f) != 0)
+		if (module_charge(&ch, site_module(sym, r->site), &r->f) != 0)
 			goto out_nomem;
 		if ((opts->top == 0 || nkept < opts->top) && !below(v, r) &&
 		    r->site->folded == 0)
@@ -371,9 +395,11 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 		    thread_cmp);
 		v->nthreads = prof->nthreads;
 	}
+	ht_view_index_free(&ch.index);
 	return 0;
 
 out_nomem:
+	ht_view_index_free(&ch.index);
 	ht_view_free(v);
 	errno = ENOMEM;
 	return -1;
@@ -415,6 +441,34 @@ ht_view_frames(struct ht_view *v, const struct ht_view_row *r,
 out_nomem:
 	errno = ENOMEM;
 	return -1;
+}
+
+int
+ht_view_symbolize(struct ht_view *v)
+{
+	struct ht_view_symbols *st = &v->symbols;
+	const struct ht_sym_frame *fr;
+	const struct ht_profile_site *s;
+	uint32_t k, n;
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	st->max = ht_sym_max(v->sym);
+	for (i = 0; i < v->nrows; i++) {
+		if ((s = v->rows[i].site) == NULL)
+			continue;
+		n = site_nframes(s);
+		for (k = 0; k < n; k++) {
+			if (ht_sym_lookup(v->sym, s->frames[k], &fr) < 0) {
+				errno = ENOMEM;
+				return -1;
+			}
+			st->frames++;
+			if (fr[0].flags & HT_SYM_SKIPPED)
+				st->skipped++;
+		}
+	}
+	return 0;
 }
 
 const char *
