@@ -20,10 +20,12 @@
 #define KEY_NOSTACK 'N' /* a site whose stack was not recorded */
 #define KEY_FOLD    'F' /* the sites the agent folded */
 
-/* A module of a profile and how sites name it across runs. */
+/* A module of a profile and how sites name it across runs: its id, and
+ * that id's rank among the ids of both profiles (what keys hold). */
 struct modkey {
 	const struct ht_module_rec *m;
 	char *id;
+	uint32_t rank; /* from 1; 0 is a frame in no module */
 };
 
 int64_t
@@ -166,6 +168,51 @@ modkey_find(const struct modkey *mk, size_t n, uint64_t addr)
 }
 
 static int
+id_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Rank the module ids of both profiles (n[k] modules in mk[k]) in byte
+ * order, from 1: a key holds the rank of a frame's module, 4 bytes rather
+ * than the id (up to 129), and keys still sort as their ids would.
+ * Returns 0, or -1 (ENOMEM).
+ */
+static int
+modkeys_rank(struct modkey *mk[2], const size_t n[2])
+{
+	char **ids;
+	size_t i, j, lo, hi, mid, nids = 0;
+	int k, c;
+
+	if ((ids = calloc(n[0] + n[1] + 1, sizeof(*ids))) == NULL)
+		return -1;
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < n[k]; i++)
+			ids[nids++] = mk[k][i].id;
+	qsort(ids, nids, sizeof(*ids), id_cmp);
+	for (i = j = 0; i < nids; i++)
+		if (j == 0 || strcmp(ids[j - 1], ids[i]) != 0)
+			ids[j++] = ids[i];
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < n[k]; i++) {
+			lo = 0;
+			hi = j;
+			while (lo < hi) {
+				mid = lo + (hi - lo) / 2;
+				if ((c = strcmp(ids[mid], mk[k][i].id)) < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			mk[k][i].rank = (uint32_t)lo + 1;
+		}
+	free(ids);
+	return 0;
+}
+
+static int
 key_put(struct ht_diff *d, const void *p, size_t n)
 {
 	uint8_t *b;
@@ -186,11 +233,11 @@ key_put(struct ht_diff *d, const void *p, size_t n)
 }
 
 /*
- * The key of row r into d->kbuf: its type, then per frame the module's
- * name across runs, a NUL and the 8 bytes of the offset (address - bias);
- * a frame outside every module is "?", a NUL and its address.  Each name
- * ends at its NUL and is followed by exactly 8 bytes, so no two stacks
- * share a key.
+ * The key of row r into d->kbuf: its type, then per frame the rank of its
+ * module's name across runs (modkeys_rank; 4 bytes, most significant
+ * first) and the 8 bytes of the offset (address - bias); a frame outside
+ * every module has rank 0 and its address.  12 bytes a frame, so no two
+ * stacks share a key, and keys sort as the names and offsets would.
  */
 static int
 row_key(struct ht_diff *d, const struct modkey *mk, size_t nmk,
@@ -198,8 +245,8 @@ row_key(struct ht_diff *d, const struct modkey *mk, size_t nmk,
 {
 	const struct modkey *k;
 	uint64_t off;
-	uint32_t i, n;
-	uint8_t type;
+	uint32_t i, n, rank;
+	uint8_t type, be[4];
 
 	d->klen = 0;
 	if (r->site == NULL || r->site->folded > 0)
@@ -216,13 +263,17 @@ row_key(struct ht_diff *d, const struct modkey *mk, size_t nmk,
 						       HT_PROFILE_MAX_FRAMES;
 	for (i = 0; i < n; i++) {
 		off = r->site->frames[i];
+		rank = 0;
 		if ((k = modkey_find(mk, nmk, off)) != NULL) {
 			off -= k->m->bias;
-			if (key_put(d, k->id, strlen(k->id) + 1) != 0)
-				return -1;
-		} else if (key_put(d, "?", 2) != 0)
-			return -1;
-		if (key_put(d, &off, sizeof(off)) != 0)
+			rank = k->rank;
+		}
+		be[0] = (uint8_t)(rank >> 24);
+		be[1] = (uint8_t)(rank >> 16);
+		be[2] = (uint8_t)(rank >> 8);
+		be[3] = (uint8_t)rank;
+		if (key_put(d, be, sizeof(be)) != 0 ||
+		    key_put(d, &off, sizeof(off)) != 0)
 			return -1;
 	}
 	return 0;
@@ -270,20 +321,18 @@ side_add(struct ht_diff_side *to, const struct ht_diff_side *s)
 	to->var += s->var;
 }
 
-/* Put the rows of side k's view into the sites. */
+/* Put the rows of side k's view, whose modules are mk, into the
+ * sites. */
 static int
-add_side(struct ht_diff *d, int k)
+add_side(struct ht_diff *d, int k, const struct modkey *mk)
 {
 	const struct ht_view_row *r;
-	struct modkey *mk;
 	struct ht_diff_site *s;
 	uint64_t h;
 	int64_t id;
 	size_t i;
 	int rc = -1;
 
-	if ((mk = modkeys_new(d->prof[k])) == NULL)
-		return -1;
 	for (i = 0; i < d->v[k].nrows; i++) {
 		r = &d->v[k].rows[i];
 		if (row_key(d, mk, d->prof[k]->nmodules, r) != 0)
@@ -314,7 +363,6 @@ add_side(struct ht_diff *d, int k)
 	}
 	rc = 0;
 out:
-	modkeys_free(mk, d->prof[k]->nmodules);
 	if (rc != 0)
 		errno = ENOMEM;
 	return rc;
@@ -410,26 +458,53 @@ mod_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* For the index of the modules by name: the name being looked up. */
+struct modnames {
+	struct ht_diff *d;
+	const char *key;
+};
+
+static int
+modname_eq(void *ctx, uint32_t id)
+{
+	struct modnames *mn = ctx;
+
+	return strcmp(mn->d->mods[id].name, mn->key) == 0;
+}
+
 static int
 add_modules(struct ht_diff *d)
 {
 	const struct ht_view_module *vm;
 	struct ht_diff_module *m;
-	size_t i, j;
+	struct ht_view_index index;
+	struct modnames mn = { d, NULL };
+	uint64_t h;
+	int64_t j;
+	size_t i;
 	int k;
 
 	m = calloc(d->v[0].nmods + d->v[1].nmods + 1, sizeof(*m));
 	if (m == NULL)
 		return -1;
 	d->mods = m;
+	memset(&index, 0, sizeof(index));
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < d->v[k].nmods; i++) {
 			vm = &d->v[k].mods[i];
-			for (j = 0; j < d->nmods; j++)
-				if (strcmp(d->mods[j].name, vm->name) == 0)
-					break;
-			if (j == d->nmods)
+			h = ht_view_hash(HT_VIEW_HASH0, vm->name,
+			    strlen(vm->name));
+			mn.key = vm->name;
+			if ((j = ht_view_index_find(&index, h, modname_eq,
+				 &mn)) < 0) {
+				if (ht_view_index_add(&index, h,
+					(uint32_t)d->nmods) != 0) {
+					ht_view_index_free(&index);
+					return -1;
+				}
+				j = (int64_t)d->nmods;
 				d->mods[d->nmods++].name = vm->name;
+			}
 			m = &d->mods[j];
 			m->v[k][0] =
 			    ht_view_sat_add(m->v[k][0], vm->f.inuse_bytes);
@@ -440,6 +515,7 @@ add_modules(struct ht_diff *d)
 			m->v[k][3] =
 			    ht_view_sat_add(m->v[k][3], vm->f.alloc_objects);
 		}
+	ht_view_index_free(&index);
 	if (d->nmods > 1)
 		qsort(d->mods, d->nmods, sizeof(*d->mods), mod_cmp);
 	return 0;
@@ -470,7 +546,8 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 {
 	struct ht_view_opts vopts;
 	struct ht_diff_site **order = NULL, *s;
-	size_t i, n, nkeep;
+	struct modkey *mk[2] = { NULL, NULL };
+	size_t i, n, nkeep, nmk[2];
 	int k;
 
 	memset(d, 0, sizeof(*d));
@@ -492,9 +569,20 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 	d->sites = calloc(d->v[0].nrows + d->v[1].nrows + 1, sizeof(*d->sites));
 	if (d->sites == NULL)
 		goto out_nomem;
+	for (k = 0; k < 2; k++) {
+		nmk[k] = d->prof[k]->nmodules;
+		if ((mk[k] = modkeys_new(d->prof[k])) == NULL)
+			goto out_nomem;
+	}
+	if (modkeys_rank(mk, nmk) != 0)
+		goto out_nomem;
 	for (k = 0; k < 2; k++)
-		if (add_side(d, k) != 0)
+		if (add_side(d, k, mk[k]) != 0)
 			goto out_fail;
+	for (k = 0; k < 2; k++) {
+		modkeys_free(mk[k], nmk[k]);
+		mk[k] = NULL;
+	}
 	for (i = 0; i < d->nsites; i++) {
 		s = &d->sites[i];
 		s->status = site_status(s);
@@ -548,6 +636,8 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 out_nomem:
 	errno = ENOMEM;
 out_fail:
+	for (k = 0; k < 2; k++)
+		modkeys_free(mk[k], d->prof[k]->nmodules);
 	free(order);
 	ht_diff_free(d);
 	return -1;
