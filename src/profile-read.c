@@ -231,6 +231,77 @@ decode_site(struct cursor *c, struct ht_profile_site *s, uint64_t *frames,
 	return 0;
 }
 
+/*
+ * Where a profile's bytes come from: memory (a live target's reply, a
+ * buffer), or a file read through a window.  Decoding a file costs its
+ * decoded size and the window, not the file's size besides: the decoded
+ * profile of a 121 MB file took 240 MB when the file was read whole first.
+ */
+struct source {
+	const uint8_t *mem; /* all len bytes, or NULL for the file */
+	int fd;
+	size_t len;
+	uint8_t *win; /* file bytes [woff, woff + wlen) */
+	size_t woff;
+	size_t wlen;
+	int ioerr; /* errno of a failed read, or 0 */
+};
+
+/* The window; any record's known fields fit in it (a string is at most
+ * 65,535 bytes), so only a record's unknown tail may lie beyond. */
+#define WINDOW (1U << 20)
+
+/*
+ * The n bytes (at most WINDOW) at off, which the caller has checked lie
+ * in the profile.  Returns a pointer valid until the next call, or NULL
+ * after a read error (ioerr says which; EIO for a file that shrank).
+ */
+static const uint8_t *
+source_at(struct source *s, size_t off, size_t n)
+{
+	size_t want;
+	ssize_t got;
+
+	if (s->mem != NULL)
+		return s->mem + off;
+	if (off >= s->woff && n <= s->wlen && off - s->woff <= s->wlen - n)
+		return s->win + (off - s->woff);
+	want = s->len - off < WINDOW ? s->len - off : WINDOW;
+	s->woff = off;
+	s->wlen = 0;
+	while (s->wlen < want) {
+		got = pread(s->fd, s->win + s->wlen, want - s->wlen,
+		    (off_t)(off + s->wlen));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			s->ioerr = got < 0 ? errno : EIO;
+			return NULL;
+		}
+		s->wlen += (size_t)got;
+	}
+	return s->win;
+}
+
+/* Fold the n bytes at off into *crc (through the window, a piece at a
+ * time).  Returns 0, or -1 after a read error. */
+static int
+source_crc(struct source *s, size_t off, size_t n, uint32_t *crc)
+{
+	const uint8_t *p;
+	size_t k;
+
+	while (n > 0) {
+		k = n < WINDOW ? n : WINDOW;
+		if ((p = source_at(s, off, k)) == NULL)
+			return -1;
+		*crc = ht_crc32(*crc, p, k);
+		off += k;
+		n -= k;
+	}
+	return 0;
+}
+
 /* What the records of a profile need: counted before they are decoded,
  * so that each array is allocated once, at its size (no array grown by
  * doubling, no site given room for frames it does not have). */
@@ -243,24 +314,29 @@ struct counts {
 };
 
 /*
- * Count the records of the len bytes at b (whose header is checked) up to
- * END or the first record that does not fit.  What is wrong with a record
- * is for the decoding pass to say; this one only bounds what it stores.
+ * Count the records of the profile (whose header is checked) up to END or
+ * the first record that does not fit.  What is wrong with a record is for
+ * the decoding pass to say; this one only bounds what it stores.  Returns
+ * 0, or -1 after a read error.
  */
-static void
-count_records(const uint8_t *b, size_t len, struct counts *n)
+static int
+count_records(struct source *s, struct counts *n)
 {
-	size_t off, rlen;
-	uint32_t nf;
+	const uint8_t *b;
+	size_t off, rlen, len = s->len;
+	uint32_t nf, type;
 
 	memset(n, 0, sizeof(*n));
 	for (off = HEADER_SIZE; len - off >= 8; off += 8 + rlen) {
-		rlen = (size_t)le(b + off + 4, 4);
+		if ((b = source_at(s, off, 8)) == NULL)
+			return -1;
+		type = (uint32_t)le(b, 4);
+		rlen = (size_t)le(b + 4, 4);
 		if (rlen > len - off - 8)
-			return;
-		switch (le(b + off, 4)) {
+			return 0;
+		switch (type) {
 		case HT_REC_END:
-			return;
+			return 0;
 		case HT_REC_MODULE:
 			n->modules++;
 			break;
@@ -274,13 +350,17 @@ count_records(const uint8_t *b, size_t len, struct counts *n)
 			n->sites++;
 			if (rlen < SITE_FIXED)
 				break;
-			nf = (uint32_t)le(b + off + 8 + SITE_FIXED - 4, 4);
+			if ((b = source_at(s, off + 8 + SITE_FIXED - 4, 4)) ==
+			    NULL)
+				return -1;
+			nf = (uint32_t)le(b, 4);
 			n->frames += nf < HT_PROFILE_MAX_FRAMES ?
 			    nf :
 			    HT_PROFILE_MAX_FRAMES;
 			break;
 		}
 	}
+	return 0;
 }
 
 /* n elements of size, zeroed, or NULL for none; *fail set when out of
@@ -297,11 +377,13 @@ array(size_t n, size_t size, int *fail)
 	return p;
 }
 
-/* The END record at off holds the CRC of the bytes before its payload. */
+/* The END record at off (its payload at p) holds the CRC of the bytes
+ * before its payload, computed. */
 static int
-check_crc(const uint8_t *b, size_t off, size_t rlen, char *err, size_t errlen)
+check_crc(const uint8_t *p, size_t off, size_t rlen, uint32_t computed,
+    char *err, size_t errlen)
 {
-	uint32_t stored, computed;
+	uint32_t stored;
 
 	if (rlen < END_FIXED) {
 		seterr(err, errlen,
@@ -310,8 +392,7 @@ check_crc(const uint8_t *b, size_t off, size_t rlen, char *err, size_t errlen)
 		    off);
 		return -1;
 	}
-	stored = (uint32_t)le(b + off + 8, 4);
-	computed = ht_crc32(0, b, off + 8);
+	stored = (uint32_t)le(p, 4);
 	if (stored != computed) {
 		seterr(err, errlen,
 		    "checksum mismatch (stored %08x, computed "
@@ -322,10 +403,13 @@ check_crc(const uint8_t *b, size_t off, size_t rlen, char *err, size_t errlen)
 	return 0;
 }
 
-struct ht_profile *
-ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
+/* Decode the profile s holds.  As ht_profile_decode. */
+static struct ht_profile *
+decode(struct source *s, char *err, size_t errlen)
 {
-	const uint8_t *b = buf;
+	const uint8_t *b, *rec;
+	size_t len = s->len, plen;
+	uint32_t crc = 0;
 	struct ht_profile *pr;
 	struct ht_module_rec *mod;
 	struct ht_profile_site *site;
@@ -337,6 +421,9 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 	char tn[32], path[HT_PROFILE_MAX_PATH];
 	int have_meta = 0, fail = 0, rc;
 
+	if ((b = source_at(s, 0, len < HEADER_SIZE ? len : HEADER_SIZE)) ==
+	    NULL)
+		goto out_io_early;
 	if (len < 8 || memcmp(b, HT_PROFILE_MAGIC, 8) != 0) {
 		if (len < 8 && len > 0 && memcmp(b, HT_PROFILE_MAGIC, len) == 0)
 			seterr(err, errlen, "truncated profile header");
@@ -365,15 +452,17 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 		return NULL;
 	}
 	pr->version = version;
-	count_records(b, len, &n);
+	crc = ht_crc32(0, b, HEADER_SIZE);
+	if (count_records(s, &n) != 0)
+		goto out_io;
 	pr->modules = array(n.modules < MAX_MODULES ? n.modules : MAX_MODULES,
 	    sizeof(*pr->modules), &fail);
 	pr->threads = array(n.threads, sizeof(*pr->threads), &fail);
 	pr->sites = array(n.sites, sizeof(*pr->sites), &fail);
 	pr->frames = array(n.frames, sizeof(*pr->frames), &fail);
-	pr->allocators = array(n.allocators < MAX_ALLOCATORS ? n.allocators :
-							       MAX_ALLOCATORS,
-	    sizeof(*pr->allocators), &fail);
+	pr->allocators =
+	    array(n.allocators < MAX_ALLOCATORS ? n.allocators : MAX_ALLOCATORS,
+		sizeof(*pr->allocators), &fail);
 	if (fail)
 		goto out_nomem;
 
@@ -391,8 +480,10 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				    off);
 			goto out_inval;
 		}
-		type = (uint32_t)le(b + off, 4);
-		rlen = (size_t)le(b + off + 4, 4);
+		if ((rec = source_at(s, off, 8)) == NULL)
+			goto out_io;
+		type = (uint32_t)le(rec, 4);
+		rlen = (size_t)le(rec + 4, 4);
 		if (rlen > len - off - 8) {
 			seterr(err, errlen,
 			    "truncated %s record at offset %zu "
@@ -408,19 +499,33 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			    type_name(type, tn, sizeof(tn)));
 			goto out_inval;
 		}
-		c.p = b + off + 8;
-		c.n = rlen;
-		c.short_ = 0;
-		switch (type) {
-		case HT_REC_END:
+		/* The record's header and its known fields; a longer
+		 * payload's tail (a later version's fields, a record type
+		 * this reader skips) only goes into the CRC. */
+		plen = rlen < WINDOW - 8 ? rlen : WINDOW - 8;
+		if ((rec = source_at(s, off, 8 + plen)) == NULL)
+			goto out_io;
+		if (type == HT_REC_END) {
 			/* An older version's END is empty: one that holds a
 			 * CRC is checked whatever the header says, so that a
 			 * corrupt version field cannot turn the check off. */
 			if ((version >= PROFILE_VERSION_CRC ||
 				rlen >= END_FIXED) &&
-			    check_crc(b, off, rlen, err, errlen) == -1)
+			    (check_crc(rec + 8, off, rlen,
+				 ht_crc32(crc, rec, 8), err, errlen) == -1))
 				goto out_inval;
 			return pr;
+		}
+		/* Summed whatever the version: an END may hold a CRC. */
+		if (plen == rlen)
+			crc = ht_crc32(crc, rec, 8 + rlen);
+		else if (source_crc(s, off, 8 + rlen, &crc) != 0 ||
+		    (rec = source_at(s, off, 8 + plen)) == NULL)
+			goto out_io; /* the window moved: the record again */
+		c.p = rec + 8;
+		c.n = plen;
+		c.short_ = 0;
+		switch (type) {
 		case HT_REC_META:
 			if (have_meta) {
 				seterr(err, errlen,
@@ -522,12 +627,35 @@ out_inval:
 	ht_profile_free(pr);
 	errno = EINVAL;
 	return NULL;
+out_io:
+	ht_profile_free(pr);
+out_io_early:
+	seterr(err, errlen, "%s",
+	    s->ioerr == EIO ? "the file changed while it was read" :
+			      strerror(s->ioerr));
+	errno = s->ioerr;
+	return NULL;
+}
+
+struct ht_profile *
+ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
+{
+	struct source s;
+
+	memset(&s, 0, sizeof(s));
+	s.mem = buf;
+	s.len = len;
+	/* A source in memory has nothing to read: never NULL. */
+	if (s.mem == NULL)
+		s.mem = (const uint8_t *)"";
+	return decode(&s, err, errlen);
 }
 
 struct ht_profile *
 ht_profile_read_file(const char *path, char *err, size_t errlen)
 {
 	struct ht_profile *pr = NULL;
+	struct source src;
 	struct stat st;
 	uint8_t *buf = NULL, *p;
 	size_t cap = 65536, len = 0, ncap;
@@ -565,6 +693,21 @@ ht_profile_read_file(const char *path, char *err, size_t errlen)
 		}
 		/* One more byte so that end of file needs no regrowth. */
 		cap = (size_t)st.st_size + 1;
+	}
+	if (fd != STDIN_FILENO) {
+		/* A named file is read through the window, as big as the
+		 * file when that is smaller. */
+		memset(&src, 0, sizeof(src));
+		src.fd = fd;
+		src.len = (size_t)st.st_size;
+		if ((src.win = malloc(
+			 src.len < WINDOW ? src.len + 1 : WINDOW)) == NULL)
+			goto out_errno;
+		pr = decode(&src, err, errlen);
+		saved = errno;
+		free(src.win);
+		errno = saved;
+		goto out_close;
 	}
 	for (;;) {
 		if (len == cap) {
