@@ -96,7 +96,7 @@ struct pmapping {
 
 /*
  * The locations by address: open addressing over a table sized once, for
- * every frame of the view (no address more), at most 70% full; a
+ * every frame of the view (no address more), at most 80% full; a
  * location's id is its slot + 1, so the table holds the addresses only.
  * Address 0 (an empty slot's mark) has the id after the last slot.
  */
@@ -250,10 +250,17 @@ intern(struct pprof *pp, const char *s)
 static int64_t
 unique_string(struct pprof *pp, const char *s)
 {
-	size_t len;
+	size_t i, len;
 	int64_t id;
 	char *copy;
 
+	/* A name made from an address is plain ASCII but for the module's
+	 * name: check before copying. */
+	for (i = 0; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+			break;
+	if (s[i] == '\0')
+		return put_string(pp, s, i);
 	if (sanitize(s, &copy, &len) != 0)
 		return -1;
 	id = put_string(pp, copy, len);
@@ -298,8 +305,9 @@ function_id(struct pprof *pp, const char *name, const char *file, int unique)
 	void *p;
 
 	f.name = unique ? unique_string(pp, name) : intern(pp, name);
+	/* string_table[0] is "". */
 	if (f.name < 0 ||
-	    (f.filename = intern(pp, file != NULL ? file : "")) < 0)
+	    (f.filename = file != NULL ? intern(pp, file) : 0) < 0)
 		return 0;
 	if (unique)
 		return put_function(pp, f.name, f.filename);
@@ -357,7 +365,7 @@ hash_addr(uint64_t a)
 static int
 locs_init(struct plocs *l, uint64_t n)
 {
-	l->cap = (size_t)(n + n / 2 + 16);
+	l->cap = (size_t)(n + n / 4 + 16);
 	if ((l->slots = calloc(l->cap, sizeof(*l->slots))) == NULL) {
 		errno = ENOMEM;
 		return -1;
