@@ -22,12 +22,12 @@
 #define BOTTOM	  28 /* the details line */
 #define CHAR_W	  7  /* of 12 px Verdana, about */
 /*
- * Frames narrower than a tenth of a pixel are left out, as flamegraph.pl
- * does by default: no one sees them, and a profile of millions of stacks
- * made an SVG of gigabytes that no browser opens.  MIN_PARTS is the
- * number of such widths in the graph.
+ * Frames narrower than half a pixel are left out (flamegraph.pl leaves out
+ * those under a tenth): no one sees them, one zoomed 5 times shows, and a
+ * profile of millions of stacks made an SVG of gigabytes that no browser
+ * opens.  At most 2,360 frames a depth are drawn; MIN_PARTS is that many.
  */
-#define MIN_PARTS (FRAMES_W * 10)
+#define MIN_PARTS (FRAMES_W * 2)
 
 enum kind {
 	K_ROOT,
@@ -321,7 +321,7 @@ level(struct flame *fl, struct cursor *cur, size_t ncur)
 
 /*
  * The tree of the rows' stacks, outermost frame on the root, built one
- * depth at a time; nodes narrower than MIN_WIDTH are left out, with all
+ * depth at a time; nodes narrower than half a pixel are left out, with all
  * above them.  Returns 0, or -1 (ENOMEM).
  */
 static int
@@ -354,7 +354,7 @@ build(struct flame *fl)
 		ncur++;
 	}
 	fl->nodes[0].value = total;
-	/* value / total * FRAMES_W >= MIN_WIDTH, in integers (no value is
+	/* value / total * FRAMES_W >= 0.5, in integers (no value is
 	 * past total, which is 2^64 - 1 at most). */
 	fl->min_value = total / MIN_PARTS + (total % MIN_PARTS != 0);
 	if (fl->min_value == 0)
@@ -703,7 +703,7 @@ put_header(FILE *fp, const struct flame *fl, int height)
 		put_xml(fp, ht_text_drop_line(m, line, sizeof(line)), SIZE_MAX);
 	}
 	if (fl->pruned)
-		fputs("; frames under 0.1 pixel not drawn", fp);
+		fputs("; frames under half a pixel not drawn", fp);
 	fputs("</text>\n", fp);
 	fprintf(fp,
 	    "<text id=\"reset\" class=\"c\" x=\"%d\" y=\"22\">"

@@ -564,8 +564,11 @@ put_mappings(struct pprof *pp)
 		idlen = m->build_id_len < HT_PROFILE_MAX_BUILD_ID ?
 		    m->build_id_len :
 		    HT_PROFILE_MAX_BUILD_ID;
-		for (j = 0; j < idlen; j++)
-			snprintf(hex + 2 * j, 3, "%02x", m->build_id[j]);
+		for (j = 0; j < idlen; j++) {
+			hex[2 * j] = "0123456789abcdef"[m->build_id[j] >> 4];
+			hex[2 * j + 1] =
+			    "0123456789abcdef"[m->build_id[j] & 15];
+		}
 		hex[2 * idlen] = '\0';
 		if ((filename = intern(pp, m->path)) < 0 ||
 		    (build_id = intern(pp, hex)) < 0)
