@@ -452,7 +452,7 @@ put_xml_byte(FILE *fp, int c)
 static size_t
 put_xml(FILE *fp, const char *s, size_t max)
 {
-	return ht_json_put_text(fp, s, max, put_xml_byte);
+	return ht_json_put_text(fp, s, max, put_xml_byte, "&<>\"'");
 }
 
 /* The number of characters of s (UTF-8, ill-formed bytes one each). */

@@ -32,15 +32,34 @@ put_plain(FILE *fp, int c)
 	putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
 }
 
+/* Printable ASCII that put would write as it is. */
+static int
+as_is(unsigned char c, const char *special)
+{
+	return c >= 0x20 && c < 0x7f &&
+	    (special[0] == '\0' || strchr(special, c) == NULL);
+}
+
 size_t
 ht_json_put_text(FILE *fp, const char *s, size_t max,
-    void (*put)(FILE *, int c))
+    void (*put)(FILE *, int c), const char *special)
 {
 	size_t i, n, len = strlen(s), chars = 0;
 
 	if (put == NULL)
 		put = put_plain;
+	if (special == NULL)
+		special = "";
 	for (i = 0; i < len && chars < max; i += n, chars++) {
+		if (as_is((unsigned char)s[i], special)) {
+			for (n = 1; i + n < len && chars + n < max &&
+			     as_is((unsigned char)s[i + n], special);
+			     n++)
+				continue;
+			fwrite(s + i, 1, n, fp);
+			chars += n - 1;
+			continue;
+		}
 		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
 			putc('?', fp);
 			n = 1;

@@ -70,13 +70,14 @@ int ht_json_is_c1(const char *s, size_t n);
 /*
  * Print the characters of s, at most max of them: a well-formed UTF-8
  * sequence of two bytes or more as it is (but a C1 control as '?'), a byte
- * that is not part of one as '?', and every other byte through put, which
- * writes it as the format takes it (an escape, a replacement); put NULL
- * writes C0 controls and DEL as '?' and the rest as they are.  The one
- * printer of text from a profile or a target, for every writer and every
- * message.  Returns how many characters were printed.
+ * that is not part of one as '?', printable ASCII not in special as it is
+ * (in runs: one write for a name, not one a byte), and every other byte
+ * through put, which writes it as the format takes it (an escape, a
+ * replacement); put NULL writes C0 controls and DEL as '?' and the rest as
+ * they are.  The one printer of text from a profile or a target, for every
+ * writer and every message.  Returns how many characters were printed.
  */
 size_t ht_json_put_text(FILE *fp, const char *s, size_t max,
-    void (*put)(FILE *, int c));
+    void (*put)(FILE *, int c), const char *special);
 
 #endif

@@ -65,7 +65,7 @@ ht_text_sort_name(enum ht_view_sort sort)
 void
 ht_text_safe(FILE *fp, const char *s, size_t max)
 {
-	ht_json_put_text(fp, s, max, NULL);
+	ht_json_put_text(fp, s, max, NULL, NULL);
 }
 
 size_t
@@ -84,6 +84,23 @@ ht_text_column(FILE *fp, const char *name, size_t w)
 	fputs("  ", fp);
 	ht_text_safe(fp, name, w - 2);
 	fprintf(fp, "%*s", (int)(w - 2 - (len < w - 2 ? len : w - 2)), "");
+}
+
+/* prefix and v in hexadecimal, "+0x1a2b", without printf (a report of
+ * millions of frames prints millions of them). */
+static void
+put_hex(FILE *fp, const char *prefix, uint64_t v)
+{
+	char buf[24];
+	size_t i = sizeof(buf);
+
+	buf[--i] = '\0';
+	do {
+		buf[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	fputs(prefix, fp);
+	fputs(buf + i, fp);
 }
 
 void
@@ -107,9 +124,9 @@ ht_text_frame(FILE *fp, const struct ht_sym_frame *fr)
 			fputs(" (", fp);
 		if (fr->module != NULL) {
 			ht_text_safe(fp, fr->module, SIZE_MAX);
-			fprintf(fp, "+0x%" PRIx64, fr->offset);
+			put_hex(fp, "+0x", fr->offset);
 		} else
-			fprintf(fp, "0x%" PRIx64, fr->address);
+			put_hex(fp, "0x", fr->address);
 		if (fr->function != NULL)
 			fputs(")", fp);
 	}
