@@ -79,8 +79,8 @@ struct ht_diff_side {
 };
 
 struct ht_diff_site {
-	uint8_t *key;
-	size_t keylen;
+	uint64_t hash; /* of its key: its stack as modules and offsets */
+	uint8_t type;  /* of its key: a stack, none, the agent's fold */
 	/* The first row of each side that went into it (frames, names);
 	 * NULL on the side that lacks it. */
 	const struct ht_view_row *row[2];
@@ -114,9 +114,6 @@ struct ht_diff {
 	int has_fold;
 	/* What ht_diff_symbolize met. */
 	struct ht_view_symbols symbols;
-	/* Scratch of the keys. */
-	uint8_t *kbuf;
-	size_t klen, kcap;
 };
 
 /*
