@@ -1,6 +1,6 @@
 #!/bin/sh
 # The hostile-profile benchmark (make bench; issue 9, item 5):
-# t/t0034-hostile-bounds.sh at full size.  t/lib/hthostile.py writes
+# t/t0036-hostile-bounds.sh at full size.  t/lib/hthostile.py writes
 #   sites   200,000 sites of 64 distinct frames (12.8M addresses, 121 MB),
 #           in a module whose file is missing;
 #   mods    65,536 modules nested in one, 65,536 sites of 4 frames (17 MB);

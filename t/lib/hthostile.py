@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Hostile profiles, and a runner that measures what reading them costs, for
-t/t0034-hostile-bounds.sh and bench/hostile.sh.
+t/t0036-hostile-bounds.sh and bench/hostile.sh.
 
 Usage:
   hthostile.py modules OUT [--modules N] [--sites M]

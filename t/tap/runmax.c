@@ -1,6 +1,6 @@
 /*
  * Run a command with a time limit and say what it took, for the tests of
- * bounded work (t/t0034-hostile-bounds.sh) and bench/hostile.sh:
+ * bounded work (t/t0036-hostile-bounds.sh) and bench/hostile.sh:
  *
  *   runmax SECONDS OUT CMD [ARG...]
  *
