@@ -142,8 +142,9 @@ struct ht_cmd_print {
 	int max_symbols_set;
 };
 
-/* getopt_long's answer for --max-symbols (no short form). */
-#define HT_CMD_OPT_MAX_SYMBOLS 0x200
+/* getopt_long's answer for --max-symbols (no short form): past the
+ * commands' own (from 256) and HT_CMD_OPT_SYSROOT's (from 512). */
+#define HT_CMD_OPT_MAX_SYMBOLS 0x300
 
 /* The entries of those options in a getopt_long table. */
 #define HT_CMD_PRINT_LONGOPTS                                                  \
