@@ -53,12 +53,12 @@ struct ht_sym;
 
 /*
  * The addresses a symbolizer looks up in module files by default, at most:
- * about 5 seconds of lookups in DWARF here (some 100 us each, most of it
- * in libdw's scope search), so that a profile of millions of distinct
- * addresses still gives its report in seconds.  Its other addresses show
- * as module+offset.
+ * some 2 seconds of lookups in DWARF here (about 20 us each in libc's),
+ * and 15 MB of what it keeps, so that a profile of millions of distinct
+ * addresses still gives its report in seconds, within the bound of
+ * heaptool(1)'s LIMITS.  Its other addresses show as module+offset.
  */
-#define HT_SYM_MAX_DEFAULT 50000
+#define HT_SYM_MAX_DEFAULT 100000
 
 /*
  * One frame of a symbolized address.  An address inside inlined code yields
@@ -139,9 +139,14 @@ const char *ht_sym_module_name(struct ht_sym *, uint64_t addr);
 
 /*
  * Problems met while opening module files (build-id mismatch, file
- * missing), one per module that some lookup needed, for the report to
- * mention once.  Calls fn(arg, module_path, why) for each; returns how many.
+ * missing), one per module that some lookup needed, in the order the
+ * lookups met them, for the report to mention once; the reasons of the
+ * first HT_SYM_MAX_PROBLEMS modules not found are kept, the others' say
+ * only that.  Calls fn(arg, module_path, why) for each; returns how many.
  */
+#define HT_SYM_MAX_PROBLEMS 256
+#define HT_SYM_STR_(x)	    #x
+#define HT_SYM_STR(x)	    HT_SYM_STR_(x)
 size_t ht_sym_problems(struct ht_sym *,
     void (*fn)(void *, const char *, const char *), void *arg);
 
