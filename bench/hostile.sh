@@ -6,8 +6,11 @@
 #   mods    65,536 modules nested in one, 65,536 sites of 4 frames (17 MB);
 #   bare    1,200,000 sites without frames (115 MB);
 #   self    2,000 sites of 64 frames in heaptool's own code (its DWARF: 128,000
-#           frames, 124,000 distinct addresses: the symbolizer stops at its
-#           default limit, 50,000);
+#           frames, all its text's distinct addresses);
+#   libc    4,000 sites of 64 frames in libc.so.6 (256,000 distinct
+#           addresses: the symbolizer stops at its default limit,
+#           100,000; with libc's debug information installed, each is a
+#           DWARF lookup);
 # and each of report (summary, --detail, --json --detail, pprof, collapsed,
 # svg) and diff of the file with itself (summary, --detail, --json
 # --detail) runs once under t/tap/runmax: its peak resident set against
@@ -38,6 +41,12 @@ python3 "$gen" sites "$tmp/sites.heap" &&
 	echo "hostile benchmark: hthostile.py failed" >&2
 	exit 1
 }
+libc=/usr/lib/x86_64-linux-gnu/libc.so.6
+files="sites mods bare self"
+if [ -f $libc ] &&
+    python3 "$gen" sites "$tmp/libc.heap" --sites 4000 --module $libc; then
+	files="$files libc"
+fi
 
 row() {
 	_name=$1
@@ -60,7 +69,7 @@ echo "hostile profiles (peak MiB against 64 MiB + 3 x the file's size;" \
     "5 s wall)"
 printf '%-34s %7s %9s %9s %6s %8s %8s  %s\n' run status peak bound use \
     "wall s" "cpu s" "bound 5s"
-for f in sites mods bare self; do
+for f in $files; do
 	p=$tmp/$f.heap
 	size=$(wc -c <"$p")
 	echo "$f.heap: $size bytes"

@@ -341,7 +341,7 @@ ht_text_skipped(const struct ht_view_symbols *st, char *buf, size_t len)
 	snprintf(buf, len,
 	    "%" PRIu64 " of %" PRIu64 " frames left as module+offset: "
 	    "more distinct addresses than --max-symbols %zu to look up; "
-	    "give --max-symbols 0 to symbolize them all (about 0.1 ms each)",
+	    "give --max-symbols 0 to symbolize them all",
 	    st->skipped, st->frames, st->max);
 	return buf;
 }

@@ -179,6 +179,6 @@ bounded "heaptool's code: report --json --detail (under the default limit)" \
     $(wc -c <"$HT_TMP/self.heap") \
     "$HEAPTOOL" report --json --detail "$HT_TMP/self.heap"
 ! grep -q 'warning' "$HT_TMP/out.err" && ! grep -q '"skipped"' "$HT_TMP/out"
-ok $? "under the default limit (50000): every frame symbolized, no warning"
+ok $? "under the default limit (100000): every frame symbolized, no warning"
 
 done_testing
