@@ -24,7 +24,7 @@ vwarn(const char *fmt, va_list ap)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	fflush(stdout);
 	fputs("heaptool: ", stderr);
-	ht_json_put_text(stderr, buf, SIZE_MAX, NULL);
+	ht_json_put_text(stderr, buf, SIZE_MAX, NULL, NULL);
 	fputc('\n', stderr);
 }
 

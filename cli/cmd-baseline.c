@@ -34,7 +34,7 @@ int
 ht_cmd_baseline(int argc, char **argv)
 {
 	struct ht_profile *prof;
-	const struct ht_site_rec *s;
+	const struct ht_profile_site *s;
 	char path[PATH_MAX + 64], a[32];
 	uint64_t start, start2, inuse = 0, objects = 0, nsites = 0;
 	uint8_t *raw = NULL;

@@ -29,7 +29,8 @@ static const char diff_usage[] =
     "  -t, --top N          list the N sites that changed most, fold the rest\n"
     "  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
     "  -o, --output OUT     write the diff to OUT instead of "
-    "stdout\n" HT_CMD_FILES_HELP "  -h, --help           show this help\n"
+    "stdout\n" HT_CMD_FILES_HELP HT_CMD_MAX_SYMBOLS_HELP
+    "  -h, --help           show this help\n"
     "\n"
     "HEAPTOOL_SYSROOT and HEAPTOOL_DEBUG_DIR (DIR:DIR...) stand for\n"
     "--sysroot and --debug-dir when they are not given.\n"
@@ -140,6 +141,7 @@ ht_cmd_diff(int argc, char **argv)
 			ht_warn("diff %s: %s", path, strerror(errno));
 			goto out;
 		}
+		ht_cmd_print_sym(&p, sym[k]);
 	}
 	warn_programs(argv[optind], prof[0], argv[optind + 1], prof[1]);
 	rc = ht_cmd_diff_out(&p, json, prof[0], sym[0], prof[1], sym[1]);

@@ -56,7 +56,8 @@ static const char report_usage[] =
     "                       --bytes and -o only)\n"
     "  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
     "  -o, --output OUT     write the report to OUT instead of "
-    "stdout\n" HT_CMD_FILES_HELP "  -h, --help           show this help\n"
+    "stdout\n" HT_CMD_FILES_HELP HT_CMD_MAX_SYMBOLS_HELP
+    "  -h, --help           show this help\n"
     "\n"
     "HEAPTOOL_SYSROOT and HEAPTOOL_DEBUG_DIR (DIR:DIR...) stand for\n"
     "--sysroot and --debug-dir when they are not given.\n"
@@ -151,6 +152,8 @@ report_diff(const char *popt, const struct ht_report_opts *opts,
 		ht_warn("report --diff %ld: %s", (long)pid, strerror(errno));
 		goto out;
 	}
+	ht_cmd_print_sym(p, bsym);
+	ht_cmd_print_sym(p, nsym);
 	rc = ht_cmd_diff_out(p, opts->format == HT_REPORT_JSON, base, bsym, now,
 	    nsym);
 out:
@@ -356,6 +359,7 @@ ht_cmd_report(int argc, char **argv)
 	ht_cmd_files_free(&files); /* the symbolizer keeps copies */
 	if (rc != HT_EXIT_OK)
 		return rc;
+	ht_cmd_print_sym(&p, sym);
 	rc = HT_EXIT_FAIL;
 	if ((fp = ht_cmd_out_open(out, 0)) == NULL)
 		goto out_free;

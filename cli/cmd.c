@@ -181,6 +181,18 @@ ht_cmd_print_opt(int c, const char *arg, char **argv, struct ht_cmd_print *p)
 		return HT_EXIT_OK;
 	case 'o':
 		return ht_cmd_parse_out(arg, argv[0], &p->out);
+	case HT_CMD_OPT_MAX_SYMBOLS:
+		errno = 0;
+		if (arg[0] < '0' || arg[0] > '9' ||
+		    (v = strtoull(arg, &end, 10), errno != 0) || *end != '\0' ||
+		    v > SIZE_MAX)
+			return ht_usage("--max-symbols %s: not a count; use a "
+					"whole number of addresses, 0 for no "
+					"limit",
+			    arg);
+		p->max_symbols = (size_t)v;
+		p->max_symbols_set = 1;
+		return HT_EXIT_OK;
 	}
 	return ht_cmd_opt_error(argv[0], c, argv);
 }
@@ -280,6 +292,13 @@ ht_cmd_files_free(struct ht_cmd_files *f)
 	f->env = NULL;
 }
 
+void
+ht_cmd_print_sym(const struct ht_cmd_print *p, struct ht_sym *sym)
+{
+	if (sym != NULL && p->max_symbols_set)
+		ht_sym_limit(sym, p->max_symbols);
+}
+
 FILE *
 ht_cmd_out_open(const char *out, int dash)
 {
@@ -311,10 +330,17 @@ diff_write(FILE *fp, const struct ht_profile *old, struct ht_sym *osym,
     const struct ht_diff_opts *opts)
 {
 	struct ht_diff d;
+	char msg[300];
 	int rc;
 
 	if (ht_diff_build(&d, old, osym, new, nsym, opts) != 0)
 		return -1;
+	if (opts->detail && ht_diff_symbolize(&d) != 0) {
+		ht_diff_free(&d);
+		return -1;
+	}
+	if (ht_text_skipped(&d.symbols, msg, sizeof(msg)) != NULL)
+		ht_warn("warning: %s", msg);
 	if (opts->json)
 		rc = ht_diff_json(fp, &d, opts);
 	else

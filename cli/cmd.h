@@ -136,16 +136,38 @@ struct ht_cmd_print {
 	size_t top;	 /* -t N: sites kept, 0 all */
 	int raw_bytes;	 /* -b: no KiB/MiB */
 	const char *out; /* -o OUT */
+	/* --max-symbols N: addresses symbolized at most, 0 no limit; the
+	 * symbolizer's default unless max_symbols_set. */
+	size_t max_symbols;
+	int max_symbols_set;
 };
+
+/* getopt_long's answer for --max-symbols (no short form): past the
+ * commands' own (from 256) and HT_CMD_OPT_SYSROOT's (from 512). */
+#define HT_CMD_OPT_MAX_SYMBOLS 0x300
 
 /* The entries of those options in a getopt_long table. */
 #define HT_CMD_PRINT_LONGOPTS                                                  \
 	{ "detail", no_argument, NULL, 'd' },                                  \
 	    { "top", required_argument, NULL, 't' },                           \
 	    { "bytes", no_argument, NULL, 'b' },                               \
+	    { "output", required_argument, NULL, 'o' },                        \
 	{                                                                      \
-		"output", required_argument, NULL, 'o'                         \
+		"max-symbols", required_argument, NULL, HT_CMD_OPT_MAX_SYMBOLS \
 	}
+
+/* The lines of the help of report and diff that describe --max-symbols. */
+#define HT_CMD_STR_(x) #x
+#define HT_CMD_STR(x)  HT_CMD_STR_(x)
+#define HT_CMD_MAX_SYMBOLS_HELP                                                \
+	"      --max-symbols N  look up at most N distinct addresses in the\n" \
+	"                       modules' files (default " HT_CMD_STR(          \
+	    HT_SYM_MAX_DEFAULT) ", some 5 s; 0: no\n"                          \
+				"                       limit); the "          \
+				"others show as module+offset\n"
+
+/* Apply p's --max-symbols, if given, to sym (which may be NULL). */
+void ht_cmd_print_sym(const struct ht_cmd_print *p, struct ht_sym *sym);
 
 /*
  * Take getopt_long's answer c and its argument arg into *p when it is one

@@ -27,7 +27,7 @@ put_byte(FILE *fp, int c)
 static void
 put_name(FILE *fp, const char *s)
 {
-	ht_json_put_text(fp, s, SIZE_MAX, put_byte);
+	ht_json_put_text(fp, s, SIZE_MAX, put_byte, " ;");
 }
 
 int

@@ -269,5 +269,6 @@ ht_diff_text(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts)
 	if (text_detail(d, &t) != 0)
 		return -1;
 	ht_text_notes(fp, d->v[0].sym, d->v[1].sym);
+	ht_text_skipped_note(fp, &d->symbols);
 	return 0;
 }

@@ -20,10 +20,12 @@
 #define KEY_NOSTACK 'N' /* a site whose stack was not recorded */
 #define KEY_FOLD    'F' /* the sites the agent folded */
 
-/* A module of a profile and how sites name it across runs. */
+/* A module of a profile and how sites name it across runs: its id, and
+ * that id's rank among the ids of both profiles (what keys hold). */
 struct modkey {
 	const struct ht_module_rec *m;
 	char *id;
+	uint32_t rank; /* from 1; 0 is a frame in no module */
 };
 
 int64_t
@@ -166,49 +168,102 @@ modkey_find(const struct modkey *mk, size_t n, uint64_t addr)
 }
 
 static int
-key_put(struct ht_diff *d, const void *p, size_t n)
+id_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Rank the module ids of both profiles (n[k] modules in mk[k]) in byte
+ * order, from 1: a key holds the rank of a frame's module, 4 bytes rather
+ * than the id (up to 129), and keys still sort as their ids would.
+ * Returns 0, or -1 (ENOMEM).
+ */
+static int
+modkeys_rank(struct modkey *mk[2], const size_t n[2])
+{
+	char **ids;
+	size_t i, j, lo, hi, mid, nids = 0;
+	int k, c;
+
+	if ((ids = calloc(n[0] + n[1] + 1, sizeof(*ids))) == NULL)
+		return -1;
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < n[k]; i++)
+			ids[nids++] = mk[k][i].id;
+	qsort(ids, nids, sizeof(*ids), id_cmp);
+	for (i = j = 0; i < nids; i++)
+		if (j == 0 || strcmp(ids[j - 1], ids[i]) != 0)
+			ids[j++] = ids[i];
+	for (k = 0; k < 2; k++)
+		for (i = 0; i < n[k]; i++) {
+			lo = 0;
+			hi = j;
+			while (lo < hi) {
+				mid = lo + (hi - lo) / 2;
+				if ((c = strcmp(ids[mid], mk[k][i].id)) < 0)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			mk[k][i].rank = (uint32_t)lo + 1;
+		}
+	free(ids);
+	return 0;
+}
+
+/* A key being made: a growing buffer. */
+struct key {
+	uint8_t *b;
+	size_t n, cap;
+};
+
+static int
+key_put(struct key *key, const void *p, size_t n)
 {
 	uint8_t *b;
 	size_t cap;
 
-	if (d->klen + n > d->kcap) {
-		cap = d->kcap == 0 ? 256 : d->kcap;
-		while (cap < d->klen + n)
+	if (key->n + n > key->cap) {
+		cap = key->cap == 0 ? 256 : key->cap;
+		while (cap < key->n + n)
 			cap *= 2;
-		if ((b = realloc(d->kbuf, cap)) == NULL)
+		if ((b = realloc(key->b, cap)) == NULL)
 			return -1;
-		d->kbuf = b;
-		d->kcap = cap;
+		key->b = b;
+		key->cap = cap;
 	}
-	memcpy(d->kbuf + d->klen, p, n);
-	d->klen += n;
+	memcpy(key->b + key->n, p, n);
+	key->n += n;
 	return 0;
 }
 
 /*
- * The key of row r into d->kbuf: its type, then per frame the module's
- * name across runs, a NUL and the 8 bytes of the offset (address - bias);
- * a frame outside every module is "?", a NUL and its address.  Each name
- * ends at its NUL and is followed by exactly 8 bytes, so no two stacks
- * share a key.
+ * The key of row r (of a profile whose modules are mk) into key: its
+ * type, then per frame the rank of its module's name across runs
+ * (modkeys_rank; 4 bytes, most significant first) and the 8 bytes of the
+ * offset (address - bias); a frame outside every module has rank 0 and
+ * its address.  12 bytes a frame, so no two stacks share a key.  Sites
+ * keep only its hash: a key is made again when one is compared with it
+ * (64 frames made 769 bytes a site, more than its record in the file).
  */
 static int
-row_key(struct ht_diff *d, const struct modkey *mk, size_t nmk,
+row_key(struct key *key, const struct modkey *mk, size_t nmk,
     const struct ht_view_row *r)
 {
 	const struct modkey *k;
 	uint64_t off;
-	uint32_t i, n;
-	uint8_t type;
+	uint32_t i, n, rank;
+	uint8_t type, be[4];
 
-	d->klen = 0;
+	key->n = 0;
 	if (r->site == NULL || r->site->folded > 0)
 		type = KEY_FOLD;
 	else if (r->site->nframes == 0)
 		type = KEY_NOSTACK;
 	else
 		type = KEY_STACK;
-	if (key_put(d, &type, 1) != 0)
+	if (key_put(key, &type, 1) != 0)
 		return -1;
 	if (type != KEY_STACK)
 		return 0;
@@ -216,26 +271,48 @@ row_key(struct ht_diff *d, const struct modkey *mk, size_t nmk,
 						       HT_PROFILE_MAX_FRAMES;
 	for (i = 0; i < n; i++) {
 		off = r->site->frames[i];
+		rank = 0;
 		if ((k = modkey_find(mk, nmk, off)) != NULL) {
 			off -= k->m->bias;
-			if (key_put(d, k->id, strlen(k->id) + 1) != 0)
-				return -1;
-		} else if (key_put(d, "?", 2) != 0)
-			return -1;
-		if (key_put(d, &off, sizeof(off)) != 0)
+			rank = k->rank;
+		}
+		be[0] = (uint8_t)(rank >> 24);
+		be[1] = (uint8_t)(rank >> 16);
+		be[2] = (uint8_t)(rank >> 8);
+		be[3] = (uint8_t)rank;
+		if (key_put(key, be, sizeof(be)) != 0 ||
+		    key_put(key, &off, sizeof(off)) != 0)
 			return -1;
 	}
 	return 0;
 }
 
-/* Is site id's key the one in d->kbuf? */
+/* The sites' keys while they are matched: both profiles' modules, the key
+ * looked up and one made again for a comparison. */
+struct keys {
+	struct ht_diff *d;
+	struct modkey *mk[2];
+	size_t nmk[2];
+	struct key probe;
+	struct key other;
+	int failed;
+};
+
+/* Is site id's key the probe?  Its key is made again from its first row
+ * (on either side), whose hash was the probe's. */
 static int
 key_eq(void *ctx, uint32_t id)
 {
-	struct ht_diff *d = ctx;
-	const struct ht_diff_site *s = &d->sites[id];
+	struct keys *ks = ctx;
+	const struct ht_diff_site *s = &ks->d->sites[id];
+	int k = s->row[0] != NULL ? 0 : 1;
 
-	return s->keylen == d->klen && memcmp(s->key, d->kbuf, d->klen) == 0;
+	if (row_key(&ks->other, ks->mk[k], ks->nmk[k], s->row[k]) != 0) {
+		ks->failed = 1;
+		return 0;
+	}
+	return ks->other.n == ks->probe.n &&
+	    memcmp(ks->other.b, ks->probe.b, ks->probe.n) == 0;
 }
 
 static void
@@ -270,37 +347,47 @@ side_add(struct ht_diff_side *to, const struct ht_diff_side *s)
 	to->var += s->var;
 }
 
+static void
+keys_free(struct keys *ks)
+{
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		modkeys_free(ks->mk[k], ks->nmk[k]);
+		ks->mk[k] = NULL;
+	}
+	free(ks->probe.b);
+	free(ks->other.b);
+	ks->probe.b = ks->other.b = NULL;
+}
+
 /* Put the rows of side k's view into the sites. */
 static int
-add_side(struct ht_diff *d, int k)
+add_side(struct keys *ks, int k)
 {
+	struct ht_diff *d = ks->d;
 	const struct ht_view_row *r;
-	struct modkey *mk;
 	struct ht_diff_site *s;
 	uint64_t h;
 	int64_t id;
 	size_t i;
-	int rc = -1;
 
-	if ((mk = modkeys_new(d->prof[k])) == NULL)
-		return -1;
 	for (i = 0; i < d->v[k].nrows; i++) {
 		r = &d->v[k].rows[i];
-		if (row_key(d, mk, d->prof[k]->nmodules, r) != 0)
-			goto out;
-		h = ht_view_hash(HT_VIEW_HASH0, d->kbuf, d->klen);
-		if ((id = ht_view_index_find(&d->index, h, key_eq, d)) < 0) {
+		if (row_key(&ks->probe, ks->mk[k], ks->nmk[k], r) != 0)
+			goto out_nomem;
+		h = ht_view_hash(HT_VIEW_HASH0, ks->probe.b, ks->probe.n);
+		id = ht_view_index_find(&d->index, h, key_eq, ks);
+		if (ks->failed)
+			goto out_nomem;
+		if (id < 0) {
 			s = &d->sites[d->nsites];
 			memset(s, 0, sizeof(*s));
-			if ((s->key = malloc(d->klen)) == NULL)
-				goto out;
-			memcpy(s->key, d->kbuf, d->klen);
-			s->keylen = d->klen;
+			s->hash = h;
+			s->type = ks->probe.b[0];
 			if (ht_view_index_add(&d->index, h,
-				(uint32_t)d->nsites) != 0) {
-				free(s->key);
-				goto out;
-			}
+				(uint32_t)d->nsites) != 0)
+				goto out_nomem;
 			id = (int64_t)d->nsites++;
 		}
 		s = &d->sites[id];
@@ -309,15 +396,14 @@ add_side(struct ht_diff *d, int k)
 		if (s->row[k] == NULL)
 			s->row[k] = r;
 		side_add_row(&s->s[k], r);
-		if (d->kbuf[0] == KEY_FOLD && r->nfolded > s->nfolded)
+		if (s->type == KEY_FOLD && r->nfolded > s->nfolded)
 			s->nfolded = r->nfolded;
 	}
-	rc = 0;
-out:
-	modkeys_free(mk, d->prof[k]->nmodules);
-	if (rc != 0)
-		errno = ENOMEM;
-	return rc;
+	return 0;
+
+out_nomem:
+	errno = ENOMEM;
+	return -1;
 }
 
 static enum ht_diff_status
@@ -325,7 +411,7 @@ site_status(const struct ht_diff_site *s)
 {
 	int c;
 
-	if (s->keylen > 0 && s->key[0] == KEY_FOLD)
+	if (s->type == KEY_FOLD)
 		return HT_DIFF_FOLDED;
 	if (s->row[0] == NULL)
 		return HT_DIFF_NEW;
@@ -344,13 +430,13 @@ cmp_i64_desc(int64_t a, int64_t b)
 }
 
 /* Growth order: bytes in use grown most first; ties by bytes allocated,
- * then by size, then by key (the same input always prints the same). */
+ * then by size, then by the hash of the key, then by when the site was
+ * met (the same input always prints the same). */
 static int
 growth_cmp(const void *a, const void *b)
 {
 	const struct ht_diff_site *x = *(const struct ht_diff_site *const *)a;
 	const struct ht_diff_site *y = *(const struct ht_diff_site *const *)b;
-	size_t n;
 	int c;
 
 	if ((x->status == HT_DIFF_FOLDED) != (y->status == HT_DIFF_FOLDED))
@@ -367,10 +453,9 @@ growth_cmp(const void *a, const void *b)
 	if ((c = cmp_i64_desc((int64_t)x->s[0].v[HT_DIFF_INUSE_BYTES],
 		 (int64_t)y->s[0].v[HT_DIFF_INUSE_BYTES])) != 0)
 		return c;
-	n = x->keylen < y->keylen ? x->keylen : y->keylen;
-	if ((c = memcmp(x->key, y->key, n)) != 0)
-		return c;
-	return x->keylen < y->keylen ? -1 : x->keylen > y->keylen;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return x < y ? -1 : x > y;
 }
 
 /* Size of change, for --top: the largest change of bytes in use either
@@ -410,26 +495,53 @@ mod_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* For the index of the modules by name: the name being looked up. */
+struct modnames {
+	struct ht_diff *d;
+	const char *key;
+};
+
+static int
+modname_eq(void *ctx, uint32_t id)
+{
+	struct modnames *mn = ctx;
+
+	return strcmp(mn->d->mods[id].name, mn->key) == 0;
+}
+
 static int
 add_modules(struct ht_diff *d)
 {
 	const struct ht_view_module *vm;
 	struct ht_diff_module *m;
-	size_t i, j;
+	struct ht_view_index index;
+	struct modnames mn = { d, NULL };
+	uint64_t h;
+	int64_t j;
+	size_t i;
 	int k;
 
 	m = calloc(d->v[0].nmods + d->v[1].nmods + 1, sizeof(*m));
 	if (m == NULL)
 		return -1;
 	d->mods = m;
+	memset(&index, 0, sizeof(index));
 	for (k = 0; k < 2; k++)
 		for (i = 0; i < d->v[k].nmods; i++) {
 			vm = &d->v[k].mods[i];
-			for (j = 0; j < d->nmods; j++)
-				if (strcmp(d->mods[j].name, vm->name) == 0)
-					break;
-			if (j == d->nmods)
+			h = ht_view_hash(HT_VIEW_HASH0, vm->name,
+			    strlen(vm->name));
+			mn.key = vm->name;
+			if ((j = ht_view_index_find(&index, h, modname_eq,
+				 &mn)) < 0) {
+				if (ht_view_index_add(&index, h,
+					(uint32_t)d->nmods) != 0) {
+					ht_view_index_free(&index);
+					return -1;
+				}
+				j = (int64_t)d->nmods;
 				d->mods[d->nmods++].name = vm->name;
+			}
 			m = &d->mods[j];
 			m->v[k][0] =
 			    ht_view_sat_add(m->v[k][0], vm->f.inuse_bytes);
@@ -440,6 +552,7 @@ add_modules(struct ht_diff *d)
 			m->v[k][3] =
 			    ht_view_sat_add(m->v[k][3], vm->f.alloc_objects);
 		}
+	ht_view_index_free(&index);
 	if (d->nmods > 1)
 		qsort(d->mods, d->nmods, sizeof(*d->mods), mod_cmp);
 	return 0;
@@ -448,14 +561,9 @@ add_modules(struct ht_diff *d)
 void
 ht_diff_free(struct ht_diff *d)
 {
-	size_t i;
-
-	for (i = 0; i < d->nsites; i++)
-		free(d->sites[i].key);
 	free(d->sites);
 	free(d->shown);
 	free(d->mods);
-	free(d->kbuf);
 	ht_view_index_free(&d->index);
 	if (d->built[0])
 		ht_view_free(&d->v[0]);
@@ -470,10 +578,13 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 {
 	struct ht_view_opts vopts;
 	struct ht_diff_site **order = NULL, *s;
+	struct keys ks;
 	size_t i, n, nkeep;
 	int k;
 
 	memset(d, 0, sizeof(*d));
+	memset(&ks, 0, sizeof(ks));
+	ks.d = d;
 	d->prof[0] = old;
 	d->prof[1] = new;
 	d->exact = ht_view_meta_exact(&old->meta) &&
@@ -492,9 +603,17 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 	d->sites = calloc(d->v[0].nrows + d->v[1].nrows + 1, sizeof(*d->sites));
 	if (d->sites == NULL)
 		goto out_nomem;
+	for (k = 0; k < 2; k++) {
+		ks.nmk[k] = d->prof[k]->nmodules;
+		if ((ks.mk[k] = modkeys_new(d->prof[k])) == NULL)
+			goto out_nomem;
+	}
+	if (modkeys_rank(ks.mk, ks.nmk) != 0)
+		goto out_nomem;
 	for (k = 0; k < 2; k++)
-		if (add_side(d, k) != 0)
+		if (add_side(&ks, k) != 0)
 			goto out_fail;
+	keys_free(&ks);
 	for (i = 0; i < d->nsites; i++) {
 		s = &d->sites[i];
 		s->status = site_status(s);
@@ -548,9 +667,44 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 out_nomem:
 	errno = ENOMEM;
 out_fail:
+	keys_free(&ks);
 	free(order);
 	ht_diff_free(d);
 	return -1;
+}
+
+int
+ht_diff_symbolize(struct ht_diff *d)
+{
+	struct ht_view_symbols *st = &d->symbols;
+	const struct ht_view_row *r;
+	const struct ht_sym_frame *fr;
+	struct ht_sym *sym;
+	uint32_t k, n;
+	size_t i;
+	int side;
+
+	memset(st, 0, sizeof(*st));
+	st->max = ht_sym_max(d->v[1].sym);
+	for (i = 0; i < d->nshown; i++) {
+		side = ht_diff_site_side(d->shown[i]);
+		if ((r = d->shown[i]->row[side]) == NULL || r->site == NULL)
+			continue;
+		sym = d->v[side].sym;
+		n = r->site->nframes < HT_PROFILE_MAX_FRAMES ?
+		    r->site->nframes :
+		    HT_PROFILE_MAX_FRAMES;
+		for (k = 0; k < n; k++) {
+			if (ht_sym_lookup(sym, r->site->frames[k], &fr) < 0) {
+				errno = ENOMEM;
+				return -1;
+			}
+			st->frames++;
+			if (fr[0].flags & HT_SYM_SKIPPED)
+				st->skipped++;
+		}
+	}
+	return 0;
 }
 
 /* x rounded, within what an int64_t holds (llround is undefined beyond). */

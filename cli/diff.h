@@ -79,8 +79,8 @@ struct ht_diff_side {
 };
 
 struct ht_diff_site {
-	uint8_t *key;
-	size_t keylen;
+	uint64_t hash; /* of its key: its stack as modules and offsets */
+	uint8_t type;  /* of its key: a stack, none, the agent's fold */
 	/* The first row of each side that went into it (frames, names);
 	 * NULL on the side that lacks it. */
 	const struct ht_view_row *row[2];
@@ -112,9 +112,8 @@ struct ht_diff {
 	size_t nshown;
 	struct ht_diff_site fold;
 	int has_fold;
-	/* Scratch of the keys. */
-	uint8_t *kbuf;
-	size_t klen, kcap;
+	/* What ht_diff_symbolize met. */
+	struct ht_view_symbols symbols;
 };
 
 /*
@@ -126,6 +125,13 @@ int ht_diff_build(struct ht_diff *, const struct ht_profile *old,
     struct ht_sym *osym, const struct ht_profile *new, struct ht_sym *nsym,
     const struct ht_diff_opts *opts);
 void ht_diff_free(struct ht_diff *);
+
+/*
+ * Look up the frames of the sites shown, in their order, as
+ * ht_view_symbolize does for a report (each site's frames on the side
+ * that names it).  Fills d->symbols.  Returns 0, or -1 with errno ENOMEM.
+ */
+int ht_diff_symbolize(struct ht_diff *d);
 
 /* new - old, exact for any difference below 2^63. */
 int64_t ht_diff_delta(uint64_t old, uint64_t new);

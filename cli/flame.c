@@ -14,13 +14,20 @@
 #include "text.h"
 
 /* Geometry, in pixels. */
-#define IMAGE_W	 1200
-#define MARGIN	 10
-#define FRAMES_W (IMAGE_W - 2 * MARGIN)
-#define FRAME_H	 16 /* a row: the rectangle and a 1 px gap */
-#define TOP	 52 /* title, subtitle and controls */
-#define BOTTOM	 28 /* the details line */
-#define CHAR_W	 7  /* of 12 px Verdana, about */
+#define IMAGE_W	  1200
+#define MARGIN	  10
+#define FRAMES_W  (IMAGE_W - 2 * MARGIN)
+#define FRAME_H	  16 /* a row: the rectangle and a 1 px gap */
+#define TOP	  52 /* title, subtitle and controls */
+#define BOTTOM	  28 /* the details line */
+#define CHAR_W	  7  /* of 12 px Verdana, about */
+/*
+ * Frames narrower than half a pixel are left out (flamegraph.pl leaves out
+ * those under a tenth): no one sees them, one zoomed 5 times shows, and a
+ * profile of millions of stacks made an SVG of gigabytes that no browser
+ * opens.  At most 2,360 frames a depth are drawn; MIN_PARTS is that many.
+ */
+#define MIN_PARTS (FRAMES_W * 2)
 
 enum kind {
 	K_ROOT,
@@ -31,7 +38,8 @@ enum kind {
 };
 
 struct node {
-	char *name;
+	const char *name; /* the symbolizer's, or own */
+	char *own;	  /* a name made here, or NULL */
 	const char *file; /* of the first frame merged, or NULL */
 	int line;	  /* 0 unknown, -1 several */
 	enum kind kind;
@@ -43,38 +51,58 @@ struct node {
 	uint64_t x; /* from the left, in value units */
 };
 
+/*
+ * A frame's name as a key that needs no string: the symbolizer gives one
+ * pointer per name, and a frame without a function is named after its
+ * module (one pointer per name too) and offset, or its address.
+ */
+enum key_tag {
+	KEY_FUNCTION = 1,
+	KEY_MODULE,  /* module+0xoffset */
+	KEY_ADDRESS, /* 0xaddress */
+	KEY_ROW,     /* a row without frames: its name */
+};
+
+/* A node of the level being built: a frame under a kept node. */
+struct cand {
+	uint32_t parent;
+	enum key_tag tag;
+	const void *ptr;
+	uint64_t off;
+	struct ht_sym_frame fr;	       /* the first frame merged */
+	const struct ht_view_row *row; /* KEY_ROW */
+	int line;		       /* -1 once frames of several lines */
+	uint64_t value;
+	int64_t node; /* once kept, or -1 */
+};
+
+/* A row on its way up its stack. */
+struct cursor {
+	uint32_t row;
+	uint32_t node; /* the kept node it is under */
+	int addr;      /* the address it is at, from the innermost */
+	int frame;     /* the frame of that address, -1: its outermost */
+	uint32_t cand; /* at this level */
+};
+
 struct flame {
 	struct ht_view *v;
 	struct node *nodes;
 	size_t n;
 	size_t cap;
-	struct ht_view_index index;
 	uint32_t max_depth;
-	/* The key being looked up. */
-	uint32_t key_parent;
-	const char *key_name;
+	uint64_t min_value; /* of a node drawn */
+	int pruned;	    /* some were narrower */
+	struct cand *cands;
+	size_t ncands;
+	size_t cands_cap;
+	struct ht_view_index index; /* of cands, for one level */
+	const struct cand *key;
 };
-
-static int
-node_eq(void *ctx, uint32_t id)
-{
-	struct flame *fl = ctx;
-
-	return fl->nodes[id].parent == fl->key_parent &&
-	    strcmp(fl->nodes[id].name, fl->key_name) == 0;
-}
-
-static uint64_t
-node_hash(uint32_t parent, const char *name)
-{
-	return ht_view_hash(
-	    ht_view_hash(HT_VIEW_HASH0, &parent, sizeof(parent)), name,
-	    strlen(name));
-}
 
 /* A new node; returns its index, or -1 (ENOMEM). */
 static int64_t
-node_new(struct flame *fl, const char *name, enum kind kind)
+node_new(struct flame *fl, enum kind kind)
 {
 	struct node *p, *nd;
 	size_t cap;
@@ -89,8 +117,6 @@ node_new(struct flame *fl, const char *name, enum kind kind)
 	}
 	nd = &fl->nodes[fl->n];
 	memset(nd, 0, sizeof(*nd));
-	if ((nd->name = strdup(name)) == NULL)
-		goto out_nomem;
 	nd->kind = kind;
 	return (int64_t)fl->n++;
 
@@ -99,83 +125,249 @@ out_nomem:
 	return -1;
 }
 
-/*
- * The child of parent named name, created (with the frame's file and line)
- * if new, and charged value.  Returns its index, or -1 (ENOMEM).
- */
-static int64_t
-child(struct flame *fl, uint32_t parent, const char *name, enum kind kind,
-    const struct ht_sym_frame *fr, uint64_t value)
+static int
+cand_eq(void *ctx, uint32_t id)
 {
-	struct node *nd;
-	uint64_t h = node_hash(parent, name);
-	int64_t id;
+	struct flame *fl = ctx;
+	const struct cand *a = &fl->cands[id], *b = fl->key;
 
-	fl->key_parent = parent;
-	fl->key_name = name;
-	if ((id = ht_view_index_find(&fl->index, h, node_eq, fl)) < 0) {
-		if ((id = node_new(fl, name, kind)) < 0 ||
-		    ht_view_index_add(&fl->index, h, (uint32_t)id) != 0)
-			return -1;
-		nd = &fl->nodes[id];
-		nd->parent = parent;
-		nd->depth = fl->nodes[parent].depth + 1;
-		nd->next = fl->nodes[parent].first;
-		fl->nodes[parent].first = (uint32_t)id + 1;
-		if (fr != NULL) {
-			nd->file = fr->file;
-			nd->line = fr->line;
-		}
-		if (nd->depth > fl->max_depth)
-			fl->max_depth = nd->depth;
-	} else if (fr != NULL) {
-		/* Frames of one function merged from several lines. */
-		nd = &fl->nodes[id];
-		if (nd->line != fr->line ||
-		    (nd->file == NULL) != (fr->file == NULL) ||
-		    (nd->file != NULL && strcmp(nd->file, fr->file) != 0))
-			nd->line = -1;
-	}
-	fl->nodes[id].value += value;
-	return id;
+	return a->parent == b->parent && a->tag == b->tag && a->ptr == b->ptr &&
+	    a->off == b->off;
 }
 
+/* The candidate of key k (parent, tag, ptr, off), added if new, charged
+ * k's value.  Returns its index, or -1 (ENOMEM). */
+static int64_t
+cand_charge(struct flame *fl, const struct cand *k)
+{
+	struct cand *c;
+	uint64_t h;
+	int64_t id;
+	size_t cap;
+
+	h = ht_view_hash(HT_VIEW_HASH0, &k->parent, sizeof(k->parent));
+	h = ht_view_hash(h, &k->tag, sizeof(k->tag));
+	h = ht_view_hash(h, &k->ptr, sizeof(k->ptr));
+	h = ht_view_hash(h, &k->off, sizeof(k->off));
+	fl->key = k;
+	if ((id = ht_view_index_find(&fl->index, h, cand_eq, fl)) < 0) {
+		if (fl->ncands == fl->cands_cap) {
+			cap = fl->cands_cap == 0 ? 256 : fl->cands_cap * 2;
+			if ((c = reallocarray(fl->cands, cap, sizeof(*c))) ==
+			    NULL)
+				goto out_nomem;
+			fl->cands = c;
+			fl->cands_cap = cap;
+		}
+		if (ht_view_index_add(&fl->index, h, (uint32_t)fl->ncands) != 0)
+			goto out_nomem;
+		id = (int64_t)fl->ncands++;
+		fl->cands[id] = *k;
+		fl->cands[id].value = 0;
+		fl->cands[id].node = -1;
+		fl->cands[id].line = k->fr.line;
+	} else if (k->tag != KEY_ROW) {
+		/* Frames of one function merged from several lines. */
+		c = &fl->cands[id];
+		if (c->fr.line != k->fr.line ||
+		    (c->fr.file == NULL) != (k->fr.file == NULL) ||
+		    (c->fr.file != NULL && strcmp(c->fr.file, k->fr.file) != 0))
+			c->line = -1;
+	}
+	fl->cands[id].value += k->value;
+	return id;
+
+out_nomem:
+	errno = ENOMEM;
+	return -1;
+}
+
+/* The key of frame fr under parent. */
+static void
+frame_key(struct cand *k, uint32_t parent, const struct ht_sym_frame *fr)
+{
+	memset(k, 0, sizeof(*k));
+	k->parent = parent;
+	k->fr = *fr;
+	if (fr->function != NULL) {
+		k->tag = KEY_FUNCTION;
+		k->ptr = fr->function;
+	} else if (fr->module != NULL) {
+		k->tag = KEY_MODULE;
+		k->ptr = fr->module;
+		k->off = fr->offset;
+	} else {
+		k->tag = KEY_ADDRESS;
+		k->off = fr->address;
+	}
+}
+
+/* Make candidate c a node under its parent.  Returns 0, or -1 (ENOMEM). */
 static int
-build(struct flame *fl)
+keep(struct flame *fl, struct cand *c)
+{
+	char buf[4200];
+	struct node *nd;
+	const char *name;
+	int64_t id;
+
+	if ((id = node_new(fl,
+		 c->tag == KEY_ROW	    ? K_ROW :
+		     c->fr.function == NULL ? K_UNKNOWN :
+		     c->fr.inlined	    ? K_INLINED :
+					      K_FUNCTION)) < 0)
+		return -1;
+	nd = &fl->nodes[id];
+	if (c->tag == KEY_FUNCTION)
+		nd->name = c->fr.function;
+	else {
+		name = c->tag == KEY_ROW ?
+		    ht_view_row_name(c->row, buf, sizeof(buf)) :
+		    ht_view_frame_name(&c->fr, buf, sizeof(buf));
+		if ((nd->own = strdup(name)) == NULL) {
+			errno = ENOMEM;
+			return -1;
+		}
+		nd->name = nd->own;
+	}
+	if (c->tag != KEY_ROW) {
+		nd->file = c->fr.file;
+		nd->line = c->line;
+	}
+	nd->value = c->value;
+	nd->parent = c->parent;
+	nd->depth = fl->nodes[c->parent].depth + 1;
+	nd->next = fl->nodes[c->parent].first;
+	fl->nodes[c->parent].first = (uint32_t)id + 1;
+	if (nd->depth > fl->max_depth)
+		fl->max_depth = nd->depth;
+	c->node = id;
+	return 0;
+}
+
+static uint32_t
+row_nframes(const struct ht_view_row *r)
+{
+	uint32_t n = r->site == NULL ? 0 : r->site->nframes;
+
+	return n > HT_PROFILE_MAX_FRAMES ? HT_PROFILE_MAX_FRAMES : n;
+}
+
+/*
+ * One level of the tree: each cursor's next frame, outward, merged by
+ * (parent, name) into candidates, and the candidates at least min_value
+ * wide kept as nodes.  A node's value is the sum of the rows under it, so
+ * one narrower than that has only narrower nodes above it: its cursors
+ * stop there.  Returns the cursors left, or -1 (ENOMEM).
+ */
+static int64_t
+level(struct flame *fl, struct cursor *cur, size_t ncur)
 {
 	struct ht_view *v = fl->v;
 	const struct ht_sym_frame *fr;
 	const struct ht_view_row *r;
-	char buf[4200];
-	uint64_t value;
-	int64_t cur;
-	size_t i;
-	int n, k;
+	struct cand k;
+	size_t i, n = 0;
+	int64_t c;
+	int m;
 
-	if (node_new(fl, "all", K_ROOT) < 0)
-		return -1;
-	for (i = 0; i < v->nrows; i++) {
-		r = &v->rows[i];
-		if ((value = ht_view_value(v, &r->f)) == 0)
-			continue;
-		fl->nodes[0].value += value;
-		if ((n = ht_view_frames(v, r, &fr)) < 0)
-			return -1;
-		if (n == 0 &&
-		    child(fl, 0, ht_view_row_name(r, buf, sizeof(buf)), K_ROW,
-			NULL, value) < 0)
-			return -1;
-		/* The outermost frame sits on the root. */
-		for (cur = 0, k = n - 1; k >= 0; k--)
-			if ((cur = child(fl, (uint32_t)cur,
-				 ht_view_frame_name(&fr[k], buf, sizeof(buf)),
-				 fr[k].function == NULL ? K_UNKNOWN :
-				     fr[k].inlined	? K_INLINED :
-							  K_FUNCTION,
-				 &fr[k], value)) < 0)
+	fl->ncands = 0;
+	ht_view_index_free(&fl->index);
+	for (i = 0; i < ncur; i++) {
+		r = &v->rows[cur[i].row];
+		cur[i].cand = UINT32_MAX;
+		if (cur[i].addr < 0)
+			continue; /* the stack ended below */
+		if (row_nframes(r) == 0) {
+			memset(&k, 0, sizeof(k));
+			k.parent = cur[i].node;
+			k.tag = KEY_ROW;
+			k.off = r->site == NULL ? 1 : 0;
+			k.row = r;
+			cur[i].addr = -1;
+		} else {
+			if ((m = ht_sym_lookup(v->sym,
+				 r->site->frames[cur[i].addr], &fr)) < 0)
 				return -1;
+			if (cur[i].frame < 0 || cur[i].frame >= m)
+				cur[i].frame = m - 1;
+			frame_key(&k, cur[i].node, &fr[cur[i].frame]);
+			/* The next frame out: the next inlined one, or the
+			 * caller's address. */
+			if (--cur[i].frame < 0)
+				cur[i].addr--;
+		}
+		k.value = ht_view_value(v, &r->f);
+		if ((c = cand_charge(fl, &k)) < 0)
+			return -1;
+		cur[i].cand = (uint32_t)c;
 	}
-	return 0;
+	for (i = 0; i < fl->ncands; i++) {
+		if (fl->cands[i].value < fl->min_value)
+			fl->pruned = 1;
+		else if (keep(fl, &fl->cands[i]) != 0)
+			return -1;
+	}
+	for (i = 0; i < ncur; i++) {
+		if (cur[i].cand == UINT32_MAX ||
+		    fl->cands[cur[i].cand].node < 0)
+			continue;
+		cur[n] = cur[i];
+		cur[n].node = (uint32_t)fl->cands[cur[i].cand].node;
+		n++;
+	}
+	return (int64_t)n;
+}
+
+/*
+ * The tree of the rows' stacks, outermost frame on the root, built one
+ * depth at a time; nodes narrower than half a pixel are left out, with all
+ * above them.  Returns 0, or -1 (ENOMEM).
+ */
+static int
+build(struct flame *fl)
+{
+	struct ht_view *v = fl->v;
+	struct cursor *cur;
+	uint64_t total = 0, value;
+	size_t i, ncur = 0;
+	int64_t n;
+	int rc = -1;
+
+	if (node_new(fl, K_ROOT) < 0)
+		return -1;
+	fl->nodes[0].name = "all";
+	if ((cur = calloc(v->nrows + 1, sizeof(*cur))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (i = 0; i < v->nrows; i++) {
+		if ((value = ht_view_value(v, &v->rows[i].f)) == 0)
+			continue;
+		total = ht_view_sat_add(total, value);
+		cur[ncur].row = (uint32_t)i;
+		/* A row without frames has its own name as one. */
+		cur[ncur].addr = row_nframes(&v->rows[i]) == 0 ?
+		    0 :
+		    (int)row_nframes(&v->rows[i]) - 1;
+		cur[ncur].frame = -1;
+		ncur++;
+	}
+	fl->nodes[0].value = total;
+	/* value / total * FRAMES_W >= 0.5, in integers (no value is
+	 * past total, which is 2^64 - 1 at most). */
+	fl->min_value = total / MIN_PARTS + (total % MIN_PARTS != 0);
+	if (fl->min_value == 0)
+		fl->min_value = 1;
+	while (ncur > 0) {
+		if ((n = level(fl, cur, ncur)) < 0)
+			goto out;
+		ncur = (size_t)n;
+	}
+	rc = 0;
+out:
+	free(cur);
+	return rc;
 }
 
 static const struct node *sort_nodes;
@@ -260,7 +452,7 @@ put_xml_byte(FILE *fp, int c)
 static size_t
 put_xml(FILE *fp, const char *s, size_t max)
 {
-	return ht_json_put_text(fp, s, max, put_xml_byte);
+	return ht_json_put_text(fp, s, max, put_xml_byte, "&<>\"'");
 }
 
 /* The number of characters of s (UTF-8, ill-formed bytes one each). */
@@ -510,6 +702,8 @@ put_header(FILE *fp, const struct flame *fl, int height)
 		fputs("; ", fp);
 		put_xml(fp, ht_text_drop_line(m, line, sizeof(line)), SIZE_MAX);
 	}
+	if (fl->pruned)
+		fputs("; frames under half a pixel not drawn", fp);
 	fputs("</text>\n", fp);
 	fprintf(fp,
 	    "<text id=\"reset\" class=\"c\" x=\"%d\" y=\"22\">"
@@ -576,8 +770,9 @@ ht_flame_write(FILE *fp, struct ht_view *v)
 	rc = ferror(fp) ? -1 : 0;
 out:
 	for (i = 0; i < fl.n; i++)
-		free(fl.nodes[i].name);
+		free(fl.nodes[i].own);
 	free(fl.nodes);
+	free(fl.cands);
 	ht_view_index_free(&fl.index);
 	return rc;
 }

@@ -5,7 +5,10 @@
  * bottom, "all" the root) and drawn as one rectangle per node, as wide as
  * the node's share of the view's value (bytes in use by default, bytes
  * allocated with --sort alloc, objects in use with --sort objects); children
- * are ordered by value, largest first.  Each node's title (shown on hover)
+ * are ordered by value, largest first.  A node narrower than half a pixel
+ * is left out with everything above it, as flamegraph.pl does under a
+ * tenth (the subtitle then says so): so the graph holds at most 2,360
+ * frames a row, whatever the profile.  Each node's title (shown on hover)
  * gives its function, file:line, value and percentage.  A few lines of
  * inline JavaScript zoom into a node when it is clicked and search the
  * frames by regular expression; without scripts (an image viewer) the

@@ -32,15 +32,34 @@ put_plain(FILE *fp, int c)
 	putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
 }
 
+/* Printable ASCII that put would write as it is. */
+static int
+as_is(unsigned char c, const char *special)
+{
+	return c >= 0x20 && c < 0x7f &&
+	    (special[0] == '\0' || strchr(special, c) == NULL);
+}
+
 size_t
 ht_json_put_text(FILE *fp, const char *s, size_t max,
-    void (*put)(FILE *, int c))
+    void (*put)(FILE *, int c), const char *special)
 {
 	size_t i, n, len = strlen(s), chars = 0;
 
 	if (put == NULL)
 		put = put_plain;
+	if (special == NULL)
+		special = "";
 	for (i = 0; i < len && chars < max; i += n, chars++) {
+		if (as_is((unsigned char)s[i], special)) {
+			for (n = 1; i + n < len && chars + n < max &&
+			     as_is((unsigned char)s[i + n], special);
+			     n++)
+				continue;
+			fwrite(s + i, 1, n, fp);
+			chars += n - 1;
+			continue;
+		}
 		if ((n = ht_json_utf8_len(s + i, len - i)) == 0) {
 			putc('?', fp);
 			n = 1;
@@ -92,84 +111,128 @@ ht_json_utf8_len(const char *str, size_t n)
 }
 
 static void
+flush(struct ht_json *j)
+{
+	if (j->len > 0)
+		fwrite(j->buf, 1, j->len, j->fp);
+	j->len = 0;
+}
+
+static void
+out(struct ht_json *j, const void *p, size_t n)
+{
+	if (j->len + n > sizeof(j->buf)) {
+		flush(j);
+		if (n > sizeof(j->buf)) {
+			fwrite(p, 1, n, j->fp);
+			return;
+		}
+	}
+	memcpy(j->buf + j->len, p, n);
+	j->len += n;
+}
+
+static void
+outc(struct ht_json *j, int c)
+{
+	if (j->len == sizeof(j->buf))
+		flush(j);
+	j->buf[j->len++] = (char)c;
+}
+
+static void
+outs(struct ht_json *j, const char *s)
+{
+	out(j, s, strlen(s));
+}
+
+static void
 newline_indent(struct ht_json *j)
 {
-	int i;
+	static const char spaces[2 * HT_JSON_MAX_DEPTH] = {
+		[0 ...(2 * HT_JSON_MAX_DEPTH - 1)] = ' '
+	};
 
 	if (!j->pretty)
 		return;
-	putc('\n', j->fp);
-	for (i = 0; i < j->depth; i++)
-		fputs("  ", j->fp);
+	outc(j, '\n');
+	out(j, spaces, 2 * (size_t)j->depth);
 }
 
 /* Write the escape of byte c, which cannot appear as is in a string. */
 static void
-write_escape(FILE *fp, unsigned char c)
+write_escape(struct ht_json *j, unsigned char c)
 {
+	char buf[8];
+
 	switch (c) {
 	case '"':
-		fputs("\\\"", fp);
+		outs(j, "\\\"");
 		break;
 	case '\\':
-		fputs("\\\\", fp);
+		outs(j, "\\\\");
 		break;
 	case '\n':
-		fputs("\\n", fp);
+		outs(j, "\\n");
 		break;
 	case '\r':
-		fputs("\\r", fp);
+		outs(j, "\\r");
 		break;
 	case '\t':
-		fputs("\\t", fp);
+		outs(j, "\\t");
 		break;
 	case '\b':
-		fputs("\\b", fp);
+		outs(j, "\\b");
 		break;
 	case '\f':
-		fputs("\\f", fp);
+		outs(j, "\\f");
 		break;
 	default:
 		/* Controls, and bytes that are not UTF-8: the latter keep
 		 * their Latin-1 code point, so that nothing is lost or
 		 * invented. */
-		fprintf(fp, "\\u%04x", c);
+		snprintf(buf, sizeof(buf), "\\u%04x", c);
+		outs(j, buf);
 		break;
 	}
 }
 
 static void
-write_string(FILE *fp, const char *str, size_t n)
+write_string(struct ht_json *j, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i, len, run = 0;
+	char buf[8];
 
-	/* Runs of bytes that need no escape go out in one fwrite: one call
-	 * (and one lock of the stream) per byte made large reports slow. */
-	putc('"', fp);
+	outc(j, '"');
 	for (i = 0; i < n; i += len) {
-		if (s[i] >= 0x20 && s[i] != 0x7f && s[i] != '"' &&
-		    s[i] != '\\' &&
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '"' &&
+		    s[i] != '\\') {
+			len = 1;
+			continue;
+		}
+		if (s[i] >= 0x80 &&
 		    (len = ht_json_utf8_len((const char *)s + i, n - i)) != 0 &&
 		    !ht_json_is_c1((const char *)s + i, len))
 			continue;
 		if (i > run)
-			fwrite(s + run, 1, i - run, fp);
+			out(j, s + run, i - run);
 		/* A C1 control (U+0080..U+009F) is escaped as the code
 		 * point it is, so that JSON on a terminal cannot act. */
 		if (s[i] == 0xc2 && i + 1 < n &&
 		    ht_json_is_c1((const char *)s + i, 2)) {
-			fprintf(fp, "\\u%04x", s[i + 1]);
+			snprintf(buf, sizeof(buf), "\\u%04x", s[i + 1]);
+			outs(j, buf);
 			len = 2;
 		} else {
-			write_escape(fp, s[i]);
+			write_escape(j, s[i]);
 			len = 1;
 		}
 		run = i + len;
 	}
 	if (n > run)
-		fwrite(s + run, 1, n - run, fp);
-	putc('"', fp);
+		out(j, s + run, n - run);
+	outc(j, '"');
 }
 
 /* Separator, indentation and key before a value. */
@@ -177,13 +240,13 @@ static void
 prefix(struct ht_json *j, const char *key)
 {
 	if (!j->empty[j->depth])
-		putc(',', j->fp);
+		outc(j, ',');
 	j->empty[j->depth] = 0;
 	if (j->depth > 0)
 		newline_indent(j);
 	if (key != NULL) {
-		write_string(j->fp, key, strlen(key));
-		fputs(j->pretty ? ": " : ":", j->fp);
+		write_string(j, key, strlen(key));
+		outs(j, j->pretty ? ": " : ":");
 	}
 }
 
@@ -191,7 +254,7 @@ static void
 open_level(struct ht_json *j, const char *key, int c)
 {
 	prefix(j, key);
-	putc(c, j->fp);
+	outc(j, c);
 	if (j->depth + 1 < HT_JSON_MAX_DEPTH) {
 		j->depth++;
 		j->empty[j->depth] = 1;
@@ -209,7 +272,7 @@ close_level(struct ht_json *j, int c)
 	j->depth--;
 	if (!was_empty)
 		newline_indent(j);
-	putc(c, j->fp);
+	outc(j, c);
 }
 
 void
@@ -241,9 +304,9 @@ ht_json_stringn(struct ht_json *j, const char *key, const char *s, size_t n)
 {
 	prefix(j, key);
 	if (s == NULL)
-		fputs("null", j->fp);
+		outs(j, "null");
 	else
-		write_string(j->fp, s, n);
+		write_string(j, s, n);
 }
 
 void
@@ -252,18 +315,45 @@ ht_json_string(struct ht_json *j, const char *key, const char *s)
 	ht_json_stringn(j, key, s, s != NULL ? strlen(s) : 0);
 }
 
+/* The digits of v in base (10 or 16), after prefix pre. */
+static void
+put_number(struct ht_json *j, const char *pre, uint64_t v, unsigned base)
+{
+	static const char digits[] = "0123456789abcdef";
+	char buf[24];
+	size_t i = sizeof(buf);
+
+	do {
+		buf[--i] = digits[v % base];
+		v /= base;
+	} while (v != 0);
+	outs(j, pre);
+	out(j, buf + i, sizeof(buf) - i);
+}
+
 void
 ht_json_uint(struct ht_json *j, const char *key, uint64_t v)
 {
 	prefix(j, key);
-	fprintf(j->fp, "%llu", (unsigned long long)v);
+	put_number(j, "", v, 10);
+}
+
+void
+ht_json_hex(struct ht_json *j, const char *key, uint64_t v)
+{
+	prefix(j, key);
+	put_number(j, "\"0x", v, 16);
+	outc(j, '"');
 }
 
 void
 ht_json_int(struct ht_json *j, const char *key, int64_t v)
 {
 	prefix(j, key);
-	fprintf(j->fp, "%lld", (long long)v);
+	if (v < 0)
+		put_number(j, "-", -(uint64_t)v, 10);
+	else
+		put_number(j, "", (uint64_t)v, 10);
 }
 
 void
@@ -274,7 +364,7 @@ ht_json_double(struct ht_json *j, const char *key, double v)
 
 	prefix(j, key);
 	if (!isfinite(v)) {
-		fputs("null", j->fp);
+		outs(j, "null");
 		return;
 	}
 	/* The shortest of %.15g..%.17g that reads back as v: 17 digits
@@ -288,27 +378,28 @@ ht_json_double(struct ht_json *j, const char *key, double v)
 	}
 	if (prec == 17)
 		snprintf(buf, sizeof(buf), "%.17g", v);
-	fputs(buf, j->fp);
+	outs(j, buf);
 }
 
 void
 ht_json_bool(struct ht_json *j, const char *key, int v)
 {
 	prefix(j, key);
-	fputs(v ? "true" : "false", j->fp);
+	outs(j, v ? "true" : "false");
 }
 
 void
 ht_json_null(struct ht_json *j, const char *key)
 {
 	prefix(j, key);
-	fputs("null", j->fp);
+	outs(j, "null");
 }
 
 int
 ht_json_finish(struct ht_json *j)
 {
-	putc('\n', j->fp);
+	outc(j, '\n');
+	flush(j);
 	if (fflush(j->fp) != 0 || ferror(j->fp))
 		return -1;
 	return 0;

@@ -10,8 +10,12 @@
  * \u00XX (its Latin-1 reading), so that a path in a legacy encoding still
  * yields a parseable document.  Non-finite doubles are written as null.
  *
- * The writer is a plain value (no allocation); nesting deeper than
- * HT_JSON_MAX_DEPTH is a programming error and is ignored.
+ * The writer is a plain value (no allocation) with a buffer of its own:
+ * its text reaches the stream in large writes (a report of millions of
+ * frames spent most of its time in stdio's per-call locking), so nothing
+ * else may write to the stream between ht_json_init and ht_json_finish.
+ * Nesting deeper than HT_JSON_MAX_DEPTH is a programming error and is
+ * ignored.
  */
 #ifndef HT_JSON_H
 #define HT_JSON_H
@@ -28,6 +32,8 @@ struct ht_json {
 	int depth;
 	/* Per level: nothing written yet at this level (no comma needed). */
 	unsigned char empty[HT_JSON_MAX_DEPTH];
+	size_t len; /* bytes in buf */
+	char buf[8192];
 };
 
 void ht_json_init(struct ht_json *, FILE *, int pretty);
@@ -41,13 +47,16 @@ void ht_json_array_end(struct ht_json *);
 void ht_json_string(struct ht_json *, const char *key, const char *);
 void ht_json_stringn(struct ht_json *, const char *key, const char *, size_t);
 void ht_json_uint(struct ht_json *, const char *key, uint64_t);
+/* v as a string "0x1a2b" (addresses: JSON numbers lose 64-bit precision
+ * in most readers). */
+void ht_json_hex(struct ht_json *, const char *key, uint64_t);
 void ht_json_int(struct ht_json *, const char *key, int64_t);
 void ht_json_double(struct ht_json *, const char *key, double);
 void ht_json_bool(struct ht_json *, const char *key, int);
 void ht_json_null(struct ht_json *, const char *key);
 
-/* Ends the document with a newline.  Returns 0, or -1 if the stream has
- * an error (errno as left by stdio). */
+/* Ends the document with a newline and writes what is buffered.  Returns
+ * 0, or -1 if the stream has an error (errno as left by stdio). */
 int ht_json_finish(struct ht_json *);
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes): 1 to 4, or 0
@@ -61,13 +70,14 @@ int ht_json_is_c1(const char *s, size_t n);
 /*
  * Print the characters of s, at most max of them: a well-formed UTF-8
  * sequence of two bytes or more as it is (but a C1 control as '?'), a byte
- * that is not part of one as '?', and every other byte through put, which
- * writes it as the format takes it (an escape, a replacement); put NULL
- * writes C0 controls and DEL as '?' and the rest as they are.  The one
- * printer of text from a profile or a target, for every writer and every
- * message.  Returns how many characters were printed.
+ * that is not part of one as '?', printable ASCII not in special as it is
+ * (in runs: one write for a name, not one a byte), and every other byte
+ * through put, which writes it as the format takes it (an escape, a
+ * replacement); put NULL writes C0 controls and DEL as '?' and the rest as
+ * they are.  The one printer of text from a profile or a target, for every
+ * writer and every message.  Returns how many characters were printed.
  */
 size_t ht_json_put_text(FILE *fp, const char *s, size_t max,
-    void (*put)(FILE *, int c));
+    void (*put)(FILE *, int c), const char *special);
 
 #endif

@@ -137,47 +137,95 @@ ht_pb_append(struct ht_pb *pb, const struct ht_pb *more)
 }
 
 int
-ht_pb_gzip(FILE *fp, const void *buf, size_t len)
+ht_pb_gz_open(struct ht_pb_gz *g, FILE *fp)
 {
-	unsigned char out[16384];
-	z_stream z;
-	size_t n;
-	int rc, flush;
+	z_stream *z;
 
-	memset(&z, 0, sizeof(z));
+	memset(g, 0, sizeof(*g));
+	g->fp = fp;
+	if ((z = calloc(1, sizeof(*z))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
 	/* windowBits 15 + 16: a gzip header and trailer around the deflate
 	 * stream, as pprof expects of a profile on disk.  The fastest level:
 	 * the tables compress well anyway, and the default level took a
 	 * third of the export's time. */
-	if (deflateInit2(&z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
+	if (deflateInit2(z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
 		Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(z);
 		errno = ENOMEM;
 		return -1;
 	}
-	z.next_in = (Bytef *)(uintptr_t)buf;
+	g->z = z;
+	return 0;
+}
+
+/* Deflate len bytes at buf with flush; 0, or -1 (errno set, sticks). */
+static int
+deflate_out(struct ht_pb_gz *g, const void *buf, size_t len, int flush)
+{
+	unsigned char out[16384];
+	z_stream *z = g->z;
+	size_t n;
+	int rc;
+
+	z->next_in = (Bytef *)(uintptr_t)buf;
+	z->avail_in = 0;
 	do {
 		/* avail_in is 32 bits wide: feed a large buffer in pieces. */
-		if (z.avail_in == 0 && len > 0) {
+		if (z->avail_in == 0 && len > 0) {
 			n = len > 1U << 30 ? 1U << 30 : len;
-			z.avail_in = (uInt)n;
+			z->avail_in = (uInt)n;
 			len -= n;
 		}
-		flush = len == 0 ? Z_FINISH : Z_NO_FLUSH;
-		z.next_out = out;
-		z.avail_out = sizeof(out);
-		rc = deflate(&z, flush);
-		if (rc == Z_STREAM_ERROR)
-			goto out_zerr;
-		n = sizeof(out) - z.avail_out;
-		if (n > 0 && fwrite(out, 1, n, fp) != n)
-			goto out_end;
-	} while (rc != Z_STREAM_END);
-	deflateEnd(&z);
+		z->next_out = out;
+		z->avail_out = sizeof(out);
+		rc = deflate(z, len == 0 ? flush : Z_NO_FLUSH);
+		if (rc == Z_STREAM_ERROR) {
+			errno = EIO;
+			goto out_fail;
+		}
+		n = sizeof(out) - z->avail_out;
+		if (n > 0 && fwrite(out, 1, n, g->fp) != n)
+			goto out_fail;
+		/* Without Z_FINISH, done once the input is in and the output
+		 * did not fill. */
+	} while (flush == Z_FINISH ?
+		rc != Z_STREAM_END :
+		(z->avail_in > 0 || len > 0 || z->avail_out == 0));
 	return 0;
 
-out_zerr:
-	errno = EIO;
-out_end:
-	deflateEnd(&z);
+out_fail:
+	g->failed = errno != 0 ? errno : EIO;
 	return -1;
+}
+
+void
+ht_pb_gz_write(struct ht_pb_gz *g, struct ht_pb *pb)
+{
+	if (pb->failed && !g->failed)
+		g->failed = ENOMEM;
+	if (!g->failed && g->z != NULL && pb->len > 0)
+		(void)deflate_out(g, pb->buf, pb->len, Z_NO_FLUSH);
+	ht_pb_reset(pb);
+}
+
+int
+ht_pb_gz_close(struct ht_pb_gz *g)
+{
+	if (g->z == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (!g->failed)
+		(void)deflate_out(g, NULL, 0, Z_FINISH);
+	deflateEnd(g->z);
+	free(g->z);
+	g->z = NULL;
+	if (g->failed) {
+		errno = g->failed;
+		return -1;
+	}
+	return 0;
 }

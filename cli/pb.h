@@ -46,9 +46,22 @@ void ht_pb_append(struct ht_pb *, const struct ht_pb *);
 int ht_pb_failed(const struct ht_pb *);
 
 /*
- * Write len bytes at buf to fp as one gzip member (RFC 1952), with zlib.
- * Returns 0, or -1 with errno set (EIO for a compressor failure).
+ * A gzip member (RFC 1952) written to a stream as it is made, with zlib:
+ * a large message need never be whole in memory.  Failures stick, as the
+ * buffers' do, and are reported by ht_pb_gz_close.
  */
-int ht_pb_gzip(FILE *fp, const void *buf, size_t len);
+struct ht_pb_gz {
+	FILE *fp;
+	void *z;    /* zlib's z_stream */
+	int failed; /* the errno of the first failure, or 0 */
+};
+
+/* Start a member on fp.  Returns 0, or -1 with errno ENOMEM. */
+int ht_pb_gz_open(struct ht_pb_gz *, FILE *fp);
+/* Compress the bytes of pb into the member, and empty pb. */
+void ht_pb_gz_write(struct ht_pb_gz *, struct ht_pb *pb);
+/* End the member and free its state.  Returns 0, or -1 with errno set (a
+ * write error, or EIO for a compressor failure). */
+int ht_pb_gz_close(struct ht_pb_gz *);
 
 #endif

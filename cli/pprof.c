@@ -1,12 +1,18 @@
 /*
  * The pprof export (see pprof.h).
  *
- * The tables of profile.proto (strings, functions, locations) refer to each
- * other by index or id, and the string table must hold every string before
- * it is written; so the samples are encoded first, filling the tables as
- * they meet new addresses, and the profile is put together at the end:
- * sample types, samples, mappings, locations, functions, strings, then the
- * informational fields.
+ * A Profile's fields may come in any order, and a repeated one is the
+ * concatenation of its occurrences (protobuf's rules; pprof's own reader
+ * resolves the ids and string indexes once it has them all).  So the
+ * profile is written as it is made, through one gzip stream: each string,
+ * function and location when it is first met, each sample after its
+ * locations, the mappings at the end (what their frames told about their
+ * symbols is known only then).  Nothing is held but what deduplicates:
+ * the strings and functions that can repeat (those of symbolized frames,
+ * which the symbolizer's limit bounds) and one 8-byte slot per address for
+ * the locations.  A frame without a function is named after its address
+ * (module+0xoffset), so its string and function are written once, with its
+ * location, and never looked up.
  */
 #include "config.h"
 
@@ -72,23 +78,13 @@ enum {
 struct pstring {
 	char *s;
 	size_t len;
+	int64_t id;
 };
 
 struct pfunction {
 	int64_t name;
 	int64_t filename;
-};
-
-struct pline {
-	uint64_t function; /* id */
-	int64_t line;
-};
-
-struct plocation {
-	uint64_t address; /* as recorded; 0 for a made-up one */
-	uint64_t mapping; /* id, or 0 */
-	size_t line0;	  /* first of its lines */
-	size_t nlines;
+	uint64_t id;
 };
 
 /* What the frames of a mapping told about its symbols. */
@@ -98,30 +94,41 @@ struct pmapping {
 	int line_numbers;
 };
 
+/*
+ * The locations by address: open addressing over a table sized once, for
+ * every frame of the view (no address more), at most 80% full; a
+ * location's id is its slot + 1, so the table holds the addresses only.
+ * Address 0 (an empty slot's mark) has the id after the last slot.
+ */
+struct plocs {
+	uint64_t *slots;
+	size_t cap;
+	int have_zero;
+};
+
 struct pprof {
 	struct ht_view *v;
-	struct pstring *strings;
-	size_t nstrings;
+	struct ht_pb out; /* fields not yet compressed */
+	struct ht_pb_gz gz;
+	struct ht_pb loc, line, sample, packed; /* scratch messages */
+	int64_t nstrings;			/* entries written */
+	struct pstring *strings;		/* those that may repeat */
+	size_t nkept;
 	size_t strings_cap;
 	struct ht_view_index string_index;
+	uint64_t nfunctions; /* written */
 	struct pfunction *functions;
-	size_t nfunctions;
+	size_t nfkept;
 	size_t functions_cap;
 	struct ht_view_index function_index;
-	struct plocation *locations;
-	size_t nlocations;
-	size_t locations_cap;
-	struct ht_view_index location_index;
-	struct pline *lines;
-	size_t nlines;
-	size_t lines_cap;
+	struct plocs locs;
+	uint64_t made_up; /* ids of locations for rows without frames */
 	struct pmapping *mappings; /* one per profile module */
 	size_t *by_start;	   /* module indexes by start */
 	/* For the index callbacks: the key being looked up. */
 	const char *key_s;
 	size_t key_len;
 	struct pfunction key_function;
-	uint64_t key_address;
 };
 
 /* p (of *cap elements of size), grown to hold n + 1: the array, moved
@@ -143,6 +150,55 @@ grow(void *p, size_t *cap, size_t n, size_t size)
 	return q;
 }
 
+/* Compress what is buffered once there is enough of it. */
+static void
+out_flush(struct pprof *pp, size_t at_least)
+{
+	if (pp->out.len >= at_least)
+		ht_pb_gz_write(&pp->gz, &pp->out);
+}
+
+/*
+ * s as a protobuf string into *copy (malloc'd, len bytes and a NUL):
+ * protobuf strings are UTF-8, so ill-formed bytes (a legacy encoding in a
+ * path or a name) become '?'; so do control characters (C0, DEL, C1),
+ * which pprof prints to a terminal as they are.  Returns 0 or -1 (ENOMEM).
+ */
+static int
+sanitize(const char *s, char **copy, size_t *lenp)
+{
+	size_t i, n, len = strlen(s);
+	char *c;
+
+	if ((c = malloc(len + 1)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	for (i = 0; i < len; i += n) {
+		n = ht_json_utf8_len(s + i, len - i);
+		if (n == 0 ||
+		    (n == 1 && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f))) {
+			c[i] = '?';
+			n = 1;
+		} else if (ht_json_is_c1(s + i, n))
+			memcpy(c + i, "??", 2);
+		else
+			memcpy(c + i, s + i, n);
+	}
+	c[len] = '\0';
+	*copy = c;
+	*lenp = len;
+	return 0;
+}
+
+/* Write a string table entry; its index. */
+static int64_t
+put_string(struct pprof *pp, const char *s, size_t len)
+{
+	ht_pb_bytes(&pp->out, PROFILE_STRING_TABLE, s, len);
+	return pp->nstrings++;
+}
+
 static int
 string_eq(void *ctx, uint32_t id)
 {
@@ -152,62 +208,80 @@ string_eq(void *ctx, uint32_t id)
 	    memcmp(pp->strings[id].s, pp->key_s, pp->key_len) == 0;
 }
 
-/*
- * The index of s in the string table, adding it if new.  protobuf strings
- * are UTF-8: ill-formed bytes (a legacy encoding in a path or a name)
- * become '?'; so do control characters (C0, DEL, C1), which pprof prints
- * to a terminal as they are.  Returns the index, or -1 when out of memory.
- */
+/* The index of s in the string table, written if new.  Returns the index,
+ * or -1 when out of memory. */
 static int64_t
 intern(struct pprof *pp, const char *s)
 {
-	size_t i, n, len;
+	size_t len;
 	uint64_t h;
 	int64_t id;
 	char *copy;
 	void *p;
 
-	len = strlen(s);
-	if ((copy = malloc(len + 1)) == NULL)
-		goto out_nomem;
-	for (i = 0; i < len; i += n) {
-		n = ht_json_utf8_len(s + i, len - i);
-		if (n == 0 ||
-		    (n == 1 && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f))) {
-			copy[i] = '?';
-			n = 1;
-		} else if (ht_json_is_c1(s + i, n))
-			memcpy(copy + i, "??", 2);
-		else
-			memcpy(copy + i, s + i, n);
-	}
-	copy[len] = '\0';
+	if (sanitize(s, &copy, &len) != 0)
+		return -1;
 	h = ht_view_hash(HT_VIEW_HASH0, copy, len);
 	pp->key_s = copy;
 	pp->key_len = len;
 	if ((id = ht_view_index_find(&pp->string_index, h, string_eq, pp)) >=
 	    0) {
 		free(copy);
-		return id;
+		return pp->strings[id].id;
 	}
-	if ((p = grow(pp->strings, &pp->strings_cap, pp->nstrings,
+	if ((p = grow(pp->strings, &pp->strings_cap, pp->nkept,
 		 sizeof(*pp->strings))) == NULL) {
 		free(copy);
-		goto out_nomem;
+		return -1;
 	}
 	pp->strings = p;
-	if (ht_view_index_add(&pp->string_index, h, (uint32_t)pp->nstrings) !=
-	    0) {
+	if (ht_view_index_add(&pp->string_index, h, (uint32_t)pp->nkept) != 0) {
 		free(copy);
-		goto out_nomem;
+		return -1;
 	}
-	pp->strings[pp->nstrings].s = copy;
-	pp->strings[pp->nstrings].len = len;
-	return (int64_t)pp->nstrings++;
+	pp->strings[pp->nkept].s = copy;
+	pp->strings[pp->nkept].len = len;
+	pp->strings[pp->nkept].id = put_string(pp, copy, len);
+	return pp->strings[pp->nkept++].id;
+}
 
-out_nomem:
-	errno = ENOMEM;
-	return -1;
+/* A string written without looking it up (one that cannot repeat).
+ * Returns its index, or -1 when out of memory. */
+static int64_t
+unique_string(struct pprof *pp, const char *s)
+{
+	size_t i, len;
+	int64_t id;
+	char *copy;
+
+	/* A name made from an address is plain ASCII but for the module's
+	 * name: check before copying. */
+	for (i = 0; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+			break;
+	if (s[i] == '\0')
+		return put_string(pp, s, i);
+	if (sanitize(s, &copy, &len) != 0)
+		return -1;
+	id = put_string(pp, copy, len);
+	free(copy);
+	return id;
+}
+
+/* Write function (name, filename); its id. */
+static uint64_t
+put_function(struct pprof *pp, int64_t name, int64_t filename)
+{
+	struct ht_pb *m = &pp->line;
+
+	ht_pb_reset(m);
+	ht_pb_uint(m, FUNCTION_ID, ++pp->nfunctions);
+	ht_pb_int(m, FUNCTION_NAME, name);
+	/* The symbolizer gives the demangled name only. */
+	ht_pb_int(m, FUNCTION_SYSTEM_NAME, name);
+	ht_pb_int(m, FUNCTION_FILENAME, filename);
+	ht_pb_message(&pp->out, PROFILE_FUNCTION, m);
+	return pp->nfunctions;
 }
 
 static int
@@ -219,69 +293,40 @@ function_eq(void *ctx, uint32_t id)
 	    pp->functions[id].filename == pp->key_function.filename;
 }
 
-/* The id of the function (name, filename), adding it if new; or 0 when out
- * of memory (ids start at 1). */
+/* The id of the function (name, file), written if new; or 0 when out of
+ * memory (ids start at 1).  With unique, written without looking it up
+ * (a name made from an address, which no other location has). */
 static uint64_t
-function_id(struct pprof *pp, const char *name, const char *file)
+function_id(struct pprof *pp, const char *name, const char *file, int unique)
 {
 	struct pfunction f;
 	uint64_t h;
 	int64_t id;
 	void *p;
 
-	if ((f.name = intern(pp, name)) < 0 ||
-	    (f.filename = intern(pp, file != NULL ? file : "")) < 0)
+	f.name = unique ? unique_string(pp, name) : intern(pp, name);
+	/* string_table[0] is "". */
+	if (f.name < 0 ||
+	    (f.filename = file != NULL ? intern(pp, file) : 0) < 0)
 		return 0;
+	if (unique)
+		return put_function(pp, f.name, f.filename);
 	h = ht_view_hash(HT_VIEW_HASH0, &f.name, sizeof(f.name));
 	h = ht_view_hash(h, &f.filename, sizeof(f.filename));
 	pp->key_function = f;
 	if ((id = ht_view_index_find(&pp->function_index, h, function_eq,
 		 pp)) >= 0)
-		return (uint64_t)id + 1;
-	if ((p = grow(pp->functions, &pp->functions_cap, pp->nfunctions,
+		return pp->functions[id].id;
+	if ((p = grow(pp->functions, &pp->functions_cap, pp->nfkept,
 		 sizeof(*pp->functions))) == NULL)
 		return 0;
 	pp->functions = p;
-	if (ht_view_index_add(&pp->function_index, h,
-		(uint32_t)pp->nfunctions) != 0)
+	if (ht_view_index_add(&pp->function_index, h, (uint32_t)pp->nfkept) !=
+	    0)
 		return 0;
-	pp->functions[pp->nfunctions++] = f;
-	return pp->nfunctions;
-}
-
-static int
-add_line(struct pprof *pp, uint64_t function, int64_t line)
-{
-	void *p;
-
-	if ((p = grow(pp->lines, &pp->lines_cap, pp->nlines,
-		 sizeof(*pp->lines))) == NULL)
-		return -1;
-	pp->lines = p;
-	pp->lines[pp->nlines].function = function;
-	pp->lines[pp->nlines].line = line;
-	pp->nlines++;
-	return 0;
-}
-
-/* A new location; its lines are the ones added after it.  Returns its id,
- * or 0 when out of memory. */
-static uint64_t
-new_location(struct pprof *pp, uint64_t address, uint64_t mapping)
-{
-	struct plocation *l;
-	void *p;
-
-	if ((p = grow(pp->locations, &pp->locations_cap, pp->nlocations,
-		 sizeof(*pp->locations))) == NULL)
-		return 0;
-	pp->locations = p;
-	l = &pp->locations[pp->nlocations++];
-	l->address = address;
-	l->mapping = mapping;
-	l->line0 = pp->nlines;
-	l->nlines = 0;
-	return pp->nlocations;
+	f.id = put_function(pp, f.name, f.filename);
+	pp->functions[pp->nfkept++] = f;
+	return f.id;
 }
 
 /* The mapping id (module index + 1) of addr, or 0. */
@@ -305,55 +350,110 @@ mapping_of(const struct pprof *pp, uint64_t addr)
 	return 0;
 }
 
-static int
-location_eq(void *ctx, uint32_t id)
+static uint64_t
+hash_addr(uint64_t a)
 {
-	struct pprof *pp = ctx;
-
-	return pp->locations[id].address == pp->key_address;
+	a ^= a >> 33;
+	a *= 0xff51afd7ed558ccdULL;
+	a ^= a >> 33;
+	a *= 0xc4ceb9fe1a85ec53ULL;
+	a ^= a >> 33;
+	return a;
 }
 
-/*
- * The id of the location of return address addr, adding it (symbolized,
- * one line per frame, innermost first) if new; or 0 when out of memory.
- */
-static uint64_t
-location_id(struct pprof *pp, uint64_t addr)
+/* Size the table for n addresses.  Returns 0, or -1 (ENOMEM). */
+static int
+locs_init(struct plocs *l, uint64_t n)
+{
+	l->cap = (size_t)(n + n / 4 + 16);
+	if ((l->slots = calloc(l->cap, sizeof(*l->slots))) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return 0;
+}
+
+/* The slot of addr (not 0): where it is, or the empty one it would go
+ * to; the table never fills (it has room for every frame). */
+static size_t
+locs_slot(const struct plocs *l, uint64_t addr)
+{
+	size_t i = (size_t)(((hash_addr(addr) >> 32) * l->cap) >> 32);
+
+	while (l->slots[i] != 0 && l->slots[i] != addr)
+		if (++i == l->cap)
+			i = 0;
+	return i;
+}
+
+/* Write the location of addr, symbolized, one line per frame, innermost
+ * first.  Returns 0, or -1 when out of memory. */
+static int
+put_location(struct pprof *pp, uint64_t id, uint64_t addr)
 {
 	const struct ht_sym_frame *fr;
 	struct pmapping *pm = NULL;
 	char buf[4200];
-	uint64_t h, id, mapping, fn;
-	int64_t found;
+	uint64_t mapping, fn;
 	int i, n;
 
-	h = ht_view_hash(HT_VIEW_HASH0, &addr, sizeof(addr));
-	pp->key_address = addr;
-	if ((found = ht_view_index_find(&pp->location_index, h, location_eq,
-		 pp)) >= 0)
-		return (uint64_t)found + 1;
 	if ((n = ht_sym_lookup(pp->v->sym, addr, &fr)) < 0)
-		return 0;
-	mapping = mapping_of(pp, addr);
-	if (mapping != 0)
+		return -1;
+	if ((mapping = mapping_of(pp, addr)) != 0)
 		pm = &pp->mappings[mapping - 1];
-	if ((id = new_location(pp, addr, mapping)) == 0)
-		return 0;
+	ht_pb_reset(&pp->loc);
+	ht_pb_uint(&pp->loc, LOCATION_ID, id);
+	if (mapping != 0)
+		ht_pb_uint(&pp->loc, LOCATION_MAPPING_ID, mapping);
+	/* A return address points after the call; address - 1 is inside
+	 * it, where the lines were looked up. */
+	if (addr != 0)
+		ht_pb_uint(&pp->loc, LOCATION_ADDRESS, addr - 1);
 	for (i = 0; i < n; i++) {
+		/* fr stays valid: no lookup until the next location. */
 		fn = function_id(pp,
-		    ht_view_frame_name(&fr[i], buf, sizeof(buf)), fr[i].file);
-		if (fn == 0 ||
-		    add_line(pp, fn, fr[i].line > 0 ? fr[i].line : 0) != 0)
-			return 0;
+		    ht_view_frame_name(&fr[i], buf, sizeof(buf)), fr[i].file,
+		    fr[i].function == NULL);
+		if (fn == 0)
+			return -1;
+		ht_pb_reset(&pp->line);
+		ht_pb_uint(&pp->line, LINE_FUNCTION_ID, fn);
+		if (fr[i].line > 0)
+			ht_pb_int(&pp->line, LINE_LINE, fr[i].line);
+		ht_pb_message(&pp->loc, LOCATION_LINE, &pp->line);
 		if (pm != NULL) {
 			pm->functions |= fr[i].function != NULL;
 			pm->filenames |= fr[i].file != NULL;
 			pm->line_numbers |= fr[i].line > 0;
 		}
 	}
-	pp->locations[id - 1].nlines = (size_t)n;
-	if (ht_view_index_add(&pp->location_index, h, (uint32_t)(id - 1)) != 0)
-		return 0;
+	ht_pb_message(&pp->out, PROFILE_LOCATION, &pp->loc);
+	return 0;
+}
+
+/* The id of the location of return address addr, written if new; or 0
+ * when out of memory. */
+static uint64_t
+location_id(struct pprof *pp, uint64_t addr)
+{
+	struct plocs *l = &pp->locs;
+	uint64_t id;
+	size_t i;
+
+	if (addr == 0) {
+		id = l->cap + 1;
+		if (!l->have_zero && put_location(pp, id, 0) != 0)
+			return 0;
+		l->have_zero = 1;
+		return id;
+	}
+	i = locs_slot(l, addr);
+	id = i + 1;
+	if (l->slots[i] == 0) {
+		if (put_location(pp, id, addr) != 0)
+			return 0;
+		l->slots[i] = addr;
+	}
 	return id;
 }
 
@@ -364,13 +464,16 @@ made_up_location(struct pprof *pp, const struct ht_view_row *r)
 	char buf[64];
 	uint64_t id, fn;
 
-	if ((id = new_location(pp, 0, 0)) == 0)
+	id = pp->locs.cap + 2 + pp->made_up++;
+	if ((fn = function_id(pp, ht_view_row_name(r, buf, sizeof(buf)), NULL,
+		 0)) == 0)
 		return 0;
-	if ((fn = function_id(pp, ht_view_row_name(r, buf, sizeof(buf)),
-		 NULL)) == 0 ||
-	    add_line(pp, fn, 0) != 0)
-		return 0;
-	pp->locations[id - 1].nlines = 1;
+	ht_pb_reset(&pp->line);
+	ht_pb_uint(&pp->line, LINE_FUNCTION_ID, fn);
+	ht_pb_reset(&pp->loc);
+	ht_pb_uint(&pp->loc, LOCATION_ID, id);
+	ht_pb_message(&pp->loc, LOCATION_LINE, &pp->line);
+	ht_pb_message(&pp->out, PROFILE_LOCATION, &pp->loc);
 	return id;
 }
 
@@ -380,144 +483,115 @@ clamp(uint64_t v)
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
-/* Encode the samples into out, one per row, filling the tables. */
+static uint32_t
+row_nframes(const struct ht_view_row *r)
+{
+	uint32_t n = r->site == NULL ? 0 : r->site->nframes;
+
+	return n > HT_PROFILE_MAX_FRAMES ? HT_PROFILE_MAX_FRAMES : n;
+}
+
+/* Write the samples, one per row, and the locations they meet first. */
 static int
-encode_samples(struct pprof *pp, struct ht_pb *out)
+put_samples(struct pprof *pp)
 {
 	struct ht_view *v = pp->v;
+	struct ht_pb *smp = &pp->sample, *packed = &pp->packed;
 	const struct ht_view_row *r;
-	struct ht_pb sample, packed;
+	uint64_t id, nframes = 0;
 	uint32_t k, n;
-	uint64_t id;
 	size_t i;
-	int rc = -1;
 
-	ht_pb_init(&sample);
-	ht_pb_init(&packed);
+	for (i = 0; i < v->nrows; i++)
+		nframes += row_nframes(&v->rows[i]);
+	if (locs_init(&pp->locs, nframes) != 0)
+		return -1;
 	for (i = 0; i < v->nrows; i++) {
 		r = &v->rows[i];
-		ht_pb_reset(&sample);
-		ht_pb_reset(&packed);
-		n = r->site == NULL ? 0 : r->site->nframes;
-		if (n > HT_PROFILE_MAX_FRAMES)
-			n = HT_PROFILE_MAX_FRAMES;
+		ht_pb_reset(smp);
+		ht_pb_reset(packed);
+		n = row_nframes(r);
 		/* The leaf first: the profile's frames are innermost first,
 		 * as pprof wants them. */
 		for (k = 0; k < n; k++) {
 			if ((id = location_id(pp, r->site->frames[k])) == 0)
-				goto out;
-			ht_pb_varint(&packed, id);
+				return -1;
+			ht_pb_varint(packed, id);
 		}
 		if (n == 0) {
 			if ((id = made_up_location(pp, r)) == 0)
-				goto out;
-			ht_pb_varint(&packed, id);
+				return -1;
+			ht_pb_varint(packed, id);
 		}
-		ht_pb_message(&sample, SAMPLE_LOCATION_ID, &packed);
-		ht_pb_reset(&packed);
-		ht_pb_varint(&packed, (uint64_t)clamp(r->f.alloc_objects));
-		ht_pb_varint(&packed, (uint64_t)clamp(r->f.alloc_bytes));
-		ht_pb_varint(&packed, (uint64_t)clamp(r->f.inuse_objects));
-		ht_pb_varint(&packed, (uint64_t)clamp(r->f.inuse_bytes));
-		ht_pb_message(&sample, SAMPLE_VALUE, &packed);
-		ht_pb_message(out, PROFILE_SAMPLE, &sample);
+		ht_pb_message(smp, SAMPLE_LOCATION_ID, packed);
+		ht_pb_reset(packed);
+		ht_pb_varint(packed, (uint64_t)clamp(r->f.alloc_objects));
+		ht_pb_varint(packed, (uint64_t)clamp(r->f.alloc_bytes));
+		ht_pb_varint(packed, (uint64_t)clamp(r->f.inuse_objects));
+		ht_pb_varint(packed, (uint64_t)clamp(r->f.inuse_bytes));
+		ht_pb_message(smp, SAMPLE_VALUE, packed);
+		ht_pb_message(&pp->out, PROFILE_SAMPLE, smp);
+		out_flush(pp, 1 << 16);
 	}
-	rc = ht_pb_failed(out) ? -1 : 0;
-out:
-	ht_pb_free(&sample);
-	ht_pb_free(&packed);
-	if (rc != 0)
-		errno = ENOMEM;
-	return rc;
+	return 0;
 }
 
 static void
-value_type(struct ht_pb *out, uint32_t field, struct ht_pb *tmp, int64_t type,
-    int64_t unit)
+value_type(struct pprof *pp, uint32_t field, int64_t type, int64_t unit)
 {
-	ht_pb_reset(tmp);
-	ht_pb_int(tmp, VALUE_TYPE_TYPE, type);
-	ht_pb_int(tmp, VALUE_TYPE_UNIT, unit);
-	ht_pb_message(out, field, tmp);
+	ht_pb_reset(&pp->line);
+	ht_pb_int(&pp->line, VALUE_TYPE_TYPE, type);
+	ht_pb_int(&pp->line, VALUE_TYPE_UNIT, unit);
+	ht_pb_message(&pp->out, field, &pp->line);
 }
 
-static void
-encode_mappings(struct pprof *pp, struct ht_pb *out, struct ht_pb *tmp,
-    const int64_t *filename, const int64_t *build_id)
+/* The mappings, one per module, now that their frames are known. */
+static int
+put_mappings(struct pprof *pp)
 {
 	const struct ht_profile *prof = pp->v->prof;
 	const struct ht_module_rec *m;
 	const struct pmapping *pm;
+	char hex[2 * HT_PROFILE_MAX_BUILD_ID + 1];
+	struct ht_pb *t = &pp->loc;
+	int64_t filename, build_id;
+	uint32_t idlen, j;
 	size_t i;
 
 	for (i = 0; i < prof->nmodules; i++) {
 		m = &prof->modules[i];
 		pm = &pp->mappings[i];
-		ht_pb_reset(tmp);
-		ht_pb_uint(tmp, MAPPING_ID, i + 1);
-		ht_pb_uint(tmp, MAPPING_MEMORY_START, m->start);
-		ht_pb_uint(tmp, MAPPING_MEMORY_LIMIT, m->end);
+		idlen = m->build_id_len < HT_PROFILE_MAX_BUILD_ID ?
+		    m->build_id_len :
+		    HT_PROFILE_MAX_BUILD_ID;
+		for (j = 0; j < idlen; j++) {
+			hex[2 * j] = "0123456789abcdef"[m->build_id[j] >> 4];
+			hex[2 * j + 1] =
+			    "0123456789abcdef"[m->build_id[j] & 15];
+		}
+		hex[2 * idlen] = '\0';
+		if ((filename = intern(pp, m->path)) < 0 ||
+		    (build_id = intern(pp, hex)) < 0)
+			return -1;
+		ht_pb_reset(t);
+		ht_pb_uint(t, MAPPING_ID, i + 1);
+		ht_pb_uint(t, MAPPING_MEMORY_START, m->start);
+		ht_pb_uint(t, MAPPING_MEMORY_LIMIT, m->end);
 		/* The lowest mapped address is the start of the first
 		 * PT_LOAD segment, which the linker puts at file offset 0
 		 * (it holds the ELF header). */
-		ht_pb_uint(tmp, MAPPING_FILE_OFFSET, 0);
-		ht_pb_int(tmp, MAPPING_FILENAME, filename[i]);
-		ht_pb_int(tmp, MAPPING_BUILD_ID, build_id[i]);
-		ht_pb_uint(tmp, MAPPING_HAS_FUNCTIONS, pm->functions);
-		ht_pb_uint(tmp, MAPPING_HAS_FILENAMES, pm->filenames);
-		ht_pb_uint(tmp, MAPPING_HAS_LINE_NUMBERS, pm->line_numbers);
+		ht_pb_uint(t, MAPPING_FILE_OFFSET, 0);
+		ht_pb_int(t, MAPPING_FILENAME, filename);
+		ht_pb_int(t, MAPPING_BUILD_ID, build_id);
+		ht_pb_uint(t, MAPPING_HAS_FUNCTIONS, pm->functions);
+		ht_pb_uint(t, MAPPING_HAS_FILENAMES, pm->filenames);
+		ht_pb_uint(t, MAPPING_HAS_LINE_NUMBERS, pm->line_numbers);
 		/* Lines come from DWARF, which gives the inlined calls. */
-		ht_pb_uint(tmp, MAPPING_HAS_INLINE_FRAMES, pm->line_numbers);
-		ht_pb_message(out, PROFILE_MAPPING, tmp);
+		ht_pb_uint(t, MAPPING_HAS_INLINE_FRAMES, pm->line_numbers);
+		ht_pb_message(&pp->out, PROFILE_MAPPING, t);
+		out_flush(pp, 1 << 16);
 	}
-}
-
-static void
-encode_locations(struct pprof *pp, struct ht_pb *out, struct ht_pb *tmp,
-    struct ht_pb *line)
-{
-	const struct plocation *l;
-	const struct pline *ln;
-	size_t i, j;
-
-	for (i = 0; i < pp->nlocations; i++) {
-		l = &pp->locations[i];
-		ht_pb_reset(tmp);
-		ht_pb_uint(tmp, LOCATION_ID, i + 1);
-		if (l->mapping != 0)
-			ht_pb_uint(tmp, LOCATION_MAPPING_ID, l->mapping);
-		/* A return address points after the call; address - 1 is
-		 * inside it, where the lines were looked up. */
-		if (l->address != 0)
-			ht_pb_uint(tmp, LOCATION_ADDRESS, l->address - 1);
-		for (j = 0; j < l->nlines; j++) {
-			ln = &pp->lines[l->line0 + j];
-			ht_pb_reset(line);
-			ht_pb_uint(line, LINE_FUNCTION_ID, ln->function);
-			if (ln->line > 0)
-				ht_pb_int(line, LINE_LINE, ln->line);
-			ht_pb_message(tmp, LOCATION_LINE, line);
-		}
-		ht_pb_message(out, PROFILE_LOCATION, tmp);
-	}
-}
-
-static void
-encode_functions(struct pprof *pp, struct ht_pb *out, struct ht_pb *tmp)
-{
-	const struct pfunction *f;
-	size_t i;
-
-	for (i = 0; i < pp->nfunctions; i++) {
-		f = &pp->functions[i];
-		ht_pb_reset(tmp);
-		ht_pb_uint(tmp, FUNCTION_ID, i + 1);
-		ht_pb_int(tmp, FUNCTION_NAME, f->name);
-		/* The symbolizer gives the demangled name only. */
-		ht_pb_int(tmp, FUNCTION_SYSTEM_NAME, f->name);
-		ht_pb_int(tmp, FUNCTION_FILENAME, f->filename);
-		ht_pb_message(out, PROFILE_FUNCTION, tmp);
-	}
+	return 0;
 }
 
 static int
@@ -528,22 +602,14 @@ by_start_cmp_ctx(const struct ht_module_rec *mods, size_t a, size_t b)
 	return a < b ? -1 : a > b;
 }
 
-/* Sort the module indexes by start (insertion sort: a few dozen). */
-static void
-sort_by_start(const struct ht_module_rec *mods, size_t *idx, size_t n)
-{
-	size_t i, j, t;
+/* For the sort of module indexes by start. */
+static const struct ht_module_rec *sort_mods;
 
-	for (i = 0; i < n; i++)
-		idx[i] = i;
-	for (i = 1; i < n; i++)
-		for (j = i;
-		     j > 0 && by_start_cmp_ctx(mods, idx[j - 1], idx[j]) > 0;
-		     j--) {
-			t = idx[j];
-			idx[j] = idx[j - 1];
-			idx[j - 1] = t;
-		}
+static int
+by_start(const void *a, const void *b)
+{
+	return by_start_cmp_ctx(sort_mods, *(const size_t *)a,
+	    *(const size_t *)b);
 }
 
 enum {
@@ -567,57 +633,16 @@ static const char *const fixed_strings[NFIXED] = {
 	"space",
 };
 
-int
-ht_pprof_write(FILE *fp, struct ht_view *v)
+/* The informational fields after the samples: times, period, comments. */
+static int
+put_trailer(struct pprof *pp, const int64_t *fixed)
 {
-	const struct ht_profile *prof = v->prof;
-	const struct ht_meta *m = &prof->meta;
-	struct ht_pb out, samples, tmp, line;
-	struct pprof pp;
-	int64_t fixed[NFIXED], comments[8 + 2 * MAX_UNSEEN], *filename = NULL,
-							     *build_id = NULL;
-	char text[600], hex[2 * HT_PROFILE_MAX_BUILD_ID + 1];
-	size_t i, j, ncomments = 0;
-	uint32_t idlen;
-	int64_t deftype;
+	struct ht_view *v = pp->v;
+	const struct ht_meta *m = &v->prof->meta;
+	int64_t comments[8 + 2 * MAX_UNSEEN], deftype;
+	size_t i, ncomments = 0;
 	int kind;
-	int rc = -1;
-
-	memset(&pp, 0, sizeof(pp));
-	pp.v = v;
-	ht_pb_init(&out);
-	ht_pb_init(&samples);
-	ht_pb_init(&tmp);
-	ht_pb_init(&line);
-	/* string_table[0] must be "". */
-	if (intern(&pp, "") != 0)
-		goto out;
-	for (i = 0; i < NFIXED; i++)
-		if ((fixed[i] = intern(&pp, fixed_strings[i])) < 0)
-			goto out;
-	pp.mappings = calloc(prof->nmodules + 1, sizeof(*pp.mappings));
-	pp.by_start = calloc(prof->nmodules + 1, sizeof(*pp.by_start));
-	filename = calloc(prof->nmodules + 1, sizeof(*filename));
-	build_id = calloc(prof->nmodules + 1, sizeof(*build_id));
-	if (pp.mappings == NULL || pp.by_start == NULL || filename == NULL ||
-	    build_id == NULL)
-		goto out_nomem;
-	sort_by_start(prof->modules, pp.by_start, prof->nmodules);
-	for (i = 0; i < prof->nmodules; i++) {
-		idlen = prof->modules[i].build_id_len;
-		if (idlen > HT_PROFILE_MAX_BUILD_ID)
-			idlen = HT_PROFILE_MAX_BUILD_ID;
-		for (j = 0; j < idlen; j++)
-			snprintf(hex + 2 * j, 3, "%02x",
-			    prof->modules[i].build_id[j]);
-		hex[2 * idlen] = '\0';
-		if ((filename[i] = intern(&pp, prof->modules[i].path)) < 0 ||
-		    (build_id[i] = intern(&pp, hex)) < 0)
-			goto out;
-	}
-
-	if (encode_samples(&pp, &samples) != 0)
-		goto out;
+	char text[600];
 
 	snprintf(text, sizeof(text),
 	    "heaptool %s: pid %" PRIu64 " (%.*s), "
@@ -628,95 +653,123 @@ ht_pprof_write(FILE *fp, struct ht_view *v)
 	    v->exact	 ? " (exact)" :
 		v->every ? " (every allocation, NOT EXACT: samples dropped)" :
 			   " (estimates)");
-	if ((comments[ncomments++] = intern(&pp, text)) < 0)
-		goto out;
+	if ((comments[ncomments++] = intern(pp, text)) < 0)
+		return -1;
 	if (m->dropped_samples > 0) {
 		ht_text_drop_line(m, text, sizeof(text));
-		if ((comments[ncomments++] = intern(&pp, text)) < 0)
-			goto out;
+		if ((comments[ncomments++] = intern(pp, text)) < 0)
+			return -1;
 	}
 	if (v->opts.at_peak) {
 		snprintf(text, sizeof(text),
 		    "in use at the peak; allocated "
 		    "over the whole session");
-		if ((comments[ncomments++] = intern(&pp, text)) < 0)
-			goto out;
+		if ((comments[ncomments++] = intern(pp, text)) < 0)
+			return -1;
 	}
 	if (v->nrows > 0 && v->rows[v->nrows - 1].site == NULL) {
 		snprintf(text, sizeof(text),
 		    "%zu smaller sites folded into "
 		    "one sample",
 		    v->rows[v->nrows - 1].nfolded);
-		if ((comments[ncomments++] = intern(&pp, text)) < 0)
-			goto out;
+		if ((comments[ncomments++] = intern(pp, text)) < 0)
+			return -1;
 	}
 	/* The allocators the hooks do not reach, as the text report says
 	 * them (the first MAX_UNSEEN modules). */
-	for (i = 0; i < prof->nallocators && i < MAX_UNSEEN; i++)
+	for (i = 0; i < v->prof->nallocators && i < MAX_UNSEEN; i++)
 		for (kind = 0; kind < 2; kind++) {
 			if (ht_text_unseen_line(text, sizeof(text), kind,
-				prof->allocators[i].names,
-				prof->allocators[i].path) != 0)
+				v->prof->allocators[i].names,
+				v->prof->allocators[i].path) != 0)
 				continue;
-			if ((comments[ncomments++] = intern(&pp, text)) < 0)
-				goto out;
+			if ((comments[ncomments++] = intern(pp, text)) < 0)
+				return -1;
 		}
 	deftype = v->opts.sort == HT_VIEW_ALLOC ? fixed[S_ALLOC_SPACE] :
 	    v->opts.sort == HT_VIEW_OBJECTS	? fixed[S_INUSE_OBJECTS] :
 						  fixed[S_INUSE_SPACE];
-
-	/* Put the profile together, in field order. */
-	value_type(&out, PROFILE_SAMPLE_TYPE, &tmp, fixed[S_ALLOC_OBJECTS],
-	    fixed[S_COUNT]);
-	value_type(&out, PROFILE_SAMPLE_TYPE, &tmp, fixed[S_ALLOC_SPACE],
-	    fixed[S_BYTES]);
-	value_type(&out, PROFILE_SAMPLE_TYPE, &tmp, fixed[S_INUSE_OBJECTS],
-	    fixed[S_COUNT]);
-	value_type(&out, PROFILE_SAMPLE_TYPE, &tmp, fixed[S_INUSE_SPACE],
-	    fixed[S_BYTES]);
-	/* The samples are already fields of a Profile: append them. */
-	ht_pb_append(&out, &samples);
-	encode_mappings(&pp, &out, &tmp, filename, build_id);
-	encode_locations(&pp, &out, &tmp, &line);
-	encode_functions(&pp, &out, &tmp);
-	for (i = 0; i < pp.nstrings; i++)
-		ht_pb_bytes(&out, PROFILE_STRING_TABLE, pp.strings[i].s,
-		    pp.strings[i].len);
 	if (m->start_ns != 0)
-		ht_pb_int(&out, PROFILE_TIME_NANOS, clamp(m->start_ns));
+		ht_pb_int(&pp->out, PROFILE_TIME_NANOS, clamp(m->start_ns));
 	if (m->start_ns != 0 && m->end_ns >= m->start_ns)
-		ht_pb_int(&out, PROFILE_DURATION_NANOS,
+		ht_pb_int(&pp->out, PROFILE_DURATION_NANOS,
 		    clamp(m->end_ns - m->start_ns));
-	value_type(&out, PROFILE_PERIOD_TYPE, &tmp, fixed[S_SPACE],
-	    fixed[S_BYTES]);
-	ht_pb_int(&out, PROFILE_PERIOD, clamp(m->rate));
+	value_type(pp, PROFILE_PERIOD_TYPE, fixed[S_SPACE], fixed[S_BYTES]);
+	ht_pb_int(&pp->out, PROFILE_PERIOD, clamp(m->rate));
 	for (i = 0; i < ncomments; i++)
-		ht_pb_int(&out, PROFILE_COMMENT, comments[i]);
-	ht_pb_int(&out, PROFILE_DEFAULT_SAMPLE_TYPE, deftype);
-	if (ht_pb_failed(&out) || ht_pb_failed(&tmp) || ht_pb_failed(&line))
-		goto out_nomem;
-	rc = ht_pb_gzip(fp, out.buf, out.len);
-	goto out;
+		ht_pb_int(&pp->out, PROFILE_COMMENT, comments[i]);
+	ht_pb_int(&pp->out, PROFILE_DEFAULT_SAMPLE_TYPE, deftype);
+	return 0;
+}
 
-out_nomem:
-	errno = ENOMEM;
+int
+ht_pprof_write(FILE *fp, struct ht_view *v)
+{
+	const struct ht_profile *prof = v->prof;
+	struct pprof pp;
+	int64_t fixed[NFIXED];
+	size_t i;
+	int rc = -1, failed;
+
+	memset(&pp, 0, sizeof(pp));
+	pp.v = v;
+	if (ht_pb_gz_open(&pp.gz, fp) != 0)
+		return -1;
+	pp.mappings = calloc(prof->nmodules + 1, sizeof(*pp.mappings));
+	pp.by_start = calloc(prof->nmodules + 1, sizeof(*pp.by_start));
+	if (pp.mappings == NULL || pp.by_start == NULL) {
+		errno = ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < prof->nmodules; i++)
+		pp.by_start[i] = i;
+	sort_mods = prof->modules;
+	qsort(pp.by_start, prof->nmodules, sizeof(*pp.by_start), by_start);
+
+	/* string_table[0] must be "". */
+	if (intern(&pp, "") != 0)
+		goto out;
+	for (i = 0; i < NFIXED; i++)
+		if ((fixed[i] = intern(&pp, fixed_strings[i])) < 0)
+			goto out;
+	value_type(&pp, PROFILE_SAMPLE_TYPE, fixed[S_ALLOC_OBJECTS],
+	    fixed[S_COUNT]);
+	value_type(&pp, PROFILE_SAMPLE_TYPE, fixed[S_ALLOC_SPACE],
+	    fixed[S_BYTES]);
+	value_type(&pp, PROFILE_SAMPLE_TYPE, fixed[S_INUSE_OBJECTS],
+	    fixed[S_COUNT]);
+	value_type(&pp, PROFILE_SAMPLE_TYPE, fixed[S_INUSE_SPACE],
+	    fixed[S_BYTES]);
+	if (put_samples(&pp) != 0 || put_mappings(&pp) != 0 ||
+	    put_trailer(&pp, fixed) != 0)
+		goto out;
+	rc = 0;
 out:
-	for (i = 0; i < pp.nstrings; i++)
+	failed = pp.out.failed || pp.loc.failed || pp.line.failed ||
+	    pp.sample.failed || pp.packed.failed;
+	if (rc == 0 && failed) {
+		errno = ENOMEM;
+		rc = -1;
+	}
+	if (rc == 0)
+		out_flush(&pp, 0);
+	if (ht_pb_gz_close(&pp.gz) != 0)
+		rc = -1;
+	else if (rc != 0 && errno == 0)
+		errno = ENOMEM;
+	for (i = 0; i < pp.nkept; i++)
 		free(pp.strings[i].s);
 	free(pp.strings);
 	free(pp.functions);
-	free(pp.locations);
-	free(pp.lines);
+	free(pp.locs.slots);
 	free(pp.mappings);
 	free(pp.by_start);
-	free(filename);
-	free(build_id);
 	ht_view_index_free(&pp.string_index);
 	ht_view_index_free(&pp.function_index);
-	ht_view_index_free(&pp.location_index);
-	ht_pb_free(&out);
-	ht_pb_free(&samples);
-	ht_pb_free(&tmp);
-	ht_pb_free(&line);
+	ht_pb_free(&pp.out);
+	ht_pb_free(&pp.loc);
+	ht_pb_free(&pp.line);
+	ht_pb_free(&pp.sample);
+	ht_pb_free(&pp.packed);
 	return rc;
 }

@@ -260,6 +260,7 @@ ht_report_text(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 		if (text_detail(v, &t) != 0)
 			return -1;
 		ht_text_notes(fp, v->sym, NULL);
+		ht_text_skipped_note(fp, &v->symbols);
 	}
 	return 0;
 }

@@ -51,20 +51,13 @@ ht_report_sort_parse(const char *name, enum ht_view_sort *sort)
 	return -1;
 }
 
-/* The exports cannot hold a note: say on stderr why frames are bare. */
-static void
-problem_warn(void *arg, const char *path, const char *why)
-{
-	(void)arg;
-	ht_warn("note: %s: %s; its frames show as module+offset", path, why);
-}
-
 int
 ht_report_write(FILE *fp, const struct ht_profile *prof, struct ht_sym *sym,
     const struct ht_report_opts *opts)
 {
 	struct ht_view_opts vopts;
 	struct ht_view v;
+	char msg[300];
 	int rc;
 
 	memset(&vopts, 0, sizeof(vopts));
@@ -74,6 +67,19 @@ ht_report_write(FILE *fp, const struct ht_profile *prof, struct ht_sym *sym,
 	vopts.at_peak = opts->at_peak;
 	if (ht_view_build(&v, prof, sym, &vopts) != 0)
 		return -1;
+	/* Every format that prints frames meets them in one order: the
+	 * limit of the symbolizer, if it is reached, leaves the same frames
+	 * bare in all of them.  Said first, so that it cannot be missed
+	 * after a long report. */
+	if ((opts->detail ||
+		(opts->format != HT_REPORT_TEXT &&
+		    opts->format != HT_REPORT_JSON)) &&
+	    ht_view_symbolize(&v) != 0) {
+		ht_view_free(&v);
+		return -1;
+	}
+	if (ht_text_skipped(&v.symbols, msg, sizeof(msg)) != NULL)
+		ht_warn("warning: %s", msg);
 	switch (opts->format) {
 	case HT_REPORT_JSON:
 		rc = ht_report_json(fp, &v, opts);
@@ -93,7 +99,7 @@ ht_report_write(FILE *fp, const struct ht_profile *prof, struct ht_sym *sym,
 	}
 	if (rc == 0 && opts->format != HT_REPORT_TEXT &&
 	    opts->format != HT_REPORT_JSON)
-		ht_sym_problems(sym, problem_warn, NULL);
+		ht_text_warn_notes(sym, NULL);
 	ht_view_free(&v);
 	if (rc == 0 && (fflush(fp) != 0 || ferror(fp)))
 		rc = -1;

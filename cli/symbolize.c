@@ -20,8 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "addrmap.h"
 #include "debuginfo.h"
 #include "dwarf-inline.h"
+#include "intern.h"
 #include "modfile.h"
 #include "modsearch.h"
 #include "symbolize.h"
@@ -37,8 +39,9 @@ struct mod {
 	struct ht_module_rec rec;
 	const char *name; /* basename, inside rec.path */
 	enum mod_state state;
-	int flags;     /* HT_SYM_* when failed */
-	char *problem; /* why it failed, or NULL */
+	int flags;	     /* HT_SYM_* when failed */
+	char *problem;	     /* why it failed, or NULL */
+	int problem_dropped; /* it failed, past HT_SYM_MAX_PROBLEMS */
 	Dwfl *dwfl;
 	Dwfl_Module *dm;
 	struct ht_debuginfo_ctx dbg; /* the module's userdata */
@@ -58,14 +61,24 @@ struct cache_ent {
 struct ht_sym {
 	struct mod *mods; /* sorted by rec.start */
 	size_t nmods;
+	struct ht_addrmap map; /* which of mods holds an address */
 	char *root;
 	char *sysroot;
 	char **dirs; /* debug directories: the user's, then the sysroot's */
 	size_t ndirs;
 	long pid; /* live process, or 0 */
+	/* Only the addresses looked up in a module's file are kept: the
+	 * others cost a map lookup each time, and a hostile profile's
+	 * millions of them would be most of the memory. */
 	struct cache_ent *cache;
 	size_t cache_cap; /* a power of two */
 	size_t cache_used;
+	size_t max_symbols; /* cache_used stops there; 0 for no limit */
+	size_t nproblems;   /* modules whose file could not be found */
+	uint32_t *failed;   /* the modules with a problem, as met */
+	size_t nfailed, failed_cap;
+	struct ht_intern names;	 /* of functions, files and modules */
+	struct ht_sym_frame one; /* the frame of an address not kept */
 };
 
 /*
@@ -126,7 +139,8 @@ ht_sym_new(const struct ht_module_rec *recs, size_t n,
     const struct ht_sym_opts *opts)
 {
 	struct ht_sym *sym;
-	const char *slash;
+	const char *slash, *name;
+	uint64_t *start = NULL, *end = NULL;
 	size_t i;
 
 	/*
@@ -166,17 +180,33 @@ ht_sym_new(const struct ht_module_rec *recs, size_t n,
 	sym->nmods = n;
 	if (n > 1)
 		qsort(sym->mods, n, sizeof(*sym->mods), mod_cmp);
-	/* Names point into the records: only once they stopped moving. */
+	/* One copy of each name: modules of one name share it (so their
+	 * frames compare equal by pointer, as by text). */
 	for (i = 0; i < n; i++) {
 		slash = strrchr(sym->mods[i].rec.path, '/');
-		sym->mods[i].name = slash != NULL ? slash + 1 :
-						    sym->mods[i].rec.path;
-		if (sym->mods[i].name[0] == '\0')
-			sym->mods[i].name = "[unknown]";
+		name = slash != NULL ? slash + 1 : sym->mods[i].rec.path;
+		if ((sym->mods[i].name = ht_intern(&sym->names,
+			 name[0] != '\0' ? name : "[unknown]")) == NULL)
+			goto out_free;
 	}
+	sym->max_symbols = HT_SYM_MAX_DEFAULT;
+	if (n > 0 &&
+	    ((start = calloc(n, sizeof(*start))) == NULL ||
+		(end = calloc(n, sizeof(*end))) == NULL))
+		goto out_free;
+	for (i = 0; i < n; i++) {
+		start[i] = sym->mods[i].rec.start;
+		end[i] = sym->mods[i].rec.end;
+	}
+	if (ht_addrmap_build(&sym->map, start, end, n) != 0)
+		goto out_free;
+	free(start);
+	free(end);
 	return sym;
 
 out_free:
+	free(start);
+	free(end);
 	ht_sym_free(sym);
 	errno = ENOMEM;
 	return NULL;
@@ -186,20 +216,16 @@ void
 ht_sym_free(struct ht_sym *sym)
 {
 	size_t i;
-	int k;
 
 	if (sym == NULL)
 		return;
-	for (i = 0; i < sym->cache_cap; i++) {
-		if (sym->cache[i].frames == NULL)
-			continue;
-		for (k = 0; k < sym->cache[i].n; k++) {
-			free((char *)sym->cache[i].frames[k].function);
-			free((char *)sym->cache[i].frames[k].file);
-		}
+	/* The frames' strings are the set's. */
+	for (i = 0; i < sym->cache_cap; i++)
 		free(sym->cache[i].frames);
-	}
 	free(sym->cache);
+	ht_intern_free(&sym->names);
+	ht_addrmap_free(&sym->map);
+	free(sym->failed);
 	for (i = 0; i < sym->nmods; i++) {
 		if (sym->mods[i].dwfl != NULL)
 			dwfl_end(sym->mods[i].dwfl);
@@ -217,26 +243,25 @@ ht_sym_free(struct ht_sym *sym)
 	free(sym);
 }
 
+/* Of the modules that hold addr, the last to start. */
 static struct mod *
 find_mod(struct ht_sym *sym, uint64_t addr)
 {
-	size_t lo = 0, hi = sym->nmods, mid;
+	int64_t i = ht_addrmap_find(&sym->map, addr);
 
-	/* The last module starting at or below addr, then back over any
-	 * that overlap it. */
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (sym->mods[mid].rec.start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	while (lo > 0) {
-		lo--;
-		if (addr < sym->mods[lo].rec.end)
-			return &sym->mods[lo];
-	}
-	return NULL;
+	return i >= 0 ? &sym->mods[i] : NULL;
+}
+
+void
+ht_sym_limit(struct ht_sym *sym, size_t max)
+{
+	sym->max_symbols = max;
+}
+
+size_t
+ht_sym_max(const struct ht_sym *sym)
+{
+	return sym->max_symbols;
 }
 
 const char *
@@ -299,7 +324,14 @@ mod_open(struct ht_sym *sym, struct mod *m)
 	if (ht_modsearch_open(&req, &mf, &root, &problem, &mismatch) != 0) {
 		m->state = MOD_FAILED;
 		m->flags = mismatch ? HT_SYM_BUILD_ID_MISMATCH : HT_SYM_NO_FILE;
-		m->problem = problem;
+		/* A reason is some 600 bytes: a profile of 65,536 missing
+		 * modules kept 36 MB of them to print 10. */
+		if (sym->nproblems++ < HT_SYM_MAX_PROBLEMS)
+			m->problem = problem;
+		else {
+			free(problem);
+			m->problem_dropped = 1;
+		}
 		return;
 	}
 	elf_end(mf.elf);
@@ -524,6 +556,53 @@ cache_grow(struct ht_sym *sym)
 	return 0;
 }
 
+/*
+ * Put the frames' strings (malloc'd copies) into the set, which takes
+ * them.  Returns 0, or -1 (ENOMEM) with every string the set's or freed.
+ */
+static int
+frames_intern(struct ht_sym *sym, struct frames *fs)
+{
+	char *fn, *file;
+	int k, failed = 0;
+
+	for (k = 0; k < fs->n; k++) {
+		fn = (char *)fs->v[k].function;
+		file = (char *)fs->v[k].file;
+		if (failed) {
+			free(fn);
+			free(file);
+			continue;
+		}
+		fs->v[k].function = ht_intern_take(&sym->names, fn);
+		fs->v[k].file = ht_intern_take(&sym->names, file);
+		if ((fn != NULL && fs->v[k].function == NULL) ||
+		    (file != NULL && fs->v[k].file == NULL))
+			failed = 1;
+	}
+	return failed ? -1 : 0;
+}
+
+/* Remember that m has a problem, after those met before. */
+static int
+failed_add(struct ht_sym *sym, const struct mod *m)
+{
+	uint32_t *p;
+	size_t cap;
+
+	if (sym->nfailed == sym->failed_cap) {
+		cap = sym->failed_cap == 0 ? 16 : sym->failed_cap * 2;
+		if ((p = reallocarray(sym->failed, cap, sizeof(*p))) == NULL) {
+			errno = ENOMEM;
+			return -1;
+		}
+		sym->failed = p;
+		sym->failed_cap = cap;
+	}
+	sym->failed[sym->nfailed++] = (uint32_t)(m - sym->mods);
+	return 0;
+}
+
 int
 ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
     const struct ht_sym_frame **out)
@@ -534,30 +613,43 @@ ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
 	struct mod *m;
 	uint64_t pc;
 
-	if (sym->cache_used + 1 > sym->cache_cap / 4 * 3 &&
-	    cache_grow(sym) != 0)
-		return -1;
-	e = cache_slot(sym, addr);
-	if (e->frames != NULL) {
+	if (sym->cache_cap > 0 && (e = cache_slot(sym, addr))->frames != NULL) {
 		*out = e->frames;
 		return e->n;
 	}
-
+	/* An address not looked up in a file: one frame, not kept. */
 	memset(&proto, 0, sizeof(proto));
-	memset(&fs, 0, sizeof(fs));
 	proto.address = addr;
+	proto.offset = addr;
+	sym->one = proto;
+	*out = &sym->one;
 	pc = addr > 0 ? addr - 1 : 0;
-	if ((m = find_mod(sym, pc)) != NULL) {
-		proto.module = m->name;
-		proto.offset = addr - m->rec.bias;
-		if (m->state == MOD_UNOPENED)
-			mod_open(sym, m);
-		if (m->state == MOD_OK)
-			resolve(m, pc + m->adj, &proto, &fs);
-		else
-			proto.flags = m->flags;
-	} else
-		proto.offset = addr;
+	if ((m = find_mod(sym, pc)) == NULL)
+		return 1;
+	proto.module = m->name;
+	proto.offset = addr - m->rec.bias;
+	sym->one = proto;
+	if (m->state != MOD_FAILED && sym->max_symbols > 0 &&
+	    sym->cache_used >= sym->max_symbols) {
+		sym->one.flags = HT_SYM_SKIPPED;
+		return 1;
+	}
+	if (m->state == MOD_UNOPENED) {
+		mod_open(sym, m);
+		if ((m->problem != NULL || m->problem_dropped) &&
+		    failed_add(sym, m) != 0)
+			return -1;
+	}
+	if (m->state != MOD_OK) {
+		sym->one.flags = m->flags;
+		return 1;
+	}
+
+	if (sym->cache_used + 1 > sym->cache_cap / 4 * 3 &&
+	    cache_grow(sym) != 0)
+		return -1;
+	memset(&fs, 0, sizeof(fs));
+	resolve(m, pc + m->adj, &proto, &fs);
 	if (fs.n == 0 && !fs.nomem)
 		(void)frame_add(&fs, &proto, NULL, NULL, 0);
 	if (fs.nomem) {
@@ -570,11 +662,17 @@ ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
 		errno = ENOMEM;
 		return -1;
 	}
+	if (frames_intern(sym, &fs) != 0) {
+		free(fs.v);
+		errno = ENOMEM;
+		return -1;
+	}
 	/* Most addresses have one frame: the list's spare room, kept for
-	 * millions of addresses, would be most of the cache. */
+	 * every address, would be most of the cache. */
 	if (fs.cap > fs.n &&
 	    (nv = reallocarray(fs.v, (size_t)fs.n, sizeof(*fs.v))) != NULL)
 		fs.v = nv;
+	e = cache_slot(sym, addr);
 	e->addr = addr;
 	e->frames = fs.v;
 	e->n = fs.n;
@@ -587,13 +685,21 @@ size_t
 ht_sym_problems(struct ht_sym *sym,
     void (*fn)(void *, const char *, const char *), void *arg)
 {
+	const struct mod *m;
 	size_t i, n = 0;
 
-	for (i = 0; i < sym->nmods; i++) {
-		if (sym->mods[i].problem == NULL)
-			continue;
+	/* In the order the lookups met them: the reasons kept are those
+	 * of the first, which a report prints. */
+	for (i = 0; i < sym->nfailed; i++) {
+		m = &sym->mods[sym->failed[i]];
 		if (fn != NULL)
-			fn(arg, sym->mods[i].rec.path, sym->mods[i].problem);
+			fn(arg, m->rec.path,
+			    m->problem != NULL ?
+				m->problem :
+				"its file could not be found (the reasons "
+				"of more than " HT_SYM_STR(
+				    HT_SYM_MAX_PROBLEMS) " modules are not "
+							 "kept)");
 		n++;
 	}
 	return n;

@@ -47,6 +47,18 @@ struct ht_sym;
 #define HT_SYM_BUILD_ID_MISMATCH 0x1
 /* The module's file is unreadable, missing, or there is none ([vdso]). */
 #define HT_SYM_NO_FILE		 0x2
+/* Not looked up: the symbolizer had looked up its limit of addresses
+ * (ht_sym_limit). */
+#define HT_SYM_SKIPPED		 0x4
+
+/*
+ * The addresses a symbolizer looks up in module files by default, at most:
+ * some 2 seconds of lookups in DWARF here (about 20 us each in libc's),
+ * and 15 MB of what it keeps, so that a profile of millions of distinct
+ * addresses still gives its report in seconds, within the bound of
+ * heaptool(1)'s LIMITS.  Its other addresses show as module+offset.
+ */
+#define HT_SYM_MAX_DEFAULT 100000
 
 /*
  * One frame of a symbolized address.  An address inside inlined code yields
@@ -96,11 +108,28 @@ void ht_sym_free(struct ht_sym *);
 
 /*
  * Symbolize the return address addr.  Stores a pointer to an array of
- * frames (owned by the symbolizer, cached per address) in *frames and
- * returns their number, at least 1.  Returns -1 only when out of memory.
+ * frames (owned by the symbolizer, valid until the next lookup) in *frames
+ * and returns their number, at least 1; the strings they point to live
+ * until ht_sym_free, and a name's string is the same pointer in every
+ * frame (equal names, equal pointers).  An address that a module's file
+ * resolves is looked up once and kept; one outside every module, in a
+ * module without a usable file, or met after the limit (ht_sym_limit)
+ * gives its one frame, module+offset, at the cost of a search of the
+ * module map.  Returns -1 only when out of memory.
  */
 int ht_sym_lookup(struct ht_sym *, uint64_t addr,
     const struct ht_sym_frame **frames);
+
+/*
+ * Look up at most max distinct addresses in module files (0: no limit;
+ * HT_SYM_MAX_DEFAULT until this is called).  Once that many are, the frame
+ * of every new address carries HT_SYM_SKIPPED and shows as module+offset:
+ * which addresses are symbolized depends on the order of the lookups
+ * (reports look them up in the order they print their sites).
+ */
+void ht_sym_limit(struct ht_sym *, size_t max);
+/* That limit. */
+size_t ht_sym_max(const struct ht_sym *);
 
 /*
  * The basename of the module that maps addr, or NULL.  Needs no debug
@@ -110,9 +139,14 @@ const char *ht_sym_module_name(struct ht_sym *, uint64_t addr);
 
 /*
  * Problems met while opening module files (build-id mismatch, file
- * missing), one per module that some lookup needed, for the report to
- * mention once.  Calls fn(arg, module_path, why) for each; returns how many.
+ * missing), one per module that some lookup needed, in the order the
+ * lookups met them, for the report to mention once; the reasons of the
+ * first HT_SYM_MAX_PROBLEMS modules not found are kept, the others' say
+ * only that.  Calls fn(arg, module_path, why) for each; returns how many.
  */
+#define HT_SYM_MAX_PROBLEMS 256
+#define HT_SYM_STR_(x)	    #x
+#define HT_SYM_STR(x)	    HT_SYM_STR_(x)
 size_t ht_sym_problems(struct ht_sym *,
     void (*fn)(void *, const char *, const char *), void *arg);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "allocnames.h"
+#include "cli.h"
 #include "size.h"
 #include "text.h"
 
@@ -64,7 +65,7 @@ ht_text_sort_name(enum ht_view_sort sort)
 void
 ht_text_safe(FILE *fp, const char *s, size_t max)
 {
-	ht_json_put_text(fp, s, max, NULL);
+	ht_json_put_text(fp, s, max, NULL, NULL);
 }
 
 size_t
@@ -83,6 +84,23 @@ ht_text_column(FILE *fp, const char *name, size_t w)
 	fputs("  ", fp);
 	ht_text_safe(fp, name, w - 2);
 	fprintf(fp, "%*s", (int)(w - 2 - (len < w - 2 ? len : w - 2)), "");
+}
+
+/* prefix and v in hexadecimal, "+0x1a2b", without printf (a report of
+ * millions of frames prints millions of them). */
+static void
+put_hex(FILE *fp, const char *prefix, uint64_t v)
+{
+	char buf[24];
+	size_t i = sizeof(buf);
+
+	buf[--i] = '\0';
+	do {
+		buf[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	fputs(prefix, fp);
+	fputs(buf + i, fp);
 }
 
 void
@@ -106,9 +124,9 @@ ht_text_frame(FILE *fp, const struct ht_sym_frame *fr)
 			fputs(" (", fp);
 		if (fr->module != NULL) {
 			ht_text_safe(fp, fr->module, SIZE_MAX);
-			fprintf(fp, "+0x%" PRIx64, fr->offset);
+			put_hex(fp, "+0x", fr->offset);
 		} else
-			fprintf(fp, "0x%" PRIx64, fr->address);
+			put_hex(fp, "0x", fr->address);
 		if (fr->function != NULL)
 			fputs(")", fp);
 	}
@@ -130,15 +148,6 @@ ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r)
 	return nfr;
 }
 
-static void
-json_hex(struct ht_json *j, const char *key, uint64_t v)
-{
-	char buf[24];
-
-	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
-	ht_json_string(j, key, buf);
-}
-
 int
 ht_text_json_frames(struct ht_json *j, struct ht_view *v,
     const struct ht_view_row *r)
@@ -151,9 +160,9 @@ ht_text_json_frames(struct ht_json *j, struct ht_view *v,
 		return -1;
 	for (i = 0; i < nfr; i++) {
 		ht_json_object_begin(j, NULL);
-		json_hex(j, "address", fr[i].address);
+		ht_json_hex(j, "address", fr[i].address);
 		ht_json_string(j, "module", fr[i].module);
-		json_hex(j, "offset", fr[i].offset);
+		ht_json_hex(j, "offset", fr[i].offset);
 		ht_json_string(j, "function", fr[i].function);
 		ht_json_string(j, "file", fr[i].file);
 		if (fr[i].line > 0)
@@ -163,6 +172,8 @@ ht_text_json_frames(struct ht_json *j, struct ht_view *v,
 		ht_json_bool(j, "inlined", fr[i].inlined);
 		if (fr[i].flags & HT_SYM_BUILD_ID_MISMATCH)
 			ht_json_bool(j, "build_id_mismatch", 1);
+		if (fr[i].flags & HT_SYM_SKIPPED)
+			ht_json_bool(j, "skipped", 1);
 		ht_json_object_end(j);
 	}
 	ht_json_array_end(j);
@@ -253,14 +264,54 @@ ht_text_drops(FILE *fp, const struct ht_view *v, int raw)
 	    about, ht_view_sat_add(v->total.alloc_objects, m->dropped_objects));
 }
 
+/* The notes printed so far, to a report (fp) or as warnings (NULL). */
+struct notes {
+	FILE *fp;
+	size_t n;
+};
+
 static void
 note(void *arg, const char *path, const char *why)
 {
-	FILE *fp = arg;
+	struct notes *nt = arg;
 
-	fputs("note: ", fp);
-	ht_text_safe(fp, path, SIZE_MAX);
-	fprintf(fp, ": %s; its frames show as module+offset\n", why);
+	if (nt->n++ >= HT_TEXT_MAX_NOTES)
+		return;
+	if (nt->fp == NULL) {
+		/* ht_warn shows a control character as '?'. */
+		ht_warn("note: %s: %s; its frames show as module+offset", path,
+		    why);
+		return;
+	}
+	fputs("note: ", nt->fp);
+	ht_text_safe(nt->fp, path, SIZE_MAX);
+	fprintf(nt->fp, ": %s; its frames show as module+offset\n", why);
+}
+
+static void
+notes(FILE *fp, struct ht_sym *a, struct ht_sym *b)
+{
+	struct notes nt = { fp, 0 };
+	size_t more;
+
+	if (b == a)
+		b = NULL;
+	if (a != NULL)
+		ht_sym_problems(a, note, &nt);
+	if (b != NULL)
+		ht_sym_problems(b, note, &nt);
+	if (nt.n <= HT_TEXT_MAX_NOTES)
+		return;
+	more = nt.n - HT_TEXT_MAX_NOTES;
+	if (fp == NULL)
+		ht_warn("note: and %zu more module%s whose files could not be "
+			"used; their frames show as module+offset",
+		    more, more == 1 ? "" : "s");
+	else
+		fprintf(fp,
+		    "note: and %zu more module%s whose files could not be "
+		    "used; their frames show as module+offset\n",
+		    more, more == 1 ? "" : "s");
 }
 
 void
@@ -273,10 +324,35 @@ ht_text_notes(FILE *fp, struct ht_sym *a, struct ht_sym *b)
 	    0)
 		return;
 	putc('\n', fp);
-	if (a != NULL)
-		ht_sym_problems(a, note, fp);
-	if (b != NULL)
-		ht_sym_problems(b, note, fp);
+	notes(fp, a, b);
+}
+
+void
+ht_text_warn_notes(struct ht_sym *a, struct ht_sym *b)
+{
+	notes(NULL, a, b);
+}
+
+const char *
+ht_text_skipped(const struct ht_view_symbols *st, char *buf, size_t len)
+{
+	if (st->skipped == 0)
+		return NULL;
+	snprintf(buf, len,
+	    "%" PRIu64 " of %" PRIu64 " frames left as module+offset: "
+	    "more distinct addresses than --max-symbols %zu to look up; "
+	    "give --max-symbols 0 to symbolize them all",
+	    st->skipped, st->frames, st->max);
+	return buf;
+}
+
+void
+ht_text_skipped_note(FILE *fp, const struct ht_view_symbols *st)
+{
+	char msg[300];
+
+	if (ht_text_skipped(st, msg, sizeof(msg)) != NULL)
+		fprintf(fp, "\nnote: %s\n", msg);
 }
 
 /* The bits of names of kind (0: the C allocator's own names, 1: the

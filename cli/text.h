@@ -102,7 +102,24 @@ int ht_text_unseen_line(char *buf, size_t len, int kind, uint64_t names,
     const char *path);
 
 /* When a or b (either may be NULL, or both the same) met problems with
- * module files, print a blank line and a note for each. */
+ * module files, print a blank line and a note for each, at most
+ * HT_TEXT_MAX_NOTES of them and then how many more (a profile may name
+ * 65,536 modules). */
+#define HT_TEXT_MAX_NOTES 10
 void ht_text_notes(FILE *fp, struct ht_sym *a, struct ht_sym *b);
+
+/* The same notes as warnings on stderr, for the formats that cannot hold
+ * one. */
+void ht_text_warn_notes(struct ht_sym *a, struct ht_sym *b);
+
+/*
+ * What to say when the symbolizer's limit left frames unsymbolized
+ * (st as ht_view_symbolize fills it): one line into buf, without a
+ * newline.  Returns buf, or NULL when no frame was left.
+ */
+const char *
+ht_text_skipped(const struct ht_view_symbols *st, char *buf, size_t len);
+/* That line as a note of a text report (after a blank line), if any. */
+void ht_text_skipped_note(FILE *fp, const struct ht_view_symbols *st);
 
 #endif

@@ -203,7 +203,7 @@ is_runtime(const char *name)
 }
 
 static uint32_t
-site_nframes(const struct ht_site_rec *s)
+site_nframes(const struct ht_profile_site *s)
 {
 	return s->nframes < HT_PROFILE_MAX_FRAMES ? s->nframes :
 						    HT_PROFILE_MAX_FRAMES;
@@ -216,7 +216,7 @@ site_nframes(const struct ht_site_rec *s)
  * that of its first frame, or "[unknown]".
  */
 static const char *
-site_module(struct ht_sym *sym, const struct ht_site_rec *s)
+site_module(struct ht_sym *sym, const struct ht_profile_site *s)
 {
 	const char *first = NULL, *name;
 	uint32_t i, n;
@@ -236,24 +236,45 @@ site_module(struct ht_sym *sym, const struct ht_site_rec *s)
 	return first != NULL ? first : "[unknown]";
 }
 
+/* The modules charged so far, by name: a profile may name 65,536. */
+struct charges {
+	struct ht_view *v;
+	struct ht_view_index index;
+	size_t cap;
+	const char *key;
+};
+
 static int
-module_charge(struct ht_view *v, const char *name,
+charge_eq(void *ctx, uint32_t id)
+{
+	struct charges *c = ctx;
+
+	return strcmp(c->v->mods[id].name, c->key) == 0;
+}
+
+static int
+module_charge(struct charges *c, const char *name,
     const struct ht_view_figures *f)
 {
+	struct ht_view *v = c->v;
 	struct ht_view_module *m;
-	size_t i;
+	uint64_t h = ht_view_hash(HT_VIEW_HASH0, name, strlen(name));
+	int64_t i;
 
-	for (i = 0; i < v->nmods; i++)
-		if (strcmp(v->mods[i].name, name) == 0)
-			break;
-	if (i == v->nmods) {
-		m = reallocarray(v->mods, v->nmods + 1, sizeof(*m));
-		if (m == NULL)
+	c->key = name;
+	if ((i = ht_view_index_find(&c->index, h, charge_eq, c)) < 0) {
+		if (v->nmods == c->cap) {
+			c->cap = c->cap == 0 ? 16 : c->cap * 2;
+			m = reallocarray(v->mods, c->cap, sizeof(*m));
+			if (m == NULL)
+				return -1;
+			v->mods = m;
+		}
+		if (ht_view_index_add(&c->index, h, (uint32_t)v->nmods) != 0)
 			return -1;
-		v->mods = m;
+		i = (int64_t)v->nmods++;
 		memset(&v->mods[i], 0, sizeof(v->mods[i]));
 		v->mods[i].name = name;
-		v->nmods++;
 	}
 	figures_add(&v->mods[i].f, f);
 	return 0;
@@ -261,7 +282,7 @@ module_charge(struct ht_view *v, const char *name,
 
 /* A site's figures now, or at the peak. */
 static void
-site_figures(const struct ht_view *v, const struct ht_site_rec *s,
+site_figures(const struct ht_view *v, const struct ht_profile_site *s,
     struct ht_view_figures *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -309,11 +330,14 @@ int
 ht_view_build(struct ht_view *v, const struct ht_profile *prof,
     struct ht_sym *sym, const struct ht_view_opts *opts)
 {
-	const struct ht_site_rec *s;
+	const struct ht_profile_site *s;
 	struct ht_view_row *r, fold;
+	struct charges ch;
 	size_t i, nkept;
 
 	memset(v, 0, sizeof(*v));
+	memset(&ch, 0, sizeof(ch));
+	ch.v = v;
 	v->prof = prof;
 	v->sym = sym;
 	v->opts = *opts;
@@ -344,7 +368,7 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 	for (i = 0; i < prof->nsites; i++) {
 		r = &v->rows[i];
 		figures_add(&v->total, &r->f);
-		if (module_charge(v, site_module(sym, r->site), &r->f) != 0)
+		if (module_charge(&ch, site_module(sym, r->site), &r->f) != 0)
 			goto out_nomem;
 		if ((opts->top == 0 || nkept < opts->top) && !below(v, r) &&
 		    r->site->folded == 0)
@@ -371,9 +395,11 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 		    thread_cmp);
 		v->nthreads = prof->nthreads;
 	}
+	ht_view_index_free(&ch.index);
 	return 0;
 
 out_nomem:
+	ht_view_index_free(&ch.index);
 	ht_view_free(v);
 	errno = ENOMEM;
 	return -1;
@@ -417,15 +443,72 @@ out_nomem:
 	return -1;
 }
 
+int
+ht_view_symbolize(struct ht_view *v)
+{
+	struct ht_view_symbols *st = &v->symbols;
+	const struct ht_sym_frame *fr;
+	const struct ht_profile_site *s;
+	uint32_t k, n;
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	st->max = ht_sym_max(v->sym);
+	for (i = 0; i < v->nrows; i++) {
+		if ((s = v->rows[i].site) == NULL)
+			continue;
+		n = site_nframes(s);
+		for (k = 0; k < n; k++) {
+			if (ht_sym_lookup(v->sym, s->frames[k], &fr) < 0) {
+				errno = ENOMEM;
+				return -1;
+			}
+			st->frames++;
+			if (fr[0].flags & HT_SYM_SKIPPED)
+				st->skipped++;
+		}
+	}
+	return 0;
+}
+
+/* Append n bytes of s to buf (len bytes, at bytes used), cut to fit
+ * with its NUL, as snprintf cuts.  Returns the bytes used. */
+static size_t
+append(char *buf, size_t len, size_t at, const char *s, size_t n)
+{
+	if (at + 1 >= len)
+		return at;
+	if (n > len - 1 - at)
+		n = len - 1 - at;
+	memcpy(buf + at, s, n);
+	buf[at + n] = '\0';
+	return at + n;
+}
+
 const char *
 ht_view_frame_name(const struct ht_sym_frame *f, char *buf, size_t len)
 {
+	static const char digits[] = "0123456789abcdef";
+	char hex[20];
+	uint64_t v = f->module != NULL ? f->offset : f->address;
+	size_t k = sizeof(hex), at = 0;
+
 	if (f->function != NULL)
 		return f->function;
-	if (f->module != NULL)
-		snprintf(buf, len, "%s+0x%" PRIx64, f->module, f->offset);
-	else
-		snprintf(buf, len, "0x%" PRIx64, f->address);
+	/* "module+0x1a2b" or "0x401000" without snprintf, which took a
+	 * tenth of an export of millions of unnamed frames. */
+	do {
+		hex[--k] = digits[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	if (len > 0)
+		buf[0] = '\0';
+	if (f->module != NULL) {
+		at = append(buf, len, at, f->module, strlen(f->module));
+		at = append(buf, len, at, "+", 1);
+	}
+	at = append(buf, len, at, "0x", 2);
+	(void)append(buf, len, at, hex + k, sizeof(hex) - k);
 	return buf;
 }
 

@@ -76,8 +76,15 @@ ht_view_sat_add(uint64_t a, uint64_t b)
 /* A site, or (site NULL) the fold of nfolded smaller sites. */
 struct ht_view_row {
 	struct ht_view_figures f;
-	const struct ht_site_rec *site;
+	const struct ht_profile_site *site;
 	size_t nfolded;
+};
+
+/* What ht_view_symbolize met. */
+struct ht_view_symbols {
+	uint64_t frames;  /* of the rows' stacks, looked up */
+	uint64_t skipped; /* of which past the symbolizer's limit */
+	size_t max;	  /* that limit (ht_sym_max) */
 };
 
 struct ht_view_module {
@@ -105,6 +112,8 @@ struct ht_view {
 	/* Threads by bytes in use; none at the peak (not recorded). */
 	const struct ht_thread_rec **threads;
 	size_t nthreads;
+	/* What ht_view_symbolize met (zero until it is called). */
+	struct ht_view_symbols symbols;
 	/* Scratch of ht_view_frames. */
 	struct ht_sym_frame *frames;
 	size_t frames_cap;
@@ -127,6 +136,15 @@ void ht_view_free(struct ht_view *);
  */
 int ht_view_frames(struct ht_view *, const struct ht_view_row *r,
     const struct ht_sym_frame **frames);
+
+/*
+ * Look up the frames of the rows in the order a report prints them (the
+ * first row's innermost frame first).  So when the symbolizer's limit
+ * (ht_sym_limit) stops it, the addresses it symbolized are those of the
+ * first sites, in every format alike: each writer then meets the frames
+ * as they are now.  Fills v->symbols.  Returns 0, or -1 with errno ENOMEM.
+ */
+int ht_view_symbolize(struct ht_view *v);
 
 /*
  * The name of a frame for stack formats: its function, else its module and

@@ -29,7 +29,7 @@
 #define PROFILE_VERSION_ALLOCATORS 5
 
 /* The reader's bounds: a profile file, and the modules of one process
- * (each decoded MODULE costs 4 KiB whatever its encoded size). */
+ * (a real one maps a few thousand). */
 #define MAX_FILE       (1ULL << 30)
 #define MAX_MODULES    65536
 #define MAX_ALLOCATORS 4096

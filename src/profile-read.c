@@ -137,25 +137,6 @@ type_name(uint32_t type, char *buf, size_t len)
 	return buf;
 }
 
-/* Make room for one more element of an array that grows by doubling.
- * Returns the array (moved, perhaps), or NULL with arr left as it was. */
-static void *
-grow(void *arr, size_t *cap, size_t n, size_t size)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return arr;
-	ncap = *cap != 0 ? *cap * 2 : 16;
-	if (ncap > SIZE_MAX / size)
-		return NULL;
-	if ((p = realloc(arr, ncap * size)) == NULL)
-		return NULL;
-	*cap = ncap;
-	return p;
-}
-
 static void
 decode_meta(struct cursor *c, struct ht_meta *m, uint32_t version)
 {
@@ -218,9 +199,12 @@ decode_thread(struct cursor *c, struct ht_thread_rec *t)
 	get_str(c, t->name, sizeof(t->name));
 }
 
-/* Returns 0, or -1 if nframes is over the limit. */
+/* Returns 0, or -1 if nframes is over the limit.  The frames go to
+ * frames, which has room for room of them (what the counting pass saw:
+ * more would be the reader's own bug, -2). */
 static int
-decode_site(struct cursor *c, struct ht_site_rec *s, uint32_t version)
+decode_site(struct cursor *c, struct ht_profile_site *s, uint64_t *frames,
+    size_t room, uint32_t version)
 {
 	uint32_t i;
 
@@ -237,18 +221,169 @@ decode_site(struct cursor *c, struct ht_site_rec *s, uint32_t version)
 	s->nframes = get_u32(c);
 	if (s->nframes > HT_PROFILE_MAX_FRAMES)
 		return -1;
+	if (s->nframes > room)
+		return -2;
 	for (i = 0; i < s->nframes; i++)
-		s->frames[i] = get_u64(c);
+		frames[i] = get_u64(c);
+	s->frames = frames;
 	if (version >= 2)
 		s->folded = get_u32(c);
 	return 0;
 }
 
-/* The END record at off holds the CRC of the bytes before its payload. */
-static int
-check_crc(const uint8_t *b, size_t off, size_t rlen, char *err, size_t errlen)
+/*
+ * Where a profile's bytes come from: memory (a live target's reply, a
+ * buffer), or a file read through a window.  Decoding a file costs its
+ * decoded size and the window, not the file's size besides: the decoded
+ * profile of a 121 MB file took 240 MB when the file was read whole first.
+ */
+struct source {
+	const uint8_t *mem; /* all len bytes, or NULL for the file */
+	int fd;
+	size_t len;
+	uint8_t *win; /* file bytes [woff, woff + wlen) */
+	size_t woff;
+	size_t wlen;
+	int ioerr; /* errno of a failed read, or 0 */
+};
+
+/* The window; any record's known fields fit in it (a string is at most
+ * 65,535 bytes), so only a record's unknown tail may lie beyond. */
+#define WINDOW (1U << 20)
+
+/*
+ * The n bytes (at most WINDOW) at off, which the caller has checked lie
+ * in the profile.  Returns a pointer valid until the next call, or NULL
+ * after a read error (ioerr says which; EIO for a file that shrank).
+ */
+static const uint8_t *
+source_at(struct source *s, size_t off, size_t n)
 {
-	uint32_t stored, computed;
+	size_t want;
+	ssize_t got;
+
+	if (s->mem != NULL)
+		return s->mem + off;
+	if (off >= s->woff && n <= s->wlen && off - s->woff <= s->wlen - n)
+		return s->win + (off - s->woff);
+	want = s->len - off < WINDOW ? s->len - off : WINDOW;
+	s->woff = off;
+	s->wlen = 0;
+	while (s->wlen < want) {
+		got = pread(s->fd, s->win + s->wlen, want - s->wlen,
+		    (off_t)(off + s->wlen));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			s->ioerr = got < 0 ? errno : EIO;
+			return NULL;
+		}
+		s->wlen += (size_t)got;
+	}
+	return s->win;
+}
+
+/* Fold the n bytes at off into *crc (through the window, a piece at a
+ * time).  Returns 0, or -1 after a read error. */
+static int
+source_crc(struct source *s, size_t off, size_t n, uint32_t *crc)
+{
+	const uint8_t *p;
+	size_t k;
+
+	while (n > 0) {
+		k = n < WINDOW ? n : WINDOW;
+		if ((p = source_at(s, off, k)) == NULL)
+			return -1;
+		*crc = ht_crc32(*crc, p, k);
+		off += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/* What the records of a profile need: counted before they are decoded,
+ * so that each array is allocated once, at its size (no array grown by
+ * doubling, no site given room for frames it does not have). */
+struct counts {
+	size_t modules;
+	size_t threads;
+	size_t sites;
+	size_t frames;
+	size_t allocators;
+};
+
+/*
+ * Count the records of the profile (whose header is checked) up to END or
+ * the first record that does not fit.  What is wrong with a record is for
+ * the decoding pass to say; this one only bounds what it stores.  Returns
+ * 0, or -1 after a read error.
+ */
+static int
+count_records(struct source *s, struct counts *n)
+{
+	const uint8_t *b;
+	size_t off, rlen, len = s->len;
+	uint32_t nf, type;
+
+	memset(n, 0, sizeof(*n));
+	for (off = HEADER_SIZE; len - off >= 8; off += 8 + rlen) {
+		if ((b = source_at(s, off, 8)) == NULL)
+			return -1;
+		type = (uint32_t)le(b, 4);
+		rlen = (size_t)le(b + 4, 4);
+		if (rlen > len - off - 8)
+			return 0;
+		switch (type) {
+		case HT_REC_END:
+			return 0;
+		case HT_REC_MODULE:
+			n->modules++;
+			break;
+		case HT_REC_THREAD:
+			n->threads++;
+			break;
+		case HT_REC_ALLOCATOR:
+			n->allocators++;
+			break;
+		case HT_REC_SITE:
+			n->sites++;
+			if (rlen < SITE_FIXED)
+				break;
+			if ((b = source_at(s, off + 8 + SITE_FIXED - 4, 4)) ==
+			    NULL)
+				return -1;
+			nf = (uint32_t)le(b, 4);
+			n->frames += nf < HT_PROFILE_MAX_FRAMES ?
+			    nf :
+			    HT_PROFILE_MAX_FRAMES;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* n elements of size, zeroed, or NULL for none; *fail set when out of
+ * memory. */
+static void *
+array(size_t n, size_t size, int *fail)
+{
+	void *p;
+
+	if (n == 0)
+		return NULL;
+	if ((p = calloc(n, size)) == NULL)
+		*fail = 1;
+	return p;
+}
+
+/* The END record at off (its payload at p) holds the CRC of the bytes
+ * before its payload, computed. */
+static int
+check_crc(const uint8_t *p, size_t off, size_t rlen, uint32_t computed,
+    char *err, size_t errlen)
+{
+	uint32_t stored;
 
 	if (rlen < END_FIXED) {
 		seterr(err, errlen,
@@ -257,8 +392,7 @@ check_crc(const uint8_t *b, size_t off, size_t rlen, char *err, size_t errlen)
 		    off);
 		return -1;
 	}
-	stored = (uint32_t)le(b + off + 8, 4);
-	computed = ht_crc32(0, b, off + 8);
+	stored = (uint32_t)le(p, 4);
 	if (stored != computed) {
 		seterr(err, errlen,
 		    "checksum mismatch (stored %08x, computed "
@@ -269,21 +403,27 @@ check_crc(const uint8_t *b, size_t off, size_t rlen, char *err, size_t errlen)
 	return 0;
 }
 
-struct ht_profile *
-ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
+/* Decode the profile s holds.  As ht_profile_decode. */
+static struct ht_profile *
+decode(struct source *s, char *err, size_t errlen)
 {
-	const uint8_t *b = buf;
+	const uint8_t *b, *rec;
+	size_t len = s->len, plen;
+	uint32_t crc = 0;
 	struct ht_profile *pr;
 	struct ht_module_rec *mod;
-	struct ht_site_rec *site;
+	struct ht_profile_site *site;
+	struct counts n;
 	struct cursor c;
-	void *p;
-	size_t off, mcap = 0, tcap = 0, scap = 0, acap = 0, rlen;
 	struct ht_allocator_rec *al;
+	size_t off, rlen;
 	uint32_t version, type;
 	char tn[32], path[HT_PROFILE_MAX_PATH];
-	int have_meta = 0;
+	int have_meta = 0, fail = 0, rc;
 
+	if ((b = source_at(s, 0, len < HEADER_SIZE ? len : HEADER_SIZE)) ==
+	    NULL)
+		goto out_io_early;
 	if (len < 8 || memcmp(b, HT_PROFILE_MAGIC, 8) != 0) {
 		if (len < 8 && len > 0 && memcmp(b, HT_PROFILE_MAGIC, len) == 0)
 			seterr(err, errlen, "truncated profile header");
@@ -312,6 +452,19 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 		return NULL;
 	}
 	pr->version = version;
+	crc = ht_crc32(0, b, HEADER_SIZE);
+	if (count_records(s, &n) != 0)
+		goto out_io;
+	pr->modules = array(n.modules < MAX_MODULES ? n.modules : MAX_MODULES,
+	    sizeof(*pr->modules), &fail);
+	pr->threads = array(n.threads, sizeof(*pr->threads), &fail);
+	pr->sites = array(n.sites, sizeof(*pr->sites), &fail);
+	pr->frames = array(n.frames, sizeof(*pr->frames), &fail);
+	pr->allocators =
+	    array(n.allocators < MAX_ALLOCATORS ? n.allocators : MAX_ALLOCATORS,
+		sizeof(*pr->allocators), &fail);
+	if (fail)
+		goto out_nomem;
 
 	for (off = HEADER_SIZE;; off += 8 + rlen) {
 		if (len - off < 8) {
@@ -327,8 +480,10 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				    off);
 			goto out_inval;
 		}
-		type = (uint32_t)le(b + off, 4);
-		rlen = (size_t)le(b + off + 4, 4);
+		if ((rec = source_at(s, off, 8)) == NULL)
+			goto out_io;
+		type = (uint32_t)le(rec, 4);
+		rlen = (size_t)le(rec + 4, 4);
 		if (rlen > len - off - 8) {
 			seterr(err, errlen,
 			    "truncated %s record at offset %zu "
@@ -344,19 +499,33 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			    type_name(type, tn, sizeof(tn)));
 			goto out_inval;
 		}
-		c.p = b + off + 8;
-		c.n = rlen;
-		c.short_ = 0;
-		switch (type) {
-		case HT_REC_END:
+		/* The record's header and its known fields; a longer
+		 * payload's tail (a later version's fields, a record type
+		 * this reader skips) only goes into the CRC. */
+		plen = rlen < WINDOW - 8 ? rlen : WINDOW - 8;
+		if ((rec = source_at(s, off, 8 + plen)) == NULL)
+			goto out_io;
+		if (type == HT_REC_END) {
 			/* An older version's END is empty: one that holds a
 			 * CRC is checked whatever the header says, so that a
 			 * corrupt version field cannot turn the check off. */
 			if ((version >= PROFILE_VERSION_CRC ||
 				rlen >= END_FIXED) &&
-			    check_crc(b, off, rlen, err, errlen) == -1)
+			    (check_crc(rec + 8, off, rlen,
+				 ht_crc32(crc, rec, 8), err, errlen) == -1))
 				goto out_inval;
 			return pr;
+		}
+		/* Summed whatever the version: an END may hold a CRC. */
+		if (plen == rlen)
+			crc = ht_crc32(crc, rec, 8 + rlen);
+		else if (source_crc(s, off, 8 + rlen, &crc) != 0 ||
+		    (rec = source_at(s, off, 8 + plen)) == NULL)
+			goto out_io; /* the window moved: the record again */
+		c.p = rec + 8;
+		c.n = plen;
+		c.short_ = 0;
+		switch (type) {
 		case HT_REC_META:
 			if (have_meta) {
 				seterr(err, errlen,
@@ -376,10 +545,6 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				    MAX_MODULES);
 				goto out_inval;
 			}
-			if ((p = grow(pr->modules, &mcap, pr->nmodules,
-				 sizeof(*pr->modules))) == NULL)
-				goto out_nomem;
-			pr->modules = p;
 			mod = &pr->modules[pr->nmodules];
 			memset(mod, 0, sizeof(*mod));
 			if (decode_module(&c, mod, path) == -1) {
@@ -397,22 +562,20 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 			pr->nmodules++;
 			break;
 		case HT_REC_THREAD:
-			if ((p = grow(pr->threads, &tcap, pr->nthreads,
-				 sizeof(*pr->threads))) == NULL)
+			/* The counting pass walked these very records. */
+			if (pr->nthreads >= n.threads)
 				goto out_nomem;
-			pr->threads = p;
-			memset(&pr->threads[pr->nthreads], 0,
-			    sizeof(*pr->threads));
 			decode_thread(&c, &pr->threads[pr->nthreads++]);
 			break;
 		case HT_REC_SITE:
-			if ((p = grow(pr->sites, &scap, pr->nsites,
-				 sizeof(*pr->sites))) == NULL)
+			if (pr->nsites >= n.sites)
 				goto out_nomem;
-			pr->sites = p;
 			site = &pr->sites[pr->nsites];
-			memset(site, 0, sizeof(*site));
-			if (decode_site(&c, site, version) == -1) {
+			rc = decode_site(&c, site, pr->frames + pr->nframes,
+			    n.frames - pr->nframes, version);
+			if (rc == -2)
+				goto out_nomem;
+			if (rc == -1) {
 				seterr(err, errlen,
 				    "SITE record at offset %zu "
 				    "has %u frames, at most %d",
@@ -420,6 +583,7 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				    HT_PROFILE_MAX_FRAMES);
 				goto out_inval;
 			}
+			pr->nframes += site->nframes;
 			pr->nsites++;
 			break;
 		case HT_REC_ALLOCATOR:
@@ -432,10 +596,8 @@ ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
 				    MAX_ALLOCATORS);
 				goto out_inval;
 			}
-			if ((p = grow(pr->allocators, &acap, pr->nallocators,
-				 sizeof(*pr->allocators))) == NULL)
+			if (pr->nallocators >= n.allocators)
 				goto out_nomem;
-			pr->allocators = p;
 			al = &pr->allocators[pr->nallocators];
 			al->names = get_u64(&c);
 			get_str(&c, path, sizeof(path));
@@ -465,12 +627,35 @@ out_inval:
 	ht_profile_free(pr);
 	errno = EINVAL;
 	return NULL;
+out_io:
+	ht_profile_free(pr);
+out_io_early:
+	seterr(err, errlen, "%s",
+	    s->ioerr == EIO ? "the file changed while it was read" :
+			      strerror(s->ioerr));
+	errno = s->ioerr;
+	return NULL;
+}
+
+struct ht_profile *
+ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen)
+{
+	struct source s;
+
+	memset(&s, 0, sizeof(s));
+	s.mem = buf;
+	s.len = len;
+	/* A source in memory has nothing to read: never NULL. */
+	if (s.mem == NULL)
+		s.mem = (const uint8_t *)"";
+	return decode(&s, err, errlen);
 }
 
 struct ht_profile *
 ht_profile_read_file(const char *path, char *err, size_t errlen)
 {
 	struct ht_profile *pr = NULL;
+	struct source src;
 	struct stat st;
 	uint8_t *buf = NULL, *p;
 	size_t cap = 65536, len = 0, ncap;
@@ -508,6 +693,21 @@ ht_profile_read_file(const char *path, char *err, size_t errlen)
 		}
 		/* One more byte so that end of file needs no regrowth. */
 		cap = (size_t)st.st_size + 1;
+	}
+	if (fd != STDIN_FILENO) {
+		/* A named file is read through the window, as big as the
+		 * file when that is smaller. */
+		memset(&src, 0, sizeof(src));
+		src.fd = fd;
+		src.len = (size_t)st.st_size;
+		if ((src.win = malloc(
+			 src.len < WINDOW ? src.len + 1 : WINDOW)) == NULL)
+			goto out_errno;
+		pr = decode(&src, err, errlen);
+		saved = errno;
+		free(src.win);
+		errno = saved;
+		goto out_close;
 	}
 	for (;;) {
 		if (len == cap) {
@@ -567,5 +767,27 @@ ht_profile_free(struct ht_profile *pr)
 	for (i = 0; i < pr->nallocators; i++)
 		free((char *)pr->allocators[i].path);
 	free(pr->allocators);
+	free(pr->frames);
 	free(pr);
+}
+
+void
+ht_profile_site_rec(const struct ht_profile_site *s, struct ht_site_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->inuse_bytes = s->inuse_bytes;
+	r->inuse_objects = s->inuse_objects;
+	r->alloc_bytes = s->alloc_bytes;
+	r->alloc_objects = s->alloc_objects;
+	r->samples = s->samples;
+	r->live_samples = s->live_samples;
+	r->inuse_var = s->inuse_var;
+	r->alloc_var = s->alloc_var;
+	r->peak_inuse_bytes = s->peak_inuse_bytes;
+	r->peak_inuse_objects = s->peak_inuse_objects;
+	r->nframes = s->nframes < HT_PROFILE_MAX_FRAMES ? s->nframes :
+							  HT_PROFILE_MAX_FRAMES;
+	if (r->nframes > 0)
+		memcpy(r->frames, s->frames, r->nframes * sizeof(r->frames[0]));
+	r->folded = s->folded;
 }

@@ -193,7 +193,32 @@ void ht_pw_allocator(struct ht_pwriter *, const struct ht_allocator_rec *);
 /* Writes END and flushes.  Returns 0, or -1 if anything failed. */
 int ht_pw_finish(struct ht_pwriter *);
 
-/* A decoded profile; arrays allocated with malloc, owned by the struct. */
+/*
+ * A site as the reader decodes it: the figures of its SITE record, and its
+ * frames in the profile's one array of frames.  So a decoded profile takes
+ * about the memory its file does, however few frames its sites have (a
+ * struct ht_site_rec holds room for HT_PROFILE_MAX_FRAMES).
+ */
+struct ht_profile_site {
+	uint64_t inuse_bytes;
+	uint64_t inuse_objects;
+	uint64_t alloc_bytes;
+	uint64_t alloc_objects;
+	uint64_t samples;
+	uint64_t live_samples;
+	double inuse_var;
+	double alloc_var;
+	uint64_t peak_inuse_bytes;
+	uint64_t peak_inuse_objects;
+	const uint64_t *frames; /* nframes, inside the profile's frames */
+	uint32_t nframes;	/* at most HT_PROFILE_MAX_FRAMES */
+	uint32_t folded;
+};
+
+/*
+ * A decoded profile; arrays allocated with malloc, owned by the struct, each
+ * of exactly the size its records need (the reader counts them first).
+ */
 struct ht_profile {
 	uint32_t version;
 	struct ht_meta meta;
@@ -201,11 +226,18 @@ struct ht_profile {
 	size_t nmodules;
 	struct ht_thread_rec *threads;
 	size_t nthreads;
-	struct ht_site_rec *sites;
+	struct ht_profile_site *sites;
 	size_t nsites;
 	struct ht_allocator_rec *allocators;
 	size_t nallocators;
+	uint64_t *frames; /* every site's frames, one site after the other */
+	size_t nframes;
 };
+
+/* The record a writer would take for decoded site s (to write a decoded
+ * profile again). */
+void
+ht_profile_site_rec(const struct ht_profile_site *s, struct ht_site_rec *r);
 
 /* Decode len bytes at buf.  Returns a profile, or NULL with a one-line
  * reason in err (e.g. "not a heaptool profile", "truncated SITE record at

@@ -159,7 +159,7 @@ site_of_size(const struct ht_profile *p, uint64_t size)
 	size_t i;
 
 	for (i = 0; i < p->nsites; i++) {
-		const struct ht_site_rec *s = &p->sites[i];
+		const struct ht_profile_site *s = &p->sites[i];
 
 		if (s->alloc_objects > 0 &&
 		    s->alloc_bytes == s->alloc_objects * size) {
@@ -176,7 +176,7 @@ static int
 keep_site_is(const struct ht_profile *p, const struct fixture *t, uint64_t n)
 {
 	long i = site_of_size(p, KEEP_SIZE);
-	const struct ht_site_rec *s;
+	const struct ht_profile_site *s;
 
 	if (n == 0)
 		return i == -1;
@@ -215,7 +215,8 @@ same_sites(const struct ht_profile *a, const struct ht_profile *b)
 	if (a->nsites != b->nsites)
 		return 0;
 	for (i = 0; i < a->nsites; i++) {
-		const struct ht_site_rec *x = &a->sites[i], *y = &b->sites[i];
+		const struct ht_profile_site *x = &a->sites[i],
+					     *y = &b->sites[i];
 
 		if (x->inuse_bytes != y->inuse_bytes ||
 		    x->inuse_objects != y->inuse_objects ||

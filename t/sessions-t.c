@@ -309,7 +309,7 @@ inconsistent(const struct ht_profile *p)
 	size_t i;
 
 	for (i = 0; i < p->nsites; i++) {
-		const struct ht_site_rec *s = &p->sites[i];
+		const struct ht_profile_site *s = &p->sites[i];
 
 		samples += s->samples;
 		live += s->live_samples;

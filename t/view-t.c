@@ -69,6 +69,13 @@ ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
 	return 1;
 }
 
+size_t
+ht_sym_max(const struct ht_sym *sym)
+{
+	(void)sym;
+	return 0;
+}
+
 /* ---- profiles in memory */
 
 #define APP	0x400000ull	  /* /usr/bin/app */
@@ -204,7 +211,7 @@ cols(const struct ht_view_figures *f, uint64_t c[NCOLS])
 static void
 expected(const struct ht_profile *p, int at_peak, uint64_t c[NCOLS])
 {
-	const struct ht_site_rec *s;
+	const struct ht_profile_site *s;
 	size_t i;
 
 	memset(c, 0, NCOLS * sizeof(c[0]));

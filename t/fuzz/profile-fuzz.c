@@ -39,6 +39,7 @@ append(void *ctx, const void *buf, size_t len)
 static void
 encode(const struct ht_profile *p, struct out *o)
 {
+	static struct ht_site_rec site;
 	struct ht_pwriter w;
 	uint8_t buf[61]; /* odd: fields cross flushes */
 	size_t i;
@@ -50,8 +51,10 @@ encode(const struct ht_profile *p, struct out *o)
 		ht_pw_module(&w, &p->modules[i]);
 	for (i = 0; i < p->nthreads; i++)
 		ht_pw_thread(&w, &p->threads[i]);
-	for (i = 0; i < p->nsites; i++)
-		ht_pw_site(&w, &p->sites[i]);
+	for (i = 0; i < p->nsites; i++) {
+		ht_profile_site_rec(&p->sites[i], &site);
+		ht_pw_site(&w, &site);
+	}
 	if (ht_pw_finish(&w) != 0)
 		abort();
 }

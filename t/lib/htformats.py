@@ -61,7 +61,9 @@ Commands:
       of every site's KEY) is VALUE, read as JSON.
   svg FILE COLLAPSED --total REPORT:KEY [--src SOURCE --func NAME...]
       FILE is well-formed XML; one <g class="f"> with one rect per node of
-      the tree of COLLAPSED's stacks (plus the root); the root's value is
+      the tree of COLLAPSED's stacks (plus the root) that is at least half
+      a pixel of 1180 wide (the narrower are left out), and none for the
+      others; the root's value is
       totals.KEY of REPORT
       and its rect is full width; every frame's width is its share of it;
       each NAME has a frame whose title gives NAME and SOURCE:line of its
@@ -596,13 +598,16 @@ def cmd_svg(args):
                                           "href")
                    for s in root.iter(ns + "script")),
            "svg: its script is inline")
-    tree = set()
-    for names, _ in read_collapsed(rest[1]):
+    tree = {}
+    for names, value in read_collapsed(rest[1]):
         for i in range(1, len(names) + 1):
-            tree.add(tuple(names[:i]))
-    report(len(frames) == len(tree) + 1,
-           "svg: %d frames = %d nodes of the collapsed stacks + the root" %
-           (len(frames), len(tree)))
+            tree[tuple(names[:i])] = tree.get(tuple(names[:i]), 0) + value
+    # Wide enough: value / total * 1180 >= 0.5, in integers.
+    wide = {p for p, value in tree.items() if value * 2360 >= total}
+    report(len(frames) == len(wide) + 1,
+           "svg: %d frames = %d nodes of the collapsed stacks (%d narrower "
+           "than 0.5 px left out) + the root" %
+           (len(frames), len(wide), len(tree) - len(wide)))
     if not frames:
         return
     r0 = frames[0]
