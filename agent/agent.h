@@ -11,7 +11,8 @@
  *
  *   init      constructor and destructor: launch or attach mode (init.c)
  *   api       the in-process API of include/heaptool.h
- *   control   the agent's thread and its control socket
+ *   ctlthread the agent's thread: its start, revival and fork child
+ *   control   the control channel the thread serves (its socket)
  *   agent     this file: the lifecycle
  *   hooks     the allocator entry points, and the table of hooked names
  *   sampler   the sampling decision (inlined into the hooks) and samples
@@ -92,7 +93,7 @@ int ht_agent_following(void);
  * child runs in the child of every fork after the agent's own handler (so
  * after the session was started over, or ended), without the agent's
  * locks, with the guard set; follow says whether the child runs a session
- * of its own (HT_AGENT_FOLLOW).  The agent's thread (control.c), which is
+ * of its own (HT_AGENT_FOLLOW).  The agent's thread (ctlthread.c), which is
  * above this layer, registers it from the constructor: one hook.
  */
 void ht_agent_on_fork(void (*child)(int follow));

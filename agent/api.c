@@ -17,7 +17,7 @@
 
 #include "agent.h"
 #include "api.h"
-#include "control.h"
+#include "ctlthread.h"
 #include "dump.h"
 #include "guard.h"
 #include "lock.h"
@@ -123,7 +123,7 @@ heaptool_enable_dumps(const char *prefix, uint64_t interval_ms,
 	}
 	/* The API has no RSS trigger: the session keeps its own. */
 	if ((rc = ht_agent_dumps(&cfg)) == 0 && ht_dump_needs_thread(&cfg))
-		ht_control_start(0); /* no-op if it runs */
+		ht_ctlthread_start(0); /* no-op if it runs */
 out:
 	ht_lock_release(&cfg_lock);
 	ht_guard_leave();
@@ -131,11 +131,11 @@ out:
 }
 
 /* Nothing here but the call: the agent may not be relocated yet when a
- * concurrent attach calls this (ht_control_revive checks first). */
+ * concurrent attach calls this (ht_ctlthread_revive checks first). */
 long
 heaptool_agent_revive(void)
 {
-	return ht_control_revive();
+	return ht_ctlthread_revive();
 }
 
 const char *

@@ -39,7 +39,7 @@ const char *heaptool_strerror(int code) HT_API;
 
 /*
  * Not part of heaptool.h: the entry point of heaptool attach in a process
- * where the agent is loaded but does not answer (ht_control_revive).  The
+ * where the agent is loaded but does not answer (ht_ctlthread_revive).  The
  * CLI finds it in the agent's dynamic symbols and calls it in a borrowed
  * thread, as it calls dlopen; it returns HT_REVIVE(what, errno).
  */

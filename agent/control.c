@@ -1,7 +1,8 @@
 /*
- * The agent's thread (control.h): set up (attach mode), then one poll loop
- * over the listening socket, the connections and the dump triggers'
- * eventfd.  Between wake-ups it patches modules the loader brought in
+ * The control channel (control.h), served by the agent's thread
+ * (ctlthread.c) in one poll loop over the listening socket, the
+ * connections and the dump triggers' eventfd.  Between wake-ups it
+ * patches modules the loader brought in
  * behind the dlopen hook's back, and writes the dumps whose time has come
  * (dump.h): a sample that crosses an every-bytes mark wakes it through the
  * eventfd, and its timeout is no later than the next interval dump, RSS
@@ -27,7 +28,6 @@
  * at once rather than queued behind readers that may be slow on purpose.
  */
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -36,8 +36,6 @@
 #include <errno.h>
 #include <link.h>
 #include <poll.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -61,44 +59,18 @@
 #include "snapshot.h"
 #include "tables.h"
 
-#define STACK_SIZE (256 * 1024)
 #define REQUEST_S  2 /* to send a whole request, from the accept */
 #define REQUEST_MS (REQUEST_S * 1000)
 #define STALL_MS   2000	 /* a reply must make progress this often */
 #define REPLY_MS   60000 /* and be sent within this */
 #define WATCH_MS   1000
 #define BACKLOG	   64
-#define CONNS	   32	/* connections served at once */
-#define REPORTS	   4	/* of them sending a profile */
-#define REVIVE_MS  2000 /* a revival waits this long for the thread */
+#define CONNS	   32 /* connections served at once */
+#define REPORTS	   4  /* of them sending a profile */
 
 #define STR(x)	#x
 #define XSTR(x) STR(x)
 
-static int attach_mode;
-
-/*
- * The thread's life, for ht_control_start and ht_control_revive, in the
- * process where it was started (th_pid: a fork's child has another pid,
- * and no thread).  th_state is written by the starter and by the thread;
- * th_failure says why it is TH_FAILED (HT_REVIVE(what, errno)).  start_lock
- * serializes the starters (the constructor, the API, a revival, a fork's
- * child), revive_lock the revivals; a fork's child takes either over from
- * a thread of its parent that held it (lock.h).
- */
-enum { TH_NONE, TH_STARTING, TH_SERVING, TH_FAILED };
-static int th_state;
-static pid_t th_pid;
-static long th_failure;
-static uint8_t *th_stack; /* from ht_mem_map, or NULL: glibc's */
-static struct ht_plock start_lock, revive_lock;
-/* Set by the constructor (ht_control_init): the agent is relocated.  A
- * concurrent attach may see the agent in the maps while another attach's
- * dlopen has mapped it but not relocated it yet: a call through its GOT
- * would jump to nothing, so a revival first reads this (a PC-relative
- * load, as is its call from heaptool_agent_revive) and does nothing
- * until it is set. */
-static int constructed;
 /* A revival asks the thread to bind its socket again (it has none), and
  * the thread answers by clearing it, with bind_err set if it failed. */
 static int rebind;
@@ -936,134 +908,29 @@ serve(void)
 	}
 }
 
-/* The thread's new state, and why it failed (what, errno). */
-static void
-set_state(int state, unsigned what, int err)
+int
+ht_control_bind(void)
 {
-	if (state == TH_FAILED)
-		__atomic_store_n(&th_failure, HT_REVIVE(what, err),
-		    __ATOMIC_RELAXED);
-	__atomic_store_n(&th_state, state, __ATOMIC_RELEASE);
-}
-
-static void *
-control_main(void *arg)
-{
-	int rc;
-
-	(void)arg;
-	/* Nothing this thread does is sampled, for its whole life. */
-	ht_guard_enter();
-	(void)prctl(PR_SET_NAME, "heaptool", 0, 0, 0);
 	/* Before the first scan, so that no module loaded after it goes
 	 * unnoticed. */
 	dl_iterate_phdr(count_one, &seen);
 	last = seen;
-	/*
-	 * Attach mode binds before it patches: if the name is taken (another
-	 * copy of the agent, a squatter), this copy must not hook the process
-	 * behind a channel it cannot serve, with no way to remove its hooks.
-	 */
-	if (open_socket() != 0 && attach_mode) {
-		set_state(TH_FAILED, HT_REVIVE_ESOCKET, bind_err);
-		return NULL;
-	}
-	if (attach_mode && (rc = ht_agent_attach_init()) != 0) {
+	return open_socket() == 0 ? 0 : bind_err;
+}
+
+void
+ht_control_unbind(void)
+{
+	if (lfd >= 0)
 		close(lfd);
-		lfd = -1;
-		set_state(TH_FAILED,
-		    rc == HT_AGENT_ENOMEM ? HT_REVIVE_EMEMORY : HT_REVIVE_EHOOK,
-		    rc == HT_AGENT_ENOMEM ? ENOMEM : 0);
-		return NULL;
-	}
+	lfd = -1;
+}
+
+void
+ht_control_serve(void)
+{
 	settle_now();
-	set_state(TH_SERVING, 0, 0);
 	serve();
-	return NULL;
-}
-
-/* Start the thread on stack (NULL: one of glibc's), every signal blocked:
- * the program's signals are for its own threads (glibc keeps the two it
- * needs for setxid and cancellation deliverable).  Returns 0 or an errno
- * value. */
-static int
-spawn(void *stack)
-{
-	pthread_attr_t a;
-	pthread_t t;
-	sigset_t all, old;
-	int rc;
-
-	if ((rc = pthread_attr_init(&a)) != 0)
-		return rc;
-	rc = pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	if (rc == 0 && stack != NULL)
-		rc = pthread_attr_setstack(&a, stack, STACK_SIZE);
-	if (rc == 0) {
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		rc = pthread_create(&t, &a, control_main, NULL);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-	}
-	pthread_attr_destroy(&a);
-	return rc;
-}
-
-/* With start_lock held: start the thread unless it runs in this process
- * (or is starting).  Returns 0, or -1 with th_state TH_FAILED. */
-static int
-start_locked(int attach)
-{
-	uint8_t *stack;
-	int rc, map_err = 0;
-
-	if (th_pid == getpid() &&
-	    (__atomic_load_n(&th_state, __ATOMIC_ACQUIRE) == TH_STARTING ||
-		th_state == TH_SERVING))
-		return 0;
-	attach_mode = attach;
-	th_pid = getpid();
-	set_state(TH_STARTING, 0, 0);
-	/*
-	 * The stack comes from ht_mem_map like all the agent's memory (it
-	 * counts as overhead); its lowest page is the guard.  glibc puts the
-	 * static TLS of every module at its top: in a program whose TLS
-	 * does not fit, it refuses, and we take a stack of its own size.
-	 * A thread that failed may still be on its stack, on its way out:
-	 * that one is never reused nor given back.
-	 */
-	if ((stack = ht_mem_map(STACK_SIZE)) != NULL) {
-		if (mprotect(stack, 4096, PROT_NONE) == 0 &&
-		    (rc = spawn(stack)) == 0) {
-			th_stack = stack;
-			return 0;
-		}
-		ht_mem_unmap(stack, STACK_SIZE);
-	} else
-		map_err = errno;
-	if ((rc = spawn(NULL)) == 0) {
-		th_stack = NULL;
-		return 0;
-	}
-	/* glibc says EAGAIN when it cannot map a stack either: when ours
-	 * could not be mapped, the cause is memory. */
-	if (rc == EAGAIN && map_err == ENOMEM)
-		rc = ENOMEM;
-	set_state(TH_FAILED, HT_REVIVE_ETHREAD, rc);
-	return -1;
-}
-
-int
-ht_control_start(int attach)
-{
-	int rc;
-
-	ht_guard_enter();
-	ht_plock_acquire(&start_lock);
-	rc = start_locked(attach);
-	ht_plock_release(&start_lock);
-	ht_guard_leave();
-	return rc;
 }
 
 static void
@@ -1075,116 +942,32 @@ sleep_ms(unsigned ms)
 		;
 }
 
-/* Wait (REVIVE_MS at most) while the thread is starting; its state. */
-static int
-wait_started(uint64_t deadline)
+long
+ht_control_rebind(uint64_t deadline)
 {
-	int st;
-
-	while ((st = __atomic_load_n(&th_state, __ATOMIC_ACQUIRE)) ==
-		TH_STARTING &&
+	bind_err = 0;
+	__atomic_store_n(&rebind, 1, __ATOMIC_RELEASE);
+	ht_dump_wake();
+	while (__atomic_load_n(&rebind, __ATOMIC_ACQUIRE) &&
 	    ht_prim_mono_ms() < deadline)
 		sleep_ms(1);
-	return st;
-}
-
-/*
- * heaptool attach found the agent loaded and not answering: the thread
- * could not start (a process short of memory), it gave up its socket, the
- * agent was put to sleep by HEAPTOOL_PID, or this is a fork's child of a
- * profiled process, which has no thread and its parent's session.  Bring
- * it up, as attach mode would have, and say how that went.
- *
- * The caller is a thread of the program borrowed by heaptool attach at a
- * safe point (no allocator, loader or agent lock held, no frame of the
- * agent on its stack: cli/inject-unwind.c), so it may wait for the thread
- * to set up: the thread needs only locks that the caller does not hold.
- * It waits REVIVE_MS at most.
- */
-long
-ht_control_revive(void)
-{
-	uint64_t deadline;
-	long r;
-	int st;
-
-	/* Not relocated yet: the dlopen that maps it starts its thread. */
-	if (!__atomic_load_n(&constructed, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&rebind, __ATOMIC_ACQUIRE))
 		return HT_REVIVE(HT_REVIVE_PENDING, 0);
-	deadline = ht_prim_mono_ms() + REVIVE_MS;
-	ht_guard_enter();
-	ht_plock_acquire(&revive_lock);
-	(void)ht_agent_adopt();
-	ht_plock_acquire(&start_lock);
-	st = th_pid == getpid() ? __atomic_load_n(&th_state, __ATOMIC_ACQUIRE) :
-				  TH_NONE;
-	if (st == TH_SERVING) {
-		/* It serves, but without a socket (it gave it up, or could
-		 * not bind it in launch mode): bind it again. */
-		bind_err = 0;
-		__atomic_store_n(&rebind, 1, __ATOMIC_RELEASE);
-		ht_plock_release(&start_lock);
-		ht_dump_wake();
-		while (__atomic_load_n(&rebind, __ATOMIC_ACQUIRE) &&
-		    ht_prim_mono_ms() < deadline)
-			sleep_ms(1);
-		if (__atomic_load_n(&rebind, __ATOMIC_ACQUIRE))
-			r = HT_REVIVE(HT_REVIVE_PENDING, 0);
-		else if (__atomic_load_n(&lfd, __ATOMIC_ACQUIRE) < 0)
-			r = HT_REVIVE(HT_REVIVE_ESOCKET, bind_err);
-		else
-			r = HT_REVIVE(HT_REVIVE_SERVING, 0);
-		goto out;
-	}
-	if (st != TH_STARTING && start_locked(1) != 0) {
-		r = __atomic_load_n(&th_failure, __ATOMIC_RELAXED);
-		ht_plock_release(&start_lock);
-		goto out;
-	}
-	ht_plock_release(&start_lock);
-	switch (wait_started(deadline)) {
-	case TH_SERVING:
-		r = HT_REVIVE(HT_REVIVE_SERVING, 0);
-		break;
-	case TH_FAILED:
-		r = __atomic_load_n(&th_failure, __ATOMIC_RELAXED);
-		break;
-	default:
-		r = HT_REVIVE(HT_REVIVE_PENDING, 0);
-		break;
-	}
-out:
-	ht_plock_release(&revive_lock);
-	ht_guard_leave();
-	return r;
+	if (__atomic_load_n(&lfd, __ATOMIC_ACQUIRE) < 0)
+		return HT_REVIVE(HT_REVIVE_ESOCKET, bind_err);
+	return HT_REVIVE(HT_REVIVE_SERVING, 0);
 }
 
 /*
- * The agent's hook in the child of every fork (ht_agent_on_fork).  The
- * child has no agent thread: it must not hold our descriptors.  A copy of
- * the listening socket would keep the name bound after this process exits
- * (and a process that reuses the pid could not bind it), and a copy of a
- * connection would keep its client from seeing the end of the reply.  Each
- * is closed only if it is still ours: the number may be one of the
- * program's files by now.  The threads that held our locks are gone with
- * the parent's other threads, and the state those locks guard is reset
- * here: so are the locks.
- *
- * A child whose session follows its parent's gets a thread of its own,
- * with its own socket, now.  That is safe here, in a fork handler: glibc
- * has made the child's allocator and loader usable before it runs the
- * child handlers (__malloc_fork_unlock_child, and dl_load_lock,
- * dl_load_tls_lock and the stack cache lock reinitialized), and the
- * agent's own locks are free (the agent's handler released them).  In a
- * multi-threaded parent glibc took the allocator's locks around the fork,
- * so none was held by a thread that does not exist in the child; a
- * session that follows forks runs the agent's thread, so its parent is
- * multi-threaded at every fork.  pthread_create allocates the new thread's
- * TLS vector with the program's allocator, under our guard: it is not
- * sampled.
+ * In the child of a fork, which has no agent thread: it must not hold our
+ * descriptors.  A copy of the listening socket would keep the name bound
+ * after this process exits (and a process that reuses the pid could not
+ * bind it), and a copy of a connection would keep its client from seeing
+ * the end of the reply.  Each is closed only if it is still ours: the
+ * number may be one of the program's files by now.
  */
 void
-ht_control_fork_child(int follow)
+ht_control_forget(void)
 {
 	int i;
 
@@ -1202,23 +985,5 @@ ht_control_fork_child(int follow)
 		conns[i].map = NULL;
 		conns[i].maplen = 0;
 	}
-	ht_plock_release(&start_lock);
-	ht_plock_release(&revive_lock);
-	/* No thread runs on the parent's stack here. */
-	if (th_stack != NULL && th_pid != getpid()) {
-		ht_mem_unmap(th_stack, STACK_SIZE);
-		th_stack = NULL;
-	}
-	th_pid = 0;
-	__atomic_store_n(&th_state, TH_NONE, __ATOMIC_RELAXED);
 	__atomic_store_n(&rebind, 0, __ATOMIC_RELAXED);
-	if (follow)
-		(void)ht_control_start(0);
-}
-
-void
-ht_control_init(void)
-{
-	ht_agent_on_fork(ht_control_fork_child);
-	__atomic_store_n(&constructed, 1, __ATOMIC_RELEASE);
 }

@@ -1,5 +1,6 @@
 /*
- * The agent's own thread and the control channel it serves (src/proto.h):
+ * The control channel that the agent's own thread (ctlthread.h) serves
+ * (src/proto.h):
  * an abstract Unix stream socket "\0heaptool.PID", one request and one
  * reply per connection.  Only the target's user and root are served, many
  * clients at once, and none can hold up another: a request must arrive
@@ -23,39 +24,25 @@
 #ifndef HT_CONTROL_H
 #define HT_CONTROL_H
 
-/* From the constructor, before anything else: have the agent run this
- * module's fork handler in every child (its descriptors closed; a thread
- * of its own for a child whose session follows forks). */
-void ht_control_init(void);
+#include <stdint.h>
 
 /*
- * Start the agent's thread; called by the constructor (and by the API when
- * dumps it enables need the thread), returns at once (attach mode runs
- * inside a dlopen called by an injected thread, which must not wait for
- * anything).  attach is 1 when the thread must set up the
- * agent and install the hooks itself (with no session) before it serves, 0
- * when the constructor did (launch mode).  Returns 0, or -1 if no thread
- * could be started (the agent then stays as the constructor left it, and
- * a later call tries again).  Calls while the thread of this process is
- * starting or serving do nothing and return 0: there is one thread at
- * most.
+ * For the agent's thread (ctlthread.h), in this order.  Bind the socket
+ * (after taking the loader's counters, so no module loaded from now on
+ * goes unnoticed): 0, or the errno value of the failure.  Unbind it (a
+ * thread that could not set up).  Serve, for ever.
  */
-int ht_control_start(int attach);
+int ht_control_bind(void);
+void ht_control_unbind(void);
+void ht_control_serve(void);
 
-/*
- * Bring the agent up in a process where it is loaded and does not answer
- * (heaptool attach calls it through heaptool_agent_revive): forget a
- * session inherited from a fork's parent (ht_agent_adopt), then start the
- * thread in attach mode, or have a thread that serves without a socket
- * bind it again, and wait (2 s at most) to see it serve.  Idempotent: a
- * thread that serves is left as it is; concurrent calls take turns.
- * Returns HT_REVIVE(what, errno) (src/proto.h): SERVING, PENDING (still
- * setting up), or the failure (ETHREAD, EMEMORY, ESOCKET, EHOOK) with its
- * errno.  After a failure, a later call tries again.
- */
-long ht_control_revive(void);
+/* Have the serving thread bind its socket again (it has none), and wait
+ * until deadline (CLOCK_MONOTONIC ms) for it: HT_REVIVE(SERVING, 0), or
+ * (ESOCKET, errno), or (PENDING, 0) when it has not answered by then. */
+long ht_control_rebind(uint64_t deadline);
 
-/* The agent's hook in the child of a fork (see ht_control_init). */
-void ht_control_fork_child(int follow);
+/* In a fork's child: close the descriptors of the channel that are still
+ * ours, and forget the connections. */
+void ht_control_forget(void);
 
 #endif

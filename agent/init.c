@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "control.h"
+#include "ctlthread.h"
 #include "dump.h"
 #include "final.h"
 #include "profile.h"
@@ -112,7 +112,7 @@ agent_init(void)
 	size_t len;
 	int follow;
 
-	ht_control_init();
+	ht_ctlthread_init();
 	if (parse_u64(getenv("HEAPTOOL_SEED"), &seed) == 0)
 		ht_sampler_seed = seed;
 	/* Where a final profile would go (final.h), from XDG_STATE_HOME and
@@ -121,7 +121,7 @@ agent_init(void)
 	ht_final_setup();
 	s = getenv("HEAPTOOL_PID");
 	if (s == NULL) {
-		ht_control_start(1);
+		ht_ctlthread_start(1);
 		return;
 	}
 	/* Set but not ours: a descendant of a launched process. */
@@ -166,7 +166,7 @@ agent_init(void)
 	s = getenv("HEAPTOOL_LIVE");
 	if (ht_dump_needs_thread(&cfg) || follow ||
 	    (s != NULL && strcmp(s, "1") == 0))
-		ht_control_start(0);
+		ht_ctlthread_start(0);
 }
 
 __attribute__((destructor)) static void

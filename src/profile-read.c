@@ -571,7 +571,11 @@ decode(struct source *s, char *err, size_t errlen)
 			if (pr->nsites >= n.sites)
 				goto out_nomem;
 			site = &pr->sites[pr->nsites];
-			rc = decode_site(&c, site, pr->frames + pr->nframes,
+			/* No frame in the file: frames is NULL, and NULL + 0
+			 * is undefined. */
+			rc = decode_site(&c, site,
+			    pr->frames != NULL ? pr->frames + pr->nframes :
+						 NULL,
 			    n.frames - pr->nframes, version);
 			if (rc == -2)
 				goto out_nomem;

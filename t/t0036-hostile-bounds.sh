@@ -10,8 +10,9 @@
 #   bare     60,000 sites without frames, the smallest record (5.8 MB).
 # On each, report (summary, --detail, --json --detail, pprof, collapsed,
 # svg) and diff of the file with itself (summary, --detail, --json
-# --detail) must end within 5 s (wall clock, the issue's bound; runmax
-# kills a run that takes longer) with status 0 and a peak resident set
+# --detail) must take at most 5 s of CPU (the issue's bound; CPU rather
+# than wall clock, which a loaded machine stretches: runmax kills a run
+# only after 60 s, as a hang) with status 0 and a peak resident set
 # within the bound heaptool(1) states in LIMITS:
 #     64 MiB + 3 x (the size of the profiles read),
 # measured by t/tap/runmax (wait4's ru_maxrss).  Between quarter and
@@ -40,18 +41,19 @@ python3 "$gen" modules "$HT_TMP/mods.heap" --sites 16384 &&
     bail "hthostile.py could not write the profiles"
 
 # bounded NAME BYTES CMD...: CMD, whose profiles are BYTES long, ends within
-# 5 s with status 0 and its peak within the bound.  Sets peak (KiB).
+# 5 s of CPU with status 0 and its peak within the bound.  Sets peak (KiB).
 bounded() {
 	_what=$1
 	_bytes=$2
 	shift 2
-	_r=$("$runmax" 5 "$HT_TMP/out" "$@")
+	_r=$("$runmax" 60 "$HT_TMP/out" "$@")
 	set -- $_r
 	peak=${2:-0}
 	_limit=$((64 * 1024 + 3 * _bytes / 1024))
-	[ "$1" = 0 ] && [ "$peak" -le $_limit ]
+	[ "$1" = 0 ] && [ "$peak" -le $_limit ] &&
+	    awk -v c="${4:-99}" 'BEGIN { exit !(c <= 5) }'
 	_ok=$?
-	ok $_ok "$_what: status $1, peak $peak KiB (bound $_limit), $3 s"
+	ok $_ok "$_what: status $1, peak $peak KiB (bound $_limit), ${4:-?} s CPU, $3 s wall"
 	[ $_ok -eq 0 ] || diag "stderr: $(head -c 300 "$HT_TMP/out.err")"
 }
 
