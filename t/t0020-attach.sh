@@ -17,6 +17,7 @@
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htcheck.sh"
 . "$(dirname "$0")/lib/ptrace.sh"
+. "$(dirname "$0")/lib/htrun.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
@@ -34,28 +35,6 @@ unset HEAPTOOL_SEED LD_PRELOAD
 # shellcheck disable=SC3045
 ulimit -c 0 2>/dev/null
 T=60	# seconds: any command that takes longer is hung
-
-# want/checks: queue assertions of t/lib/htcheck.py, then run them through
-# one python3 and turn its lines into TAP (as t0012-run-robust.sh does).
-# ht NAME ARGS...: run heaptool ARGS with a timeout; stdout in
-# $HT_TMP/NAME.out, stderr in $HT_TMP/NAME.err, status in $st.
-ht() {
-	_n=$1
-	shift
-	timeout $T "$HEAPTOOL" "$@" >"$HT_TMP/$_n.out" 2>"$HT_TMP/$_n.err"
-	st=$?
-}
-
-# ht_ok NAME DESCRIPTION ARGS...: as ht, and the command must succeed.
-ht_ok() {
-	_n=$1
-	_d=$2
-	shift 2
-	ht "$_n" "$@"
-	ok $st "$_d"
-	[ $st -eq 0 ] || diag "heaptool $* (status $st):" \
-	    "$(head -c 2000 "$HT_TMP/$_n.err")"
-}
 
 # json_get FILE EXPR: a value of a JSON file (python expression on j).
 json_get() {

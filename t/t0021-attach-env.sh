@@ -20,6 +20,7 @@
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htcheck.sh"
 . "$(dirname "$0")/lib/ptrace.sh"
+. "$(dirname "$0")/lib/htrun.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
@@ -43,25 +44,6 @@ T=60
 # ht NAME ARGS...: heaptool ARGS, with a timeout, as $as (e.g. setpriv
 # ...) when set; stdout and stderr in $HT_TMP/NAME.out and .err.
 as=
-ht() {
-	_n=$1
-	shift
-	# shellcheck disable=SC2086
-	timeout $T $as "$HEAPTOOL" "$@" >"$HT_TMP/$_n.out" \
-	    2>"$HT_TMP/$_n.err"
-	st=$?
-}
-
-ht_ok() {
-	_n=$1
-	_d=$2
-	shift 2
-	ht "$_n" "$@"
-	ok $st "$_d"
-	[ $st -eq 0 ] || diag "heaptool $* (status $st):" \
-	    "$(head -c 2000 "$HT_TMP/$_n.err")"
-}
-
 # ht_fails NAME WANT_STATUS PATTERN DESCRIPTION ARGS...: heaptool ARGS
 # exits WANT_STATUS with one line "heaptool: ..." on stderr that matches
 # the extended regular expression PATTERN, and nothing on stdout.

@@ -24,6 +24,7 @@
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htcheck.sh"
 . "$(dirname "$0")/lib/ptrace.sh"
+. "$(dirname "$0")/lib/htrun.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
@@ -42,23 +43,6 @@ unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_AGENT
 ulimit -c 0 2>/dev/null
 T=60
 SRC=$HT_SRCDIR/t/target/prefork.c
-
-ht() {
-	_n=$1
-	shift
-	timeout $T "$HEAPTOOL" "$@" >"$HT_TMP/$_n.out" 2>"$HT_TMP/$_n.err"
-	st=$?
-}
-
-ht_ok() {
-	_n=$1
-	_d=$2
-	shift 2
-	ht "$_n" "$@"
-	ok $st "$_d"
-	[ $st -eq 0 ] || diag "heaptool $* (status $st):" \
-	    "$(head -c 2000 "$HT_TMP/$_n.err")"
-}
 
 # ht_fails NAME PATTERN DESCRIPTION ARGS...: heaptool ARGS exits 1 with one
 # line on stderr that matches the extended regular expression PATTERN.

@@ -22,6 +22,7 @@
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htcheck.sh"
 . "$(dirname "$0")/lib/ptrace.sh"
+. "$(dirname "$0")/lib/htrun.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
@@ -50,25 +51,6 @@ SRC=$HT_SRCDIR/t/target/attach-pipe.c
 # ht NAME ARGS...: heaptool ARGS with a timeout, as $as when set (e.g.
 # setpriv ...); stdout and stderr in $HT_TMP/NAME.out and .err.
 as=
-ht() {
-	_n=$1
-	shift
-	# shellcheck disable=SC2086
-	timeout $T $as "$HEAPTOOL" "$@" >"$HT_TMP/$_n.out" \
-	    2>"$HT_TMP/$_n.err"
-	st=$?
-}
-
-ht_ok() {
-	_n=$1
-	_d=$2
-	shift 2
-	ht "$_n" "$@"
-	ok $st "$_d"
-	[ $st -eq 0 ] || diag "heaptool $* (status $st):" \
-	    "$(head -c 2000 "$HT_TMP/$_n.err")"
-}
-
 wait_line() {
 	_i=0
 	while ! grep -qx "$2" "$1" 2>/dev/null; do
