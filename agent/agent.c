@@ -27,6 +27,7 @@
 #include "got.h"
 #include "guard.h"
 #include "hooks.h"
+#include "ihooks.h"
 #include "lock.h"
 #include "modules.h"
 #include "profile.h"
@@ -115,7 +116,10 @@ change_end(int rc)
 static void
 arm_locked(const struct ht_dump_cfg *cfg)
 {
-	ht_hooks_set_slow(ht_dump_arm(cfg));
+	int on = ht_dump_arm(cfg);
+
+	ht_hooks_set_slow(on);
+	ht_ihooks_set_slow(on);
 }
 
 /* With ht_lock_global held: end the session and its dumps.  In the child
@@ -125,6 +129,7 @@ end_locked(int child)
 {
 	ht_dump_disarm();
 	ht_hooks_set_slow(0);
+	ht_ihooks_set_slow(0);
 	if (child)
 		ht_session_forget();
 	else
@@ -401,6 +406,7 @@ ht_agent_adopt(void)
 	if ((adopted = ht_session_adopt()) != 0) {
 		ht_dump_disarm();
 		ht_hooks_set_slow(0);
+		ht_ihooks_set_slow(0);
 	}
 	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);

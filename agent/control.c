@@ -46,6 +46,7 @@
 #include "allocators.h"
 #include "config.h"
 #include "control.h"
+#include "inline.h"
 #include "dump.h"
 #include "final.h"
 #include "follow.h"
@@ -619,6 +620,9 @@ serve_request(struct conn *c)
 		if (ht_agent_hook() < 0)
 			reply_err(c, HT_ERR_INTERNAL,
 			    "could not patch the GOT slots");
+		else if (ht_inline_sync() != 0)
+			reply_err(c, HT_ERR_INTERNAL,
+			    "could not arm the inline hooks");
 		else {
 			settle_now();
 			reply_ok(c);

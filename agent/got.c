@@ -103,6 +103,13 @@ static size_t overflows;
 static const char *const *wrapnames;
 static size_t nwrapnames;
 static const char *wrapretry;
+/* The inline backend's (ht_got_redirect, ht_got_exclude). */
+static struct {
+	void *from, *to;
+} redirects[HT_GOT_MAX_REDIRECTS];
+static size_t nredirects;
+static void *excluded[HT_GOT_MAX_REDIRECTS];
+static size_t nexcluded;
 
 static int
 got_enter(void)
@@ -250,6 +257,22 @@ retarget(struct ctx *c, size_t index, uintptr_t from, void *to)
 			slots[i].orig = to;
 }
 
+/* What a call to orig must reach now (ht_got_redirect), or NULL if no
+ * slot may lead to orig (ht_got_exclude). */
+static void *
+redirected(void *orig)
+{
+	size_t i;
+
+	for (i = 0; i < nexcluded; i++)
+		if (excluded[i] == orig)
+			return NULL;
+	for (i = 0; i < nredirects; i++)
+		if (redirects[i].from == orig)
+			return redirects[i].to;
+	return orig;
+}
+
 /* The hook named like sym, or -1. */
 static int
 hook_of(const struct ctx *c, const struct work *w, const ElfW(Sym) * sym)
@@ -371,6 +394,8 @@ visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
 	}
 	if (is_hook(c, orig))
 		return;
+	if ((orig = redirected(orig)) == NULL)
+		return; /* excluded: counted inside by an inline hook */
 	if (pass == PASS_EAGER && w->eager[h] == NULL)
 		w->eager[h] = orig;
 	if (w->orig[h] == NULL)
@@ -745,10 +770,81 @@ ht_got_restore_all(void)
 		set_nslots(0);
 		nmods = 0;
 	}
+	nexcluded = 0;
 	got_leave();
 	if (have)
 		ht_modules_release(&set);
 	return restored;
+}
+
+int
+ht_got_redirect(struct ht_hook_def *hooks, size_t n, void *from, void *to)
+{
+	size_t h, i;
+
+	if (got_enter() != 0)
+		return -1;
+	for (i = 0; i < nredirects && redirects[i].from != from; i++)
+		;
+	if (i == nredirects) {
+		if (nredirects == HT_GOT_MAX_REDIRECTS) {
+			got_leave();
+			errno = ENOSPC;
+			return -1;
+		}
+		nredirects++;
+	}
+	redirects[i].from = from;
+	redirects[i].to = to;
+	/* Every original already stored: the hooks' common ones, the
+	 * per-module ones, the slots'.  Each store is atomic and both values
+	 * are right (to does what from does), so a hook reading one meanwhile
+	 * calls either. */
+	for (h = 0; h < n && h < HT_GOT_MAX_HOOKS; h++) {
+		void *expect = from;
+
+		__atomic_compare_exchange_n(&hooks[h].orig, &expect, to, 0,
+		    __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+		ht_orig_retarget(h, from, to);
+	}
+	for (i = 0; i < nslots; i++)
+		if (slots[i].orig == from)
+			slots[i].orig = to;
+	got_leave();
+	return 0;
+}
+
+int
+ht_got_exclude(void *fn)
+{
+	size_t i;
+	int n = 0;
+
+	if (got_enter() != 0)
+		return -1;
+	for (i = 0; i < nexcluded && excluded[i] != fn; i++)
+		;
+	if (i == nexcluded) {
+		if (nexcluded == HT_GOT_MAX_REDIRECTS) {
+			got_leave();
+			errno = ENOSPC;
+			return -1;
+		}
+		excluded[nexcluded++] = fn;
+	}
+	for (i = 0; i < nslots;) {
+		if (slots[i].orig != fn) {
+			i++;
+			continue;
+		}
+		slots[i].state = 0;
+		n += write_page(&slots[i], 1, 1);
+		memmove(&slots[i], &slots[i + 1],
+		    (nslots - i - 1) * sizeof(*slots));
+		set_nslots(nslots - 1);
+	}
+	got_leave();
+	return n;
 }
 
 void *

@@ -97,6 +97,20 @@ size_t ht_got_overflows(void);
  */
 void ht_got_set_wrappers(const char *const *names, size_t n, const char *retry);
 
+/*
+ * For the inline backend (inline.h).  ht_got_redirect: from now on an
+ * original equal to from is to, in every table where originals are kept
+ * (hooks[0..n), the modules', the slots') and for slots patched later; to
+ * must do what from does (from's trampoline).  Returns 0, or -1 (ENOSPC:
+ * HT_GOT_MAX_REDIRECTS redirections already; EDEADLK: re-entered).
+ * ht_got_exclude: put back every slot whose original is fn and patch none
+ * bound to fn until ht_got_restore_all (fn calls a function hooked
+ * inline, which counts the call).  Returns the slots put back, or -1.
+ */
+#define HT_GOT_MAX_REDIRECTS 64
+int ht_got_redirect(struct ht_hook_def *hooks, size_t n, void *from, void *to);
+int ht_got_exclude(void *fn);
+
 struct ht_got_slot {
 	uintptr_t addr; /* the slot */
 	void *saved;	/* its value before, for restore */

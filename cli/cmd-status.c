@@ -140,6 +140,7 @@ status_text(pid_t pid, const struct ht_status *st)
 		printf("/final.%ld.*.heap\n", (long)pid);
 	}
 	ht_cmd_status_unseen(stdout, "  ", st);
+	ht_cmd_inline_status(stdout, "  ", pid);
 }
 
 static int

@@ -83,6 +83,21 @@ struct ht_status;
 void
 ht_cmd_status_unseen(FILE *fp, const char *lead, const struct ht_status *st);
 
+struct ht_ctl;
+
+/*
+ * The inline backend (cmd-inline.c).  apply: hook inline what the GOT
+ * cannot reach in pid (its agent answering on c) and print what was hooked
+ * and what was not, each line after lead; 0, or -1 after a warning (the
+ * GOT hooks stay, alone).  restore: put back every patched function; the
+ * number restored, or -1 after a warning naming what (the command).
+ * status: the backends' lines of heaptool status.
+ */
+int
+ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c);
+int ht_cmd_inline_restore(pid_t pid, const char *what);
+void ht_cmd_inline_status(FILE *fp, const char *lead, pid_t pid);
+
 /* The end of the help of stop and detach. */
 #define HT_CMD_PID_HELP                                                        \
 	"  -p, --pid PID  the process (default: the current target)\n"         \

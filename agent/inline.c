@@ -1,0 +1,138 @@
+/*
+ * The inline backend's block and its service (inline.h).
+ */
+#include <sys/mman.h>
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "got.h"
+#include "hooks.h"
+#include "ihooks.h"
+#include "inline-block.h"
+#include "inline.h"
+
+/* The CLI finds it by this name in the agent's .dynsym (agent.map). */
+__attribute__((visibility("default"))) struct ht_inline_shared heaptool_inline;
+
+#define AREA_STEP  (1u << 20)
+#define AREA_TRIES 1024 /* down to 1 GiB below the module */
+#define REACH	   (1ull << 31)
+
+static void
+publish(struct ht_inline_shared *b)
+{
+	size_t i;
+
+	for (i = 0; i < HT_NHOOKS && i < HT_INLINE_NAMES; i++) {
+		b->names[i] = (uint64_t)(uintptr_t)ht_ihooks[i].name;
+		b->hooks[i] = ht_ihooks_inlinable(i) ?
+		    (uint64_t)(uintptr_t)ht_ihooks[i].hook :
+		    0;
+	}
+	b->nnames = (uint32_t)i;
+	b->version = HT_INLINE_VERSION;
+	__atomic_store_n(&b->magic, HT_INLINE_MAGIC, __ATOMIC_RELEASE);
+}
+
+static int
+reaches(uint64_t a, uint64_t b)
+{
+	uint64_t d = a > b ? a - b : b - a;
+
+	return d + HT_INLINE_AREA_SIZE < REACH;
+}
+
+/*
+ * An area below near, never above: above a module lies its heap (brk),
+ * which must stay free to grow.  MAP_FIXED_NOREPLACE never takes what is
+ * mapped; the pages are read and execute only from the start (the CLI
+ * writes them through /proc/PID/mem).
+ */
+static int
+map_area(struct ht_inline_shared *b, uint64_t near)
+{
+	uint64_t base = near & ~(uint64_t)(AREA_STEP - 1), a;
+	size_t i, k;
+	void *p;
+
+	for (i = 0; i < HT_INLINE_AREAS; i++)
+		if (b->areas[i].lo != 0 && reaches(b->areas[i].lo, near) &&
+		    b->areas[i].used + 256 < HT_INLINE_AREA_SIZE)
+			return 0;
+	for (i = 0; i < HT_INLINE_AREAS && b->areas[i].lo != 0; i++)
+		;
+	if (i == HT_INLINE_AREAS)
+		return ENOSPC;
+	for (k = 1; k <= AREA_TRIES; k++) {
+		if (base < (uint64_t)k * AREA_STEP + (1u << 16))
+			break;
+		a = base - (uint64_t)k * AREA_STEP;
+		p = mmap((void *)(uintptr_t)a, HT_INLINE_AREA_SIZE,
+		    PROT_READ | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		if ((uint64_t)(uintptr_t)p != a) { /* an old kernel's hint */
+			munmap(p, HT_INLINE_AREA_SIZE);
+			continue;
+		}
+		b->areas[i].used = 0;
+		__atomic_store_n(&b->areas[i].lo, a, __ATOMIC_RELEASE);
+		return 0;
+	}
+	return ENOMEM;
+}
+
+static int
+arm(struct ht_inline_rec *r)
+{
+	void *fn = (void *)(uintptr_t)r->fn;
+	void *tramp = (void *)(uintptr_t)r->tramp;
+	void *cur;
+
+	if (r->kind == HT_INLINE_EXCLUDE)
+		return ht_got_exclude(fn) < 0 ? -1 : 0;
+	if (r->kind != HT_INLINE_HOOK || !ht_ihooks_inlinable(r->index) ||
+	    r->tramp == 0)
+		return -1;
+	/* One function per entry: the CLI checked, the agent holds to it. */
+	cur = __atomic_load_n(&ht_ihooks[r->index].orig, __ATOMIC_ACQUIRE);
+	if (cur != NULL && cur != tramp)
+		return -1;
+	__atomic_store_n(&ht_ihooks[r->index].orig, tramp, __ATOMIC_RELEASE);
+	return ht_got_redirect(ht_hooks, HT_NHOOKS, fn, tramp);
+}
+
+int
+ht_inline_sync(void)
+{
+	struct ht_inline_shared *b = &heaptool_inline;
+	uint64_t near;
+	size_t i;
+	int rc = 0;
+
+	publish(b);
+	near = __atomic_load_n(&b->near, __ATOMIC_ACQUIRE);
+	if (near != 0) {
+		b->near_errno = (uint32_t)map_area(b, near);
+		__atomic_store_n(&b->near, 0, __ATOMIC_RELEASE);
+	}
+	for (i = 0; i < HT_INLINE_RECORDS; i++) {
+		struct ht_inline_rec *r = &b->rec[i];
+		uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+
+		if (st != HT_INLINE_ARMING && st != HT_INLINE_ARMED &&
+		    st != HT_INLINE_PATCHED)
+			continue;
+		if (arm(r) != 0) {
+			rc = -1;
+			continue;
+		}
+		if (st == HT_INLINE_ARMING)
+			__atomic_store_n(&r->state, HT_INLINE_ARMED,
+			    __ATOMIC_RELEASE);
+	}
+	return rc;
+}

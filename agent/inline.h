@@ -1,0 +1,25 @@
+/*
+ * The inline backend, agent side: the block heaptool_inline shared with
+ * the CLI (src/inline-block.h), which patches allocator functions that no
+ * GOT slot leads to.  The agent never writes code: it maps the areas the
+ * CLI writes stubs and trampolines into (read and execute only: the CLI
+ * writes through /proc/PID/mem), publishes the hook table, and arms the
+ * records the CLI wrote: each trampoline becomes its inline hook's original
+ * (ihooks.h) and every GOT original equal to the function (got.h), so that
+ * a call is counted once whichever way it comes.  Nothing here is ever
+ * unmapped or unarmed: a thread may be inside a trampoline at any time, and
+ * a trampoline stays a valid original after the function is restored.
+ */
+#ifndef HT_INLINE_H
+#define HT_INLINE_H
+
+/*
+ * Serve the block: publish the table, map the area asked for, arm the
+ * records in ARMING (and again those ARMED, which a detach's GOT restore
+ * may have undone).  From the control thread, on HT_MSG_HOOK, after the
+ * GOT slots are patched; with no lock held.  Returns 0, or -1 if a record
+ * could not be armed (it stays in ARMING; the CLI then patches nothing).
+ */
+int ht_inline_sync(void);
+
+#endif

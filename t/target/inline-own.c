@@ -1,0 +1,128 @@
+/*
+ * Fixture of t/t0055-inline-own.sh: an executable whose malloc family is
+ * its own (t/target/inline-alloc.c), called directly from its own code, so
+ * that heaptool sees these calls only through inline hooks.
+ *
+ * It prints "ready" (after prctl(PR_SET_PTRACER_ANY)) and reads commands,
+ * one a line, with read(2):
+ *   alloc N   N blocks of 1000 + i bytes by malloc (site alloc_site),
+ *             kept; prints "allocated N"
+ *   mix N     N rounds of calloc(1, 200), realloc of it to 400,
+ *             aligned_alloc(64, 128), posix_memalign(32, 96), then frees
+ *             of all three (site mix_site); prints "mixed N"
+ *   release   frees the blocks of alloc; prints "released"
+ *   counts    prints "counts A B F" where A is the calls to its malloc,
+ *             calloc, realloc and memalign so far, B their bytes, F the
+ *             frees (realloc's included)
+ *   quit      exit 0 (so does end of file), after printing
+ *             "checksum HEX": of the bytes written and read back
+ */
+#include <sys/prctl.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "inline-alloc.h"
+
+#define MAXKEEP 100000
+
+static void *kept[MAXKEEP];
+static size_t nkept;
+static uint64_t sum = 1;
+
+FX_NOINLINE static void
+alloc_site(size_t n)
+{
+	size_t i;
+	void *p;
+
+	for (i = 0; i < n && nkept < MAXKEEP; i++) {
+		if ((p = malloc(1000 + i)) == NULL) /* SITE alloc_site */
+			exit(1);
+		fx_fill(p, 1000 + i, i, &sum);
+		kept[nkept++] = p;
+	}
+}
+
+FX_NOINLINE static void
+mix_site(size_t n)
+{
+	size_t i;
+	char *p, *q, *r;
+	void *s;
+
+	for (i = 0; i < n; i++) {
+		if ((p = calloc(1, 200)) == NULL)
+			exit(1);
+		sum = fx_mix(sum, (uint64_t)p[199]);
+		if ((q = realloc(p, 400)) == NULL)
+			exit(1);
+		fx_fill(q, 400, i, &sum);
+		if ((r = aligned_alloc(64, 128)) == NULL ||
+		    ((uintptr_t)r & 63) != 0)
+			exit(1);
+		fx_fill(r, 128, i, &sum);
+		if (posix_memalign(&s, 32, 96) != 0 || ((uintptr_t)s & 31))
+			exit(1);
+		fx_fill(s, 96, i, &sum);
+		free(q);
+		free(r);
+		free(s);
+	}
+}
+
+static ssize_t
+read_line(char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n = 0;
+
+	while (got < len - 1) {
+		if ((n = read(0, buf + got, 1)) < 0)
+			return -1;
+		if (n == 0 || buf[got] == '\n')
+			break;
+		got++;
+	}
+	buf[got] = '\0';
+	return got == 0 && n == 0 ? 0 : (ssize_t)got + 1;
+}
+
+int
+main(void)
+{
+	char line[128];
+	size_t i;
+
+	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+	setvbuf(stdout, NULL, _IONBF, 0);
+	printf("ready\n");
+	while (read_line(line, sizeof(line)) > 0) {
+		if (strncmp(line, "alloc ", 6) == 0) {
+			alloc_site(strtoul(line + 6, NULL, 10));
+			printf("allocated %s\n", line + 6);
+		} else if (strncmp(line, "mix ", 4) == 0) {
+			mix_site(strtoul(line + 4, NULL, 10));
+			printf("mixed %s\n", line + 4);
+		} else if (strcmp(line, "release") == 0) {
+			for (i = 0; i < nkept; i++)
+				free(kept[i]);
+			nkept = 0;
+			printf("released\n");
+		} else if (strcmp(line, "counts") == 0)
+			printf("counts %llu %llu %llu\n",
+			    (unsigned long long)(ia_count.malloc +
+				ia_count.calloc + ia_count.realloc +
+				ia_count.memalign),
+			    (unsigned long long)ia_count.bytes,
+			    (unsigned long long)ia_count.free);
+		else if (strcmp(line, "quit") == 0)
+			break;
+	}
+	printf("checksum %016llx\n", (unsigned long long)sum);
+	return 0;
+}
