@@ -295,7 +295,8 @@ ht_cmd_attach(int argc, char **argv)
 		printf("heaptool: attached to %ld (agent already loaded)\n",
 		    (long)pid);
 		ht_cmd_status_unseen(stdout, "heaptool: ", &st);
-		(void)ht_cmd_inline_apply(stdout, "heaptool: ", pid, c);
+		(void)ht_cmd_inline_apply(stdout, "heaptool: ", pid, c,
+		    "attach");
 		rc = ht_cmd_flush();
 		goto out_free;
 	}
@@ -347,7 +348,7 @@ ht_cmd_attach(int argc, char **argv)
 	    now_ms() - t0,
 	    revived ? " (the agent was loaded, not serving: brought up)" : "");
 	ht_cmd_status_unseen(stdout, "heaptool: ", &st);
-	(void)ht_cmd_inline_apply(stdout, "heaptool: ", pid, c);
+	(void)ht_cmd_inline_apply(stdout, "heaptool: ", pid, c, "attach");
 	rc = ht_cmd_flush();
 out_free:
 	ht_ctl_free(c);

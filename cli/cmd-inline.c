@@ -29,16 +29,16 @@ print_notes(FILE *fp, const char *lead, const char *what, const char *notes)
 }
 
 int
-ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c)
+ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c,
+    const char *what)
 {
 	static struct ht_inline_result res;
 	static char hooked[8192], notes[HT_INLINE_NOTES_MAX];
 	char err[512];
 
 	if (ht_inline_apply(pid, c, &res, err, sizeof(err)) != 0) {
-		ht_warn("attach %ld: inline hooks: %s; the GOT hooks alone are "
-			"in",
-		    (long)pid, err);
+		ht_warn("%s %ld: inline hooks: %s; the GOT hooks alone are in",
+		    what, (long)pid, err);
 		return -1;
 	}
 	if (res.hooked > 0 &&

@@ -29,7 +29,7 @@ static const char start_usage[] =
     "                      [--follow-forks] [--no-final-dump]\n"
     "                      [--dump-prefix P] [--dump-interval DUR]\n"
     "                      [--dump-every SIZE] [--dump-at-rss SIZE]\n"
-    "                      [--threshold SIZE]\n"
+    "                      [--threshold SIZE] [--backend got|inline]\n"
     "\n"
     "Start a profiling session in the target: its allocations from now on\n"
     "are sampled and attributed to their call sites.  Each session starts\n"
@@ -41,6 +41,10 @@ static const char start_usage[] =
     "      --restart      end a running session and start a new "
     "one\n" HT_CMD_FOLLOW_HELP
     "      --no-final-dump  write no final profile when the target ends\n"
+    "      --backend B    got: the GOT hooks alone (the functions attach\n"
+    "                     hooked inline are put back); inline: the GOT\n"
+    "                     hooks and inline hooks for the allocator\n"
+    "                     functions no GOT slot reaches (attach's choice)\n"
     "      --dump-prefix P     the target writes dumps P.PID.SEQ.heap (P as\n"
     "                          the target sees its files): when an\n"
     "                          allocation fails, at exit, and "
@@ -50,6 +54,7 @@ static const char start_usage[] =
 
 /* Its own option code, beyond the letters and the shared codes. */
 #define OPT_NO_FINAL 1200
+#define OPT_BACKEND  1201
 
 static const struct option start_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -58,6 +63,7 @@ static const struct option start_options[] = {
 	{ "follow-forks", no_argument, NULL, HT_OPT_FOLLOW_FORKS },
 	{ "max-samples", required_argument, NULL, 'M' },
 	{ "no-final-dump", no_argument, NULL, OPT_NO_FINAL },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
 	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -75,7 +81,7 @@ ht_cmd_start(int argc, char **argv)
 	uint64_t rate = HT_CMD_DEFAULT_RATE, max_samples = 0;
 	uint32_t flags = 0;
 	char rs[32];
-	int ch, rc;
+	int ch, rc, backend = 0; /* 1 got, 2 inline */
 	pid_t pid;
 
 	memset(&dumps, 0, sizeof(dumps));
@@ -105,6 +111,16 @@ ht_cmd_start(int argc, char **argv)
 		case OPT_NO_FINAL:
 			flags |= HT_START_NO_FINAL;
 			break;
+		case OPT_BACKEND:
+			if (strcmp(optarg, "got") == 0)
+				backend = 1;
+			else if (strcmp(optarg, "inline") == 0)
+				backend = 2;
+			else
+				return ht_usage("--backend %s: not a backend; "
+						"use got or inline",
+				    optarg);
+			break;
 		case 'h':
 			return ht_cmd_help(start_usage);
 		default:
@@ -126,6 +142,17 @@ ht_cmd_start(int argc, char **argv)
 		return rc;
 	if ((c = ht_target_ctl(pid)) == NULL)
 		return HT_EXIT_FAIL;
+	/* The backends before the session: its first allocation is then
+	 * counted the way its last will be. */
+	if (backend == 1 && ht_cmd_inline_restore(pid, "start") < 0) {
+		rc = HT_EXIT_FAIL;
+		goto out_free;
+	}
+	if (backend == 2 &&
+	    ht_cmd_inline_apply(stdout, "heaptool: ", pid, c, "start") < 0) {
+		rc = HT_EXIT_FAIL;
+		goto out_free;
+	}
 	memset(&req, 0, sizeof(req));
 	req.type = HT_MSG_START;
 	req.rate = rate;

@@ -93,8 +93,8 @@ struct ht_ctl;
  * number restored, or -1 after a warning naming what (the command).
  * status: the backends' lines of heaptool status.
  */
-int
-ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c);
+int ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c,
+    const char *what);
 int ht_cmd_inline_restore(pid_t pid, const char *what);
 void ht_cmd_inline_status(FILE *fp, const char *lead, pid_t pid);
 

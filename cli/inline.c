@@ -689,10 +689,12 @@ int
 ht_inline_describe(pid_t pid, char *hooked, size_t hlen, char *notes,
     size_t nlen)
 {
-	char err[256], name[NAME_MAX_], mod[PATH_MAX];
+	static char mods[HT_INLINE_RECORDS][PATH_MAX];
+	char err[256], name[NAME_MAX_];
+	int idx[HT_INLINE_RECORDS];
 	struct run r;
-	size_t i, k;
-	int n = 0;
+	size_t i, j, k, m = 0;
+	int n = 0, first;
 
 	hooked[0] = notes[0] = '\0';
 	if (run_init(&r, pid, err, sizeof(err)) != 0 || block_read(&r) != 0) {
@@ -702,17 +704,35 @@ ht_inline_describe(pid_t pid, char *hooked, size_t hlen, char *notes,
 	for (i = 0; i < HT_INLINE_RECORDS; i++) {
 		const struct ht_inline_rec *rec = &r.b->rec[i];
 
+		idx[i] = -1;
 		if (rec->state != HT_INLINE_PATCHED ||
 		    rec->kind != HT_INLINE_HOOK || rec->index >= r.b->nnames)
 			continue;
-		if (ht_inl_read_str(pid, r.b->names[rec->index], name,
-			sizeof(name)) != 0)
-			snprintf(name, sizeof(name), "?");
-		ht_inl_module_of(pid, rec->fn, mod, sizeof(mod));
-		k = strlen(hooked);
-		snprintf(hooked + k, hlen - k, "%s%s (%s)", n ? ", " : "", name,
-		    mod);
+		ht_inl_module_of(pid, rec->fn, mods[i], sizeof(mods[i]));
+		idx[i] = (int)i;
 		n++;
+	}
+	/* "malloc, free in /path; je_malloc in /other" */
+	for (i = 0; i < HT_INLINE_RECORDS; i++) {
+		if (idx[i] < 0)
+			continue;
+		k = strlen(hooked);
+		snprintf(hooked + k, hlen - k, "%s", m++ ? "; " : "");
+		for (j = i, first = 1; j < HT_INLINE_RECORDS; j++) {
+			if (idx[j] < 0 || strcmp(mods[j], mods[i]) != 0)
+				continue;
+			if (ht_inl_read_str(pid, r.b->names[r.b->rec[j].index],
+				name, sizeof(name)) != 0)
+				snprintf(name, sizeof(name), "?");
+			k = strlen(hooked);
+			snprintf(hooked + k, hlen - k, "%s%s",
+			    first ? "" : ", ", name);
+			first = 0;
+			if (j != i)
+				idx[j] = -1;
+		}
+		k = strlen(hooked);
+		snprintf(hooked + k, hlen - k, " in %s", mods[i]);
 	}
 	k = r.b->notes_len < HT_INLINE_NOTES ? r.b->notes_len : 0;
 	if (k >= nlen)
