@@ -242,7 +242,7 @@ on_part(void *arg, const char *name, const GElf_Sym *sym, int dyn)
  * exported functions the GOT slots reach, and whose internal calls to them
  * are its own business), and the agent. */
 static int
-skipped(const char *base)
+never_patched(const char *base)
 {
 	return strncmp(base, "ld-linux", 8) == 0 ||
 	    strncmp(base, "libc.so", 7) == 0 ||
@@ -269,7 +269,7 @@ ht_inl_candidates(pid_t pid, char *const *names, size_t n, struct inl_fn *fns,
 	c.fns = fns;
 	c.max = max;
 	for (i = 0; i < nm; i++) {
-		if (skipped(base_of(mods[i].path)))
+		if (never_patched(base_of(mods[i].path)))
 			continue;
 		if (open_mod(pid, &mods[i], &mf, &c.bias) != 0)
 			continue; /* cannot be read: nothing to see there */

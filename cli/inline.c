@@ -405,12 +405,14 @@ in_the_way(pid_t pid, const struct inl_world *w, uint64_t at, uint32_t len)
 
 	for (i = 0; i < w->n; i++) {
 		uint64_t ip = w->regs[i].rip, sp = w->regs[i].rsp;
+		size_t n = STACK_WORDS;
 
 		if (ip > at && ip < at + len)
 			return 1;
-		if (ht_inl_read(pid, sp, words, sizeof(words)) != 0)
-			continue; /* near the stack's end: read less */
-		for (j = 0; j < STACK_WORDS; j++)
+		/* Near the stack's end: read less, down to none. */
+		while (n > 0 && ht_inl_read(pid, sp, words, n * 8) != 0)
+			n /= 2;
+		for (j = 0; j < n; j++)
 			if (words[j] > at && words[j] < at + len)
 				return 1;
 	}

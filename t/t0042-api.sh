@@ -109,10 +109,11 @@ if command -v nm >/dev/null 2>&1; then
 	is "heaptool_agent_revive
 heaptool_dump
 heaptool_enable_dumps
+heaptool_inline
 heaptool_start
 heaptool_stop
 heaptool_strerror" "$(cat "$HT_TMP/exports")" \
-	    "the agent exports the API (and attach's entry point)"
+	    "the agent exports the API (and attach's entry point, and the inline backend's block)"
 else
 	skip "nm not installed"
 fi
