@@ -189,7 +189,7 @@ ht_agent_modules_changed(void)
 	/* dlsym before rescan_lock, never under it: this thread may be
 	 * inside a constructor run by dlopen, holding the loader's lock,
 	 * and the holder of rescan_lock must never wait for that lock. */
-	ht_got_resolve(ht_hooks, HT_NHOOKS);
+	ht_hooks_resolve();
 	ht_lock_acquire(&rescan_lock);
 	if (hooked)
 		rescan();
@@ -343,7 +343,7 @@ install(uint64_t rate, uint64_t max_samples, const struct ht_dump_cfg *cfg,
 	int rc;
 
 	ht_guard_enter();
-	ht_got_resolve(ht_hooks, HT_NHOOKS); /* before rescan_lock */
+	ht_hooks_resolve(); /* before rescan_lock */
 	ht_lock_acquire(&rescan_lock);
 	if (rate != 0)
 		(void)ht_agent_start(rate, max_samples, cfg,
