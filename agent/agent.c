@@ -93,7 +93,7 @@ rescan(void)
 		/* The account of what the slots reach, now that they are in
 		 * (coverage.h); another backend may have claimed the
 		 * process since. */
-		ht_coverage_scan(ht_modules_current(), 1);
+		ht_coverage_scan(ht_modules_current(), 1, ht_hooks, HT_NHOOKS);
 		if (ht_coverage_backend() == HT_BACKEND_NONE)
 			ht_coverage_set_backend(HT_BACKEND_GOT);
 	}
@@ -485,7 +485,7 @@ ht_agent_unhook(void)
 	__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 1, __ATOMIC_RELAXED);
 	rc = ht_got_restore_all();
-	ht_coverage_scan(ht_modules_current(), 0);
+	ht_coverage_scan(ht_modules_current(), 0, ht_hooks, HT_NHOOKS);
 	if (ht_coverage_backend() == HT_BACKEND_GOT)
 		ht_coverage_set_backend(HT_BACKEND_NONE);
 	/*

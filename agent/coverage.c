@@ -157,12 +157,11 @@ look(const struct ht_module *m, struct covmod *cm)
 	if (ht_reloc_read(m, &d) != 0)
 		return;
 	for (i = 0; i < HT_NALLOCFNS; i++)
-		if ((s = ht_reloc_lookup(m, &d, ht_allocfns[i].name)) !=
-			NULL &&
+		if ((s = ht_reloc_lookup(m, &d, ht_allocfns[i].name)) != NULL &&
 		    is_function(s))
 			cm->defined[i / 64] |= (uint64_t)1 << (i % 64);
 	cm->allocator = (cm->defined[HT_AF_MALLOC / 64] &
-	    ((uint64_t)1 << (HT_AF_MALLOC % 64))) != 0;
+			    ((uint64_t)1 << (HT_AF_MALLOC % 64))) != 0;
 	/* A module that only wraps the allocator (libbsd's reallocarray)
 	 * defines some of the C library's names without malloc: they call
 	 * what the hooks see. */
@@ -220,7 +219,7 @@ any(const uint64_t *w)
 /* Why function i of module m (cm) is hooked by GOT slots, or not. */
 static unsigned
 reason_of(const struct ht_module *m, const struct covmod *cm, size_t i,
-    uint32_t slots, int hooked, unsigned *b)
+    uint32_t slots, int hooked, const void *dl, unsigned *b)
 {
 	const struct ht_allocfn *f = &ht_allocfns[i];
 
@@ -240,11 +239,16 @@ reason_of(const struct ht_module *m, const struct covmod *cm, size_t i,
 	*b = HT_BACKEND_NONE;
 	if (f->sig == HT_SIG_UNSUP)
 		return HT_COV_UNSUPPORTED;
+	/* The global scope's definition is another module's: calls bind
+	 * there (a module opened RTLD_DEEPBIND may still bind here). */
+	if (dl != NULL && !ht_modules_holds(m, (uintptr_t)dl))
+		return HT_COV_PREEMPTED;
 	return (m->flags & HT_MOD_MAIN) ? HT_COV_DIRECT : HT_COV_NO_SLOT;
 }
 
 void
-ht_coverage_scan(const struct ht_modset *set, int hooked)
+ht_coverage_scan(const struct ht_modset *set, int hooked,
+    const struct ht_hook_def *hooks, size_t n)
 {
 	static uint32_t counts[HT_NALLOCFNS]; /* under the lock */
 	struct covmod *cm;
@@ -280,8 +284,7 @@ ht_coverage_scan(const struct ht_modset *set, int hooked)
 			if ((mi = module_of(m->path)) < 0)
 				continue;
 			cm = &mods[mi];
-			memcpy(cm->defined, probe.defined,
-			    sizeof(cm->defined));
+			memcpy(cm->defined, probe.defined, sizeof(cm->defined));
 			cm->allocator = probe.allocator;
 			cm->dynamic = probe.dynamic;
 			__atomic_store_n(&cm->start, probe.start,
@@ -294,7 +297,11 @@ ht_coverage_scan(const struct ht_modset *set, int hooked)
 		for (i = 0; i < HT_NALLOCFNS; i++) {
 			if (!(cm->defined[i / 64] & ((uint64_t)1 << (i % 64))))
 				continue;
-			r = reason_of(m, cm, i, counts[i], hooked, &b);
+			r = reason_of(m, cm, i, counts[i], hooked,
+			    i < n ? __atomic_load_n(&hooks[i].dl,
+					__ATOMIC_ACQUIRE) :
+				    NULL,
+			    &b);
 			(void)note(mi, (unsigned)i, b, r,
 			    r == HT_COV_SLOTS ? counts[i] : 0, 1);
 		}
@@ -329,7 +336,8 @@ ht_coverage_summary(uint32_t *hooked, uint32_t *unhooked)
 	*hooked = *unhooked = 0;
 	for (i = 0; i < n; i++) {
 		ht_coverage_get(i, &it);
-		if (it.reason == HT_COV_NOTHING)
+		if (it.reason == HT_COV_NOTHING ||
+		    it.reason == HT_COV_PREEMPTED)
 			continue;
 		if (ht_cov_reason_hooked(it.reason))
 			(*hooked)++;

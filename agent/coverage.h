@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "got.h"
 #include "modules.h"
 
 #define HT_COVERAGE_MAX	    1024 /* entries */
@@ -61,18 +62,23 @@ unsigned ht_coverage_backend(void);
  * The GOT backend's account of every module of set (looked at once each
  * for the functions it defines; their slots counted again every time):
  * hooked says whether the slots are in (after a detach, every entry says
- * so).  With agent.c's rescan_lock held, after ht_got_patch(), the set
- * kept alive.  Reads the modules' memory and got.c's table only.
+ * so); hooks[0..n) is the table got.c patched, whose i-th entry is
+ * ht_allocfns[i] and whose dl (dlsym's answer) tells a function defined
+ * here but preempted by another module's.  With agent.c's rescan_lock
+ * held, after ht_got_patch(), the set kept alive.  Reads the modules'
+ * memory and got.c's table only.
  */
-void ht_coverage_scan(const struct ht_modset *set, int hooked);
+void ht_coverage_scan(const struct ht_modset *set, int hooked,
+    const struct ht_hook_def *hooks, size_t n);
 
 /* The entries so far, and a copy of entry i (< ht_coverage_count()).
  * Lock-free. */
 size_t ht_coverage_count(void);
 void ht_coverage_get(size_t i, struct ht_coverage_item *out);
 
-/* The functions hooked and not (those that allocate nothing are neither),
- * across the entries.  Lock-free. */
+/* The functions hooked and not (those that allocate nothing, and those
+ * another module's definition preempts, are neither), across the
+ * entries.  Lock-free. */
 void ht_coverage_summary(uint32_t *hooked, uint32_t *unhooked);
 
 /* Entries and modules that did not fit. */

@@ -48,6 +48,7 @@ struct ht_report_opts {
 	/* Fold the sites below this many bytes in use and allocated. */
 	uint64_t threshold;
 	int at_peak; /* the sites at the peak */
+	int coverage; /* text: list the account of coverage */
 };
 
 /* Parse a --format name.  Returns 0, or -1 for a name this heaptool does

@@ -109,8 +109,8 @@ ht_cov_reason_text(unsigned r)
 		[HT_COV_NATIVE] = "the allocator's own sampling",
 		[HT_COV_WRAPPER] = "it calls the malloc family, counted there",
 		[HT_COV_NO_SLOT] =
-		    "no GOT slot leads to it: calls from inside its module "
-		    "are not seen (the inline backend reaches them)",
+		    "no module calls it through a GOT slot: calls from inside "
+		    "its module are not seen (the inline backend reaches them)",
 		[HT_COV_DIRECT] =
 		    "defined in the executable, which calls it directly: "
 		    "needs the inline backend",
@@ -122,6 +122,8 @@ ht_cov_reason_text(unsigned r)
 		    "a branch lands inside the instructions to patch",
 		[HT_COV_UNDECODED] = "its first instructions do not decode",
 		[HT_COV_DETACHED] = "the hooks are out (detached)",
+		[HT_COV_PREEMPTED] =
+		    "unused: another module's is the one calls bind to",
 	};
 
 	return r < HT_NCOVREASONS && text[r] != NULL ? text[r] : "?";

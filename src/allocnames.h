@@ -439,8 +439,9 @@ enum ht_cov_reason {
 	HT_COV_BRANCH_IN = 11,	/* a branch lands inside the bytes to patch */
 	HT_COV_UNDECODED = 12,	/* its first instructions would not decode */
 	HT_COV_DETACHED = 13,	/* the hooks are out (detach) */
+	HT_COV_PREEMPTED = 14,	/* another module's is the one calls reach */
 };
-#define HT_NCOVREASONS 14
+#define HT_NCOVREASONS 15
 
 /* The backend's name ("got", "inline", ...; "none"; "?" if unknown). */
 const char *ht_backend_name(unsigned b);

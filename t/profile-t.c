@@ -533,8 +533,8 @@ same_profile(const struct ht_profile *p)
 	    same_site(&p->sites[2], &sites[2]) &&
 	    same_site(&p->sites[3], &sites[3]) && p->nallocators == 2 &&
 	    same_allocator(&p->allocators[0], &allocs[0]) &&
-	    same_allocator(&p->allocators[1], &allocs[1]) && p->ncoverage == 2 &&
-	    same_coverage(&p->coverage[0], &covs[0]) &&
+	    same_allocator(&p->allocators[1], &allocs[1]) &&
+	    p->ncoverage == 2 && same_coverage(&p->coverage[0], &covs[0]) &&
 	    same_coverage(&p->coverage[1], &covs[1]);
 }
 
