@@ -21,6 +21,7 @@
 
 #include "agent.h"
 #include "allocators.h"
+#include "coverage.h"
 #include "dump.h"
 #include "final.h"
 #include "follow.h"
@@ -75,6 +76,7 @@ static int
 rescan(void)
 {
 	struct ht_modset set;
+	int rc;
 
 	if (ht_modules_scan(&set) != 0)
 		return -1;
@@ -87,7 +89,16 @@ rescan(void)
 	 * from being replaced meanwhile.  So do the allocator checks, which
 	 * read each new module's symbols once. */
 	ht_allocators_scan(ht_modules_current());
-	return ht_got_patch(ht_modules_current(), ht_hooks, HT_NHOOKS);
+	rc = ht_got_patch(ht_modules_current(), ht_hooks, HT_NHOOKS);
+	if (rc >= 0) {
+		/* The account of what the slots reach, now that they are in
+		 * (coverage.h); another backend may have claimed the
+		 * process since. */
+		ht_coverage_scan(ht_modules_current(), 1, ht_hooks, HT_NHOOKS);
+		if (ht_coverage_backend() == HT_BACKEND_NONE)
+			ht_coverage_set_backend(HT_BACKEND_GOT);
+	}
+	return rc;
 }
 
 /* Every change of the session is made under the guard and ht_lock_global,
@@ -194,7 +205,7 @@ ht_agent_modules_changed(void)
 	/* dlsym before rescan_lock, never under it: this thread may be
 	 * inside a constructor run by dlopen, holding the loader's lock,
 	 * and the holder of rescan_lock must never wait for that lock. */
-	ht_got_resolve(ht_hooks, HT_NHOOKS);
+	ht_hooks_resolve();
 	ht_lock_acquire(&rescan_lock);
 	if (hooked)
 		rescan();
@@ -348,7 +359,7 @@ install(uint64_t rate, uint64_t max_samples, const struct ht_dump_cfg *cfg,
 	int rc;
 
 	ht_guard_enter();
-	ht_got_resolve(ht_hooks, HT_NHOOKS); /* before rescan_lock */
+	ht_hooks_resolve(); /* before rescan_lock */
 	ht_lock_acquire(&rescan_lock);
 	if (rate != 0)
 		(void)ht_agent_start(rate, max_samples, cfg,
@@ -480,6 +491,9 @@ ht_agent_unhook(void)
 	__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 1, __ATOMIC_RELAXED);
 	rc = ht_got_restore_all();
+	ht_coverage_scan(ht_modules_current(), 0, ht_hooks, HT_NHOOKS);
+	if (ht_coverage_backend() == HT_BACKEND_GOT)
+		ht_coverage_set_backend(HT_BACKEND_NONE);
 	/*
 	 * The tables go back to the system now.  Threads may still be inside
 	 * a hook (entered through a slot before it was restored, or through

@@ -22,6 +22,8 @@
  *   snapshot  the session encoded as a profile
  *   session   the session's state
  *   follow    the followed children's pids, for the parent's status
+ *   coverage  which allocator functions of which modules a backend
+ *             hooks, and why not the others; the backend in use
  *   got       GOT patching, over reloc (relocations and symbols), maps
  *             (page protections), orig (per-module originals) and wrap
  *             (the C++ operators' code, whose frames are not sites)

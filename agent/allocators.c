@@ -135,7 +135,14 @@ ht_allocators_scan(const struct ht_modset *set)
 
 		if ((m->flags & NOT_MODULES) != 0 || !first_sight(m))
 			continue;
-		if ((names = ht_allocators_names_of(m)) != 0)
+		names = ht_allocators_names_of(m);
+		/* The allocators' own entry points are hooked where another
+		 * module calls them through a slot (coverage.h lists which):
+		 * unseen, as a whole, only in the executable, whose calls
+		 * bind inside it. */
+		if (!(m->flags & HT_MOD_MAIN))
+			names &= ht_allocnames_malloc_mask();
+		if (names != 0)
 			add(m, names);
 	}
 }

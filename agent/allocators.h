@@ -1,8 +1,10 @@
 /*
  * The modules that define allocators the hooks do not reach: the
  * executable or a library other than libc defining malloc, free ... of its
- * own, or the entry points of jemalloc, mimalloc or tcmalloc (the names of
- * src/allocnames.h).  Part of such a process's heap is not seen, and every
+ * own (whose internal calls bind inside it), or an executable defining the
+ * entry points of jemalloc, mimalloc or tcmalloc (the names of
+ * src/allocnames.h; in a library, the hooks reach those through the slots
+ * of the modules that call them).  Part of such a process's heap is not seen, and every
  * report must say so; this module finds them, and the profile (snapshot.c)
  * and the status reply (control.c) carry what it found.
  *

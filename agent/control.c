@@ -44,6 +44,7 @@
 
 #include "agent.h"
 #include "allocators.h"
+#include "coverage.h"
 #include "config.h"
 #include "control.h"
 #include "inline.h"
@@ -380,6 +381,8 @@ status_tail(struct ht_status *st)
 	st->allocators_more = (uint32_t)(n - i + ht_allocators_overflow());
 	st->final_armed =
 	    (uint32_t)ht_final_state(st->final_dir, sizeof(st->final_dir));
+	st->backend = ht_coverage_backend();
+	ht_coverage_summary(&st->coverage_hooked, &st->coverage_unhooked);
 }
 
 static void

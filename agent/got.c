@@ -68,6 +68,9 @@ struct pmod {
 	int pending; /* a slot was left for a later call */
 };
 
+#define NAME_BUCKETS 1024 /* open addressing over the hooks' names */
+#define ALLOC_CACHE  16	  /* modules asked whether they define malloc */
+
 struct ctx {
 	const struct ht_modset *set;
 	struct ht_hook_def *hooks;
@@ -79,6 +82,12 @@ struct ctx {
 	void *dl[HT_GOT_MAX_HOOKS];
 	uintptr_t canon[HT_GOT_MAX_HOOKS];
 	void *canon_to[HT_GOT_MAX_HOOKS];
+	/* hooks[bucket[h] - 1] hashes to h (0: empty) */
+	uint16_t bucket[NAME_BUCKETS];
+	/* HT_GOT_IN_ALLOCATOR's answers, for this call */
+	const struct ht_module *amod[ALLOC_CACHE];
+	int ais[ALLOC_CACHE];
+	size_t namod;
 };
 
 struct work {
@@ -90,6 +99,10 @@ struct work {
 	void *eager[HT_GOT_MAX_HOOKS];
 	void *orig[HT_GOT_MAX_HOOKS];
 };
+
+/* Under got_lock: too large for the stack of a thread in a dlopen hook. */
+static struct ctx ctx_area;
+static struct work work_area;
 
 static struct ht_lock got_lock;
 static pid_t got_owner;
@@ -273,25 +286,91 @@ redirected(void *orig)
 	return orig;
 }
 
+/* FNV-1a of the NUL-terminated name at s, read no further than n bytes:
+ * 0 if there is no NUL within them (no name of ours is that long). */
+static uint32_t
+name_hash(const char *s, size_t n, size_t *len)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < n && s[i] != '\0'; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 16777619u;
+	}
+	*len = i;
+	return i < n ? h | 1 : 0;
+}
+
+static void
+names_index(struct ctx *c)
+{
+	size_t i, len, b;
+	uint32_t h;
+
+	memset(c->bucket, 0, sizeof(c->bucket));
+	for (i = 0; i < c->n; i++) {
+		if (c->namelen[i] == 0)
+			continue;
+		h = name_hash(c->hooks[i].name, c->namelen[i] + 1, &len);
+		for (b = h % NAME_BUCKETS; c->bucket[b] != 0;
+		     b = (b + 1) % NAME_BUCKETS)
+			;
+		c->bucket[b] = (uint16_t)(i + 1);
+	}
+}
+
 /* The hook named like sym, or -1. */
 static int
 hook_of(const struct ctx *c, const struct work *w, const ElfW(Sym) * sym)
 {
 	const char *name;
-	size_t i, off = sym->st_name;
+	size_t i, len, b, off = sym->st_name;
+	uint32_t h;
 
 	if (off >= w->d.strsz)
 		return -1;
 	name = w->d.strtab + off;
-	for (i = 0; i < c->n; i++) {
-		if (c->namelen[i] == 0 || name[0] != c->hooks[i].name[0])
-			continue;
-		/* Bounded by the string table: the name and its NUL. */
-		if (c->namelen[i] < w->d.strsz - off &&
-		    memcmp(name, c->hooks[i].name, c->namelen[i] + 1) == 0)
+	/* Bounded by the string table: the name and its NUL. */
+	if ((h = name_hash(name, w->d.strsz - off, &len)) == 0)
+		return -1;
+	for (b = h % NAME_BUCKETS; c->bucket[b] != 0;
+	     b = (b + 1) % NAME_BUCKETS) {
+		i = (size_t)c->bucket[b] - 1;
+		if (c->namelen[i] == len &&
+		    memcmp(name, c->hooks[i].name, len) == 0)
 			return (int)i;
 	}
 	return -1;
+}
+
+/* Does the module holding addr define malloc (an allocator)? */
+static int
+in_allocator(struct ctx *c, uintptr_t addr)
+{
+	const struct ht_module *m;
+	const ElfW(Sym) * s;
+	struct ht_reloc d;
+	size_t i, k;
+	int is;
+
+	k = ht_modules_lower(c->set, addr + 1);
+	if (k == 0 || !ht_modules_holds(&c->set->mods[k - 1], addr))
+		return 0;
+	m = &c->set->mods[k - 1];
+	for (i = 0; i < c->namod; i++)
+		if (c->amod[i] == m)
+			return c->ais[i];
+	is = ht_reloc_read(m, &d) == 0 &&
+	    (s = ht_reloc_lookup(m, &d, "malloc")) != NULL &&
+	    s->st_value != 0 &&
+	    (ELF64_ST_TYPE(s->st_info) == STT_FUNC ||
+		ELF64_ST_TYPE(s->st_info) == STT_GNU_IFUNC);
+	if (c->namod < ALLOC_CACHE) {
+		c->amod[c->namod] = m;
+		c->ais[c->namod++] = is;
+	}
+	return is;
 }
 
 static int
@@ -393,6 +472,14 @@ visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
 		}
 	}
 	if (is_hook(c, orig))
+		return;
+	/* The rules of got.h: a call nested in an allocator, or an operator
+	 * that calls malloc. */
+	if ((c->hooks[h].rules & HT_GOT_NOT_SELF) &&
+	    !(m->flags & HT_MOD_LIBC) && ht_modules_holds(m, (uintptr_t)orig))
+		return;
+	if ((c->hooks[h].rules & HT_GOT_IN_ALLOCATOR) &&
+	    !in_allocator(c, (uintptr_t)orig))
 		return;
 	if ((orig = redirected(orig)) == NULL)
 		return; /* excluded: counted inside by an inline hook */
@@ -622,45 +709,45 @@ note_wrappers(const struct ht_module *m, const struct ht_reloc *d)
 static void
 patch_module(struct ctx *c, const struct ht_module *m)
 {
-	struct work w;
+	struct work *w = &work_area;
 	int fresh;
 
 	if (m->flags & (HT_MOD_AGENT | HT_MOD_LDSO | HT_MOD_VDSO))
 		return;
-	memset(&w, 0, sizeof(w));
-	w.m = m;
-	if ((w.pm = pmod_get(m, &fresh)) == NULL) {
+	memset(w, 0, sizeof(*w));
+	w->m = m;
+	if ((w->pm = pmod_get(m, &fresh)) == NULL) {
 		__atomic_add_fetch(&overflows, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	if (!fresh && !w.pm->pending)
+	if (!fresh && !w->pm->pending)
 		return;
-	w.pm->pending = 0;
-	if (ht_reloc_read(m, &w.d) != 0)
+	w->pm->pending = 0;
+	if (ht_reloc_read(m, &w->d) != 0)
 		return;
 	if (fresh)
-		note_wrappers(m, &w.d);
-	w.lazy = !w.d.bind_now && !c->env_now;
+		note_wrappers(m, &w->d);
+	w->lazy = !w->d.bind_now && !c->env_now;
 	/* Eagerly bound slots first: they tell what a lazy slot of the
 	 * same name would have been bound to. */
-	walk(c, &w, PASS_EAGER);
-	walk(c, &w, PASS_LAZY);
-	finish_module(c, &w);
+	walk(c, w, PASS_EAGER);
+	walk(c, w, PASS_LAZY);
+	finish_module(c, w);
 }
 
 static void
 canon_scan(struct ctx *c)
 {
-	struct work w;
+	struct work *w = &work_area;
 	size_t i, h;
 
 	for (i = 0; i < c->set->n; i++) {
 		if (!(c->set->mods[i].flags & HT_MOD_MAIN))
 			continue;
-		memset(&w, 0, sizeof(w));
-		w.m = &c->set->mods[i];
-		if (ht_reloc_read(w.m, &w.d) == 0)
-			walk(c, &w, PASS_CANON);
+		memset(w, 0, sizeof(*w));
+		w->m = &c->set->mods[i];
+		if (ht_reloc_read(w->m, &w->d) == 0)
+			walk(c, w, PASS_CANON);
 	}
 	for (h = 0; h < c->n; h++)
 		if (c->canon[h] != 0 && c->canon_to[h] != NULL)
@@ -691,31 +778,34 @@ ht_got_resolve(struct ht_hook_def *hooks, size_t n)
 int
 ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks, size_t n)
 {
-	struct ctx c;
+	struct ctx *c = &ctx_area;
 	const char *e;
 	size_t i;
+	int env_now, patched;
 
 	if (n > HT_GOT_MAX_HOOKS) {
 		errno = EINVAL;
 		return -1;
 	}
-	memset(&c, 0, sizeof(c));
-	c.set = set;
-	c.hooks = hooks;
-	c.n = n;
+	e = getenv("LD_BIND_NOW");
+	env_now = e != NULL && *e != '\0';
+	if (got_enter() != 0)
+		return -1;
+	memset(c, 0, sizeof(*c));
+	c->set = set;
+	c->hooks = hooks;
+	c->n = n;
+	c->env_now = env_now;
 	for (i = 0; i < n; i++) {
 		if (hooks[i].name == NULL || hooks[i].hook == NULL)
 			continue;
-		c.namelen[i] = strlen(hooks[i].name);
-		c.dl[i] = __atomic_load_n(&hooks[i].dl, __ATOMIC_ACQUIRE);
-		if (c.dl[i] != NULL && is_hook(&c, c.dl[i]))
-			c.dl[i] = NULL;
+		c->namelen[i] = strlen(hooks[i].name);
+		c->dl[i] = __atomic_load_n(&hooks[i].dl, __ATOMIC_ACQUIRE);
 	}
-	e = getenv("LD_BIND_NOW");
-	c.env_now = e != NULL && *e != '\0';
-
-	if (got_enter() != 0)
-		return -1;
+	for (i = 0; i < n; i++)
+		if (c->dl[i] != NULL && is_hook(c, c->dl[i]))
+			c->dl[i] = NULL;
+	names_index(c);
 	if (tables_init() != 0) {
 		got_leave();
 		errno = ENOMEM;
@@ -723,21 +813,22 @@ ht_got_patch(const struct ht_modset *set, struct ht_hook_def *hooks, size_t n)
 	}
 	forget_gone(set);
 	ht_maps_begin(set);
-	canon_scan(&c);
+	canon_scan(c);
 	/* The executable and libc first: hooks[i].orig comes from the first
 	 * module patched, and theirs is the one most modules share. */
 	for (i = 0; i < set->n; i++)
 		if (set->mods[i].flags & HT_MOD_MAIN)
-			patch_module(&c, &set->mods[i]);
+			patch_module(c, &set->mods[i]);
 	for (i = 0; i < set->n; i++)
 		if ((set->mods[i].flags & (HT_MOD_LIBC | HT_MOD_MAIN)) ==
 		    HT_MOD_LIBC)
-			patch_module(&c, &set->mods[i]);
+			patch_module(c, &set->mods[i]);
 	for (i = 0; i < set->n; i++)
 		if (!(set->mods[i].flags & (HT_MOD_LIBC | HT_MOD_MAIN)))
-			patch_module(&c, &set->mods[i]);
+			patch_module(c, &set->mods[i]);
+	patched = c->patched;
 	got_leave();
-	return c.patched;
+	return patched;
 }
 
 int
@@ -856,6 +947,21 @@ ht_got_orig_for_caller(const struct ht_hook_def *hooks, size_t index,
 	if (o != NULL)
 		return o;
 	return __atomic_load_n(&hooks[index].orig, __ATOMIC_ACQUIRE);
+}
+
+int
+ht_got_count(uintptr_t lo, uintptr_t hi, uint32_t *counts, size_t n)
+{
+	size_t i;
+
+	if (got_enter() != 0)
+		return -1;
+	for (i = 0; i < nslots; i++)
+		if (slots[i].index < n && (uintptr_t)slots[i].orig >= lo &&
+		    (uintptr_t)slots[i].orig < hi)
+			counts[slots[i].index]++;
+	got_leave();
+	return 0;
 }
 
 size_t

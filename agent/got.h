@@ -27,10 +27,31 @@
 
 #include "modules.h"
 
-#define HT_GOT_MAX_HOOKS 64 /* the most names ht_got_patch takes */
+#define HT_GOT_MAX_HOOKS 256 /* the most names ht_got_patch takes */
 
 #define HT_HOOK_MULTI 0x1 /* modules were bound to different originals */
 #define HT_HOOK_SLOW  0x2 /* take the slow path (failure dumps armed) */
+
+/*
+ * Which slots of a name are patched (ht_hook_def.rules):
+ *
+ * HT_GOT_NOT_SELF: not a module's slot that leads into the module itself,
+ * but for libc's.  An allocator's own code calls its entry points through
+ * such slots (libmimalloc's mi_realloc calls mi_malloc through its PLT,
+ * libjemalloc's operator new calls malloc, libtcmalloc's operator new[]
+ * calls operator new): the outer call was counted where its caller's slot
+ * led to its hook, and counting the inner one would count the block twice.
+ * libc is the exception: its own calls of malloc (strdup, fopen) are the
+ * program's allocations, made nowhere else.  For allocating names; frees
+ * are idempotent (a block's sample goes once) and keep their slots.
+ *
+ * HT_GOT_IN_ALLOCATOR: only a slot that leads into a module that defines
+ * malloc too (an allocator: libtcmalloc, libjemalloc, libmimalloc, an
+ * executable with its own): C++'s operators new and delete, whose
+ * libstdc++ forms call malloc and free, where they are counted.
+ */
+#define HT_GOT_NOT_SELF	    0x1
+#define HT_GOT_IN_ALLOCATOR 0x2
 
 struct ht_hook_def {
 	const char *name; /* symbol name, e.g. "malloc", "_Znwm" */
@@ -47,6 +68,8 @@ struct ht_hook_def {
 	/* dlsym(RTLD_DEFAULT, name), set by ht_got_resolve(): the original
 	 * of a slot still bound lazily to its PLT stub. */
 	void *dl;
+	/* HT_GOT_* rules, set before the first patch. */
+	unsigned rules;
 };
 
 /* Look up every name of hooks[0..n) with dlsym(RTLD_DEFAULT) into its dl
@@ -81,6 +104,11 @@ int ht_got_restore_all(void);
  * and safe inside a hook. */
 void *ht_got_orig_for_caller(const struct ht_hook_def *hooks, size_t index,
     uintptr_t caller_pc);
+
+/* For the coverage account: add to counts[i] (i < n, the hooks' indices)
+ * the patched slots of hook i whose original lies in [lo, hi).  Returns 0,
+ * or -1 if re-entered. */
+int ht_got_count(uintptr_t lo, uintptr_t hi, uint32_t *counts, size_t n);
 
 /* For tests and status: the number of slots currently patched. */
 size_t ht_got_patched_slots(void);

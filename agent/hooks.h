@@ -1,11 +1,21 @@
 /*
  * The allocator entry points the agent hooks, and the table of every hooked
- * name for got.c.  Each hook calls the original its caller's module was
- * bound to, then charges the allocation to the sampler's countdown
- * (sampler.h).  Frees check the live-sample filter and otherwise pass
- * straight through.  C++'s operators new and delete are not hooked: they
- * call the malloc family, whose hooks count each object once (see hooks.c);
- * their names go to got.c as the wrappers of wrap.h.
+ * name for got.c (and for any backend that puts the same hooks in another
+ * way).  The table has one entry per function of src/allocnames.h's list,
+ * in its order (hook i stands for ht_allocfns[i]: its name, family, kind
+ * and signature class), then the loader's dlopen and dlclose.  Each hook
+ * has its function's own prototype, calls the original its caller's
+ * module was bound to (ht_hook_def.orig, or the per-module one of orig.h),
+ * then charges the allocation to the sampler's countdown (sampler.h).
+ * Frees check the live-sample filter and otherwise pass straight through.
+ *
+ * C++'s operators new and delete are hooked only where they are an
+ * allocator's own (HT_GOT_IN_ALLOCATOR: tcmalloc's, jemalloc's and
+ * mimalloc's do not call malloc through a slot); libstdc++'s call malloc,
+ * whose hooks count each object once (see hooks.c), and their names go to
+ * got.c as the wrappers of wrap.h.  Allocating names are not hooked in a
+ * slot that leads back into its own module (HT_GOT_NOT_SELF): a call
+ * nested in an allocator's entry point is counted once, at the entry.
  *
  * The table also holds the loader's entry points, dlopen and dlclose, whose
  * hooks belong to agent.c (a rescan of the modules follows them): it puts
@@ -17,34 +27,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "allocnames.h"
 #include "got.h"
 
 enum ht_hook_index {
-	HT_H_MALLOC,
-	HT_H_CALLOC,
-	HT_H_REALLOC,
-	HT_H_REALLOCARRAY,
-	HT_H_FREE,
-	HT_H_POSIX_MEMALIGN,
-	HT_H_ALIGNED_ALLOC,
-	HT_H_MEMALIGN,
-	HT_H_VALLOC,
-	HT_H_PVALLOC,
-	HT_H_FREE_SIZED,
-	HT_H_FREE_ALIGNED_SIZED,
-	HT_H_DLOPEN,
+#define HT_H_ENUM(id, name, fam, kind, sig, fl) HT_H_##id,
+	HT_ALLOCFN_LIST(HT_H_ENUM)
+#undef HT_H_ENUM
+	    HT_H_DLOPEN,
 	HT_H_DLCLOSE,
 	HT_NHOOKS
 };
 
+_Static_assert(HT_H_DLOPEN == (int)HT_NALLOCFNS,
+    "the hooks follow src/allocnames.h's list");
+_Static_assert(HT_NHOOKS <= HT_GOT_MAX_HOOKS, "got.c takes every hook");
+
 extern struct ht_hook_def ht_hooks[HT_NHOOKS];
 
-/* Does hook i allocate (the malloc family but its frees)? */
+/* The descriptor of hook i (its name, family, kind, signature class), or
+ * NULL for the loader's. */
+static inline const struct ht_allocfn *
+ht_hook_desc(enum ht_hook_index i)
+{
+	return (unsigned)i < HT_NALLOCFNS ? &ht_allocfns[i] : NULL;
+}
+
+/* Does hook i allocate (HT_KIND_ALLOC or HT_KIND_REALLOC)? */
 static inline int
 ht_hook_allocates(enum ht_hook_index i)
 {
-	return i != HT_H_FREE && i != HT_H_FREE_SIZED &&
-	    i != HT_H_FREE_ALIGNED_SIZED && i < HT_H_DLOPEN;
+	return ht_allocfn_allocates((unsigned)i);
 }
 
 /* Set (on) or clear HT_HOOK_SLOW on every allocating hook: while set, each
@@ -54,13 +67,19 @@ ht_hook_allocates(enum ht_hook_index i)
 void ht_hooks_set_slow(int on);
 
 /* Give got.c the names of the wrappers (wrap.h): C++'s operators new,
- * with std::get_new_handler as their retry query.  Before the first
- * ht_got_patch() with the table. */
+ * with std::get_new_handler as their retry query; and every hook its
+ * rules (got.h).  Before the first ht_got_patch() with the table. */
 void ht_hooks_set_wrappers(void);
 
 /* Put the hooks of dlopen and dlclose in the table.  Before the first
  * ht_got_resolve() or ht_got_patch() with the table. */
 void ht_hooks_set_loader(void *dlopen_hook, void *dlclose_hook);
+
+/* ht_got_resolve() of the table, and the functions some hooks call besides
+ * their original (mimalloc's mi_heap_visit_blocks and mi_heap_get_backing
+ * for mi_heap_destroy), looked up the same way.  Takes the loader's lock:
+ * as ht_got_resolve. */
+void ht_hooks_resolve(void);
 
 /* The original that the module of caller (a return address into it) was
  * bound to for hook i.  Lock-free; for hooks outside hooks.c (agent.c's). */

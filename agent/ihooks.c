@@ -6,7 +6,10 @@
  */
 #include "ihooks.h"
 
+#define HT_IHOOKS_COPY	      1
+#define HT_HOOK_FN(id)	      ht_ihook_##id
 #define ht_hooks	      ht_ihooks
+#define ht_hooks_resolve      ht_ihooks_resolve
 #define ht_hooks_set_slow     ht_ihooks_set_slow
 #define ht_hooks_set_wrappers ht_ihooks_set_wrappers
 #define ht_hooks_set_loader   ht_ihooks_set_loader
@@ -15,7 +18,9 @@
 void ht_ihooks_set_wrappers(void);
 void ht_ihooks_set_loader(void *dlopen_hook, void *dlclose_hook);
 void *ht_ihooks_orig(enum ht_hook_index i, uintptr_t caller);
+void ht_ihooks_resolve(void);
 
+#include "hooks-gen.c"
 #include "hooks.c"
 
 int

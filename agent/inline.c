@@ -16,6 +16,9 @@
 /* The CLI finds it by this name in the agent's .dynsym (agent.map). */
 __attribute__((visibility("default"))) struct ht_inline_shared heaptool_inline;
 
+_Static_assert(HT_NHOOKS <= HT_INLINE_NAMES,
+    "the shared block describes every hook table entry");
+
 #define AREA_STEP  (1u << 20)
 #define AREA_TRIES 1024 /* down to 1 GiB below the module */
 #define REACH	   (1ull << 31)

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "allocators.h"
+#include "allocnames.h"
+#include "coverage.h"
 #include "file.h"
 #include "lock.h"
 #include "mem.h"
@@ -163,6 +165,8 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	static struct ht_site_rec site, folded;
 	static struct ht_thread_rec thr;
 	static struct ht_allocator_rec alloc;
+	static struct ht_coverage_rec cov;
+	struct ht_coverage_item it;
 	struct ht_pwriter w;
 	size_t i;
 	int rc;
@@ -211,6 +215,7 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	meta.drop_why = ht_session.drop_why;
 	meta.samples = ht_session.samples;
 	meta.live_samples = ht_live_count();
+	meta.backend = ht_coverage_backend();
 
 	ht_pw_init(&w, enc_buf, ENC_BUF, write_all, &fd);
 	ht_pw_meta(&w, &meta);
@@ -246,6 +251,20 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 		alloc.names = ht_allocators_get(i)->names;
 		alloc.path = ht_allocators_get(i)->path;
 		ht_pw_allocator(&w, &alloc);
+	}
+	/* The account of coverage, function by function. */
+	for (i = 0; i < ht_coverage_count(); i++) {
+		ht_coverage_get(i, &it);
+		if (it.fn >= HT_NALLOCFNS)
+			continue;
+		cov.backend = it.backend;
+		cov.reason = it.reason;
+		cov.kind = ht_allocfns[it.fn].kind;
+		cov.slots = it.slots;
+		cov.family = ht_allocfns[it.fn].family;
+		cov.name = ht_allocfns[it.fn].name;
+		cov.module = it.module;
+		ht_pw_coverage(&w, &cov);
 	}
 	rc = ht_pw_finish(&w);
 	if (locked != NULL)

@@ -27,7 +27,8 @@
 static const char report_usage[] =
     "usage: heaptool report [-p PID] [--detail] [--format FORMAT | --json]\n"
     "                       [--sort COLUMN] [--top N] [--threshold SIZE]\n"
-    "                       [--at-peak] [--bytes] [-o OUT] [--sysroot DIR]\n"
+    "                       [--at-peak] [--coverage] [--bytes] [-o OUT]\n"
+    "                       [--sysroot DIR]\n"
     "                       [--debug-dir DIR]... [--diff | FILE]\n"
     "\n"
     "Print a profile: the session, the totals with their 95% intervals,\n"
@@ -51,6 +52,8 @@ static const char report_usage[] =
     "      --threshold SIZE fold the sites below SIZE in use and allocated\n"
     "      --at-peak        the sites as they were at the peak of memory in "
     "use\n"
+    "      --coverage       list which allocator functions of which modules\n"
+    "                       are hooked, by which backend, and why not\n"
     "      --diff           what changed since heaptool baseline, as heaptool\n"
     "                       diff prints it (with --detail, --json, --top,\n"
     "                       --bytes and -o only)\n"
@@ -67,6 +70,7 @@ enum {
 	OPT_THRESHOLD = 256,
 	OPT_AT_PEAK,
 	OPT_DIFF,
+	OPT_COVERAGE,
 };
 
 static const struct option report_options[] = {
@@ -77,6 +81,7 @@ static const struct option report_options[] = {
 	{ "threshold", required_argument, NULL, OPT_THRESHOLD },
 	{ "at-peak", no_argument, NULL, OPT_AT_PEAK },
 	{ "diff", no_argument, NULL, OPT_DIFF },
+	{ "coverage", no_argument, NULL, OPT_COVERAGE },
 	HT_CMD_PRINT_LONGOPTS,
 	HT_CMD_FILES_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
@@ -312,6 +317,9 @@ ht_cmd_report(int argc, char **argv)
 			break;
 		case OPT_DIFF:
 			diff = 1;
+			break;
+		case OPT_COVERAGE:
+			opts.coverage = 1;
 			break;
 		default:
 			if ((rc = ht_cmd_files_opt(c, optarg, &files)) == -1)

@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "allocnames.h"
 #include "cli.h"
 #include "cmd.h"
+#include "coverage.h"
 #include "ctl.h"
 #include "json.h"
 #include "profile.h"
@@ -27,8 +29,10 @@ static const char status_usage[] =
     "\n"
     "Show the target's agent (version, protocol, hooks) and session (state,\n"
     "rate, duration, samples, the agent's own memory), where its final\n"
-    "profile goes, the modules whose allocators heaptool does not see, and\n"
-    "the backends: the functions hooked inline, and those refused and why.\n"
+    "profile goes, the backend and how many allocator functions it hooks\n"
+    "(heaptool report --coverage lists them), the functions hooked inline\n"
+    "and those refused and why, and the modules whose allocators heaptool\n"
+    "does not see.\n"
     "\n"
     "  -p, --pid PID  the process (default: the current target)\n"
     "  -j, --json     print one JSON object\n"
@@ -140,6 +144,9 @@ status_text(pid_t pid, const struct ht_status *st)
 		ht_text_safe(stdout, st->final_dir, SIZE_MAX);
 		printf("/final.%ld.*.heap\n", (long)pid);
 	}
+	if (st->hooked)
+		ht_coverage_line(stdout, "  ", st->backend, st->coverage_hooked,
+		    st->coverage_unhooked, "heaptool report --coverage");
 	ht_cmd_status_unseen(stdout, "  ", st);
 	ht_cmd_inline_status(stdout, "  ", pid);
 }
@@ -191,6 +198,11 @@ status_json(pid_t pid, const struct ht_status *st)
 	ht_json_bool(&j, "armed", st->final_armed != 0);
 	ht_json_string(&j, "directory",
 	    st->final_dir[0] != '\0' ? st->final_dir : NULL);
+	ht_json_object_end(&j);
+	ht_json_object_begin(&j, "coverage");
+	ht_json_string(&j, "backend", ht_backend_name(st->backend));
+	ht_json_uint(&j, "hooked", st->coverage_hooked);
+	ht_json_uint(&j, "not_hooked", st->coverage_unhooked);
 	ht_json_object_end(&j);
 	ht_json_array_begin(&j, "unseen_allocators");
 	for (i = 0; i < st->nallocators && i < HT_PROTO_MAX_ALLOCATORS; i++)

@@ -10,6 +10,7 @@
 
 #include "json.h"
 #include "report-int.h"
+#include "coverage.h"
 #include "text.h"
 
 /* live_samples is null where the profile does not know it. */
@@ -132,6 +133,7 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 		ht_text_json_unseen(&j, v->prof->allocators[i].names,
 		    v->prof->allocators[i].path);
 	ht_json_array_end(&j);
+	ht_coverage_json(&j, v->prof);
 
 	ht_json_array_begin(&j, "modules");
 	for (i = 0; i < v->nmods; i++) {

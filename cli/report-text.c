@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report-int.h"
+#include "coverage.h"
 #include "text.h"
 
 struct text {
@@ -141,6 +142,7 @@ text_summary(const struct ht_view *v, const struct text *t)
 	fprintf(t->fp, LABEL "%10s overhead, %" PRIu64 " dropped sample%s\n",
 	    "heaptool agent", size_str(t, m->overhead_bytes, a, sizeof(a)),
 	    m->dropped_samples, plural(m->dropped_samples));
+	ht_coverage_summary(t->fp, "  ", v->prof);
 	for (i = 0; i < v->prof->nallocators; i++)
 		ht_text_unseen(t->fp, "  ", v->prof->allocators[i].names,
 		    v->prof->allocators[i].path);
@@ -256,6 +258,8 @@ ht_report_text(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	struct text t = { fp, opts->raw_bytes };
 
 	text_summary(v, &t);
+	if (opts->coverage)
+		ht_coverage_list(fp, v->prof);
 	if (opts->detail) {
 		if (text_detail(v, &t) != 0)
 			return -1;

@@ -47,7 +47,8 @@ struct ht_report_opts {
 	enum ht_view_sort sort;
 	/* Fold the sites below this many bytes in use and allocated. */
 	uint64_t threshold;
-	int at_peak; /* the sites at the peak */
+	int at_peak;  /* the sites at the peak */
+	int coverage; /* text: list the account of coverage */
 };
 
 /* Parse a --format name.  Returns 0, or -1 for a name this heaptool does

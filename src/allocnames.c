@@ -56,3 +56,93 @@ ht_allocnames_family(unsigned i)
 {
 	return i < ht_nallocnames ? ht_allocnames[i].family : "?";
 }
+
+const struct ht_allocfn ht_allocfns[HT_NALLOCFNS] = {
+#define HT_FN_ROW(id, nm, fam, k, s, fl)                                       \
+	[HT_AF_##id] = { .name = nm,                                           \
+		.family = fam,                                                 \
+		.kind = k,                                                     \
+		.sig = HT_SIG_##s,                                             \
+		.flags = fl },
+	HT_ALLOCFN_LIST(HT_FN_ROW)
+#undef HT_FN_ROW
+};
+
+int
+ht_allocfns_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < HT_NALLOCFNS; i++)
+		if (strcmp(ht_allocfns[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+ht_backend_name(unsigned b)
+{
+	static const char *const names[HT_NBACKENDS] = {
+		[HT_BACKEND_NONE] = "none",
+		[HT_BACKEND_GOT] = "got",
+		[HT_BACKEND_INLINE] = "inline",
+		[HT_BACKEND_JEMALLOC] = "jemalloc",
+		[HT_BACKEND_MIMALLOC] = "mimalloc",
+	};
+
+	return b < HT_NBACKENDS ? names[b] : "?";
+}
+
+int
+ht_cov_reason_hooked(unsigned r)
+{
+	return r == HT_COV_SLOTS || r == HT_COV_PATCHED || r == HT_COV_NATIVE ||
+	    r == HT_COV_WRAPPER;
+}
+
+const char *
+ht_cov_reason_text(unsigned r)
+{
+	static const char *const text[HT_NCOVREASONS] = {
+		[HT_COV_SLOTS] = "GOT slots lead to it",
+		[HT_COV_PATCHED] = "its first instructions jump to the agent",
+		[HT_COV_NATIVE] = "the allocator's own sampling",
+		[HT_COV_WRAPPER] = "it calls the malloc family, counted there",
+		[HT_COV_NO_SLOT] =
+		    "no module calls it through a GOT slot: calls from inside "
+		    "its module are not seen (the inline backend reaches them)",
+		[HT_COV_DIRECT] =
+		    "defined in the executable, which calls it directly: "
+		    "needs the inline backend",
+		[HT_COV_NOTHING] = "allocates and frees nothing",
+		[HT_COV_UNSUPPORTED] = "no hook stands in for it",
+		[HT_COV_REFUSED] = "it could not be hooked safely",
+		[HT_COV_SHORT] = "too short to patch",
+		[HT_COV_BRANCH_IN] =
+		    "a branch lands inside the instructions to patch",
+		[HT_COV_UNDECODED] = "its first instructions do not decode",
+		[HT_COV_DETACHED] = "the hooks are out (detached)",
+		[HT_COV_PREEMPTED] =
+		    "unused: another module's is the one calls bind to",
+	};
+
+	return r < HT_NCOVREASONS && text[r] != NULL ? text[r] : "?";
+}
+
+const char *
+ht_fn_kind_name(unsigned k)
+{
+	switch (k) {
+	case HT_KIND_ALLOC:
+		return "alloc";
+	case HT_KIND_FREE:
+		return "free";
+	case HT_KIND_REALLOC:
+		return "realloc";
+	case HT_KIND_QUERY:
+		return "none";
+	case HT_KIND_HEAPFREE:
+		return "heap";
+	}
+	return "?";
+}

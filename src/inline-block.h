@@ -34,8 +34,8 @@
 #include <stdint.h>
 
 #define HT_INLINE_MAGIC	    0x4e495448u /* "HTIN" */
-#define HT_INLINE_VERSION   1
-#define HT_INLINE_NAMES	    64 /* hook table entries described */
+#define HT_INLINE_VERSION   2
+#define HT_INLINE_NAMES	    256 /* hook table entries described */
 #define HT_INLINE_RECORDS   128
 #define HT_INLINE_AREAS	    8
 #define HT_INLINE_AREA_SIZE (64u * 1024)

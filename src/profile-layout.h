@@ -27,11 +27,18 @@
 #define META_V5_TAIL		   4
 #define ALLOCATOR_FIXED		   8
 #define PROFILE_VERSION_ALLOCATORS 5
+/* Version 6 appends u32 backend to META, after version 5's signal; and has
+ * COVERAGE records (u32 backend, reason, kind, slots, then the family, the
+ * function's name and the module's path). */
+#define META_V6_TAIL		   4
+#define COVERAGE_FIXED		   16
+#define PROFILE_VERSION_COVERAGE   6
 
 /* The reader's bounds: a profile file, and the modules of one process
  * (a real one maps a few thousand). */
 #define MAX_FILE       (1ULL << 30)
 #define MAX_MODULES    65536
 #define MAX_ALLOCATORS 4096
+#define MAX_COVERAGE   65536
 
 #endif

@@ -132,6 +132,8 @@ type_name(uint32_t type, char *buf, size_t len)
 		return "SITE";
 	case HT_REC_ALLOCATOR:
 		return "ALLOCATOR";
+	case HT_REC_COVERAGE:
+		return "COVERAGE";
 	}
 	snprintf(buf, len, "type-%u", (unsigned)type);
 	return buf;
@@ -166,6 +168,29 @@ decode_meta(struct cursor *c, struct ht_meta *m, uint32_t version)
 	}
 	if (version >= PROFILE_VERSION_ALLOCATORS)
 		m->signal = get_u32(c);
+	if (version >= PROFILE_VERSION_COVERAGE)
+		m->backend = get_u32(c);
+}
+
+/* A COVERAGE record's strings are copied out: returns 0, or -1 out of
+ * memory (the cursor's short flag reports a short payload). */
+static int
+decode_coverage(struct cursor *c, struct ht_coverage_rec *r, char *buf)
+{
+	r->backend = get_u32(c);
+	r->reason = get_u32(c);
+	r->kind = get_u32(c);
+	r->slots = get_u32(c);
+	get_str(c, buf, HT_PROFILE_MAX_PATH);
+	if ((r->family = strdup(buf)) == NULL)
+		return -1;
+	get_str(c, buf, HT_PROFILE_MAX_PATH);
+	if ((r->name = strdup(buf)) == NULL)
+		return -1;
+	get_str(c, buf, HT_PROFILE_MAX_PATH);
+	if ((r->module = strdup(buf)) == NULL)
+		return -1;
+	return 0;
 }
 
 /* Returns 0, or -1 if the build-id is too long (the cursor's short flag
@@ -311,6 +336,7 @@ struct counts {
 	size_t sites;
 	size_t frames;
 	size_t allocators;
+	size_t coverage;
 };
 
 /*
@@ -345,6 +371,9 @@ count_records(struct source *s, struct counts *n)
 			break;
 		case HT_REC_ALLOCATOR:
 			n->allocators++;
+			break;
+		case HT_REC_COVERAGE:
+			n->coverage++;
 			break;
 		case HT_REC_SITE:
 			n->sites++;
@@ -463,6 +492,9 @@ decode(struct source *s, char *err, size_t errlen)
 	pr->allocators =
 	    array(n.allocators < MAX_ALLOCATORS ? n.allocators : MAX_ALLOCATORS,
 		sizeof(*pr->allocators), &fail);
+	pr->coverage =
+	    array(n.coverage < MAX_COVERAGE ? n.coverage : MAX_COVERAGE,
+		sizeof(*pr->coverage), &fail);
 	if (fail)
 		goto out_nomem;
 
@@ -608,6 +640,24 @@ decode(struct source *s, char *err, size_t errlen)
 			if ((al->path = strdup(path)) == NULL)
 				goto out_nomem;
 			pr->nallocators++;
+			break;
+		case HT_REC_COVERAGE:
+			/* Unknown before version 6: skipped as any new type. */
+			if (version < PROFILE_VERSION_COVERAGE)
+				break;
+			if (pr->ncoverage >= MAX_COVERAGE) {
+				seterr(err, errlen,
+				    "more than %d COVERAGE records",
+				    MAX_COVERAGE);
+				goto out_inval;
+			}
+			if (pr->ncoverage >= n.coverage)
+				goto out_nomem;
+			/* Counted before it is filled: freed with the profile
+			 * whatever it holds. */
+			if (decode_coverage(&c, &pr->coverage[pr->ncoverage++],
+				path) != 0)
+				goto out_nomem;
 			break;
 		default:
 			/* A newer writer's record: skip it whole. */
@@ -771,6 +821,12 @@ ht_profile_free(struct ht_profile *pr)
 	for (i = 0; i < pr->nallocators; i++)
 		free((char *)pr->allocators[i].path);
 	free(pr->allocators);
+	for (i = 0; i < pr->ncoverage; i++) {
+		free((char *)pr->coverage[i].family);
+		free((char *)pr->coverage[i].name);
+		free((char *)pr->coverage[i].module);
+	}
+	free(pr->coverage);
 	free(pr->frames);
 	free(pr);
 }

@@ -130,7 +130,7 @@ ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
 	put_u32(w, 0);
 
 	put_rec(w, HT_REC_META,
-	    META_FIXED + 2 + cl + META_V4_TAIL + META_V5_TAIL);
+	    META_FIXED + 2 + cl + META_V4_TAIL + META_V5_TAIL + META_V6_TAIL);
 	put_u64(w, m->pid);
 	put_u64(w, m->epoch);
 	put_u64(w, m->rate);
@@ -154,6 +154,7 @@ ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
 	put_u64(w, m->dropped_objects);
 	put_u32(w, m->drop_why);
 	put_u32(w, m->signal);
+	put_u32(w, m->backend);
 }
 
 void
@@ -221,6 +222,26 @@ ht_pw_allocator(struct ht_pwriter *w, const struct ht_allocator_rec *a)
 	put_rec(w, HT_REC_ALLOCATOR, ALLOCATOR_FIXED + 2 + pl);
 	put_u64(w, a->names);
 	put_str(w, a->path != NULL ? a->path : "", pl);
+}
+
+void
+ht_pw_coverage(struct ht_pwriter *w, const struct ht_coverage_rec *c)
+{
+	const char *f = c->family != NULL ? c->family : "";
+	const char *n = c->name != NULL ? c->name : "";
+	const char *m = c->module != NULL ? c->module : "";
+	size_t fl = field_len(f, HT_PROFILE_MAX_PATH);
+	size_t nl = field_len(n, HT_PROFILE_MAX_PATH);
+	size_t ml = field_len(m, HT_PROFILE_MAX_PATH);
+
+	put_rec(w, HT_REC_COVERAGE, COVERAGE_FIXED + 6 + fl + nl + ml);
+	put_u32(w, c->backend);
+	put_u32(w, c->reason);
+	put_u32(w, c->kind);
+	put_u32(w, c->slots);
+	put_str(w, f, fl);
+	put_str(w, n, nl);
+	put_str(w, m, ml);
 }
 
 /* END carries the CRC of every byte before its payload (version 3). */

@@ -9,8 +9,8 @@
  *   header:  "HEAPPROF" (8 bytes), u32 version (HT_PROFILE_VERSION), u32 0
  *   record:  u32 type, u32 length of payload, payload
  *
- * Records: exactly one META first, then MODULE, THREAD, SITE and (version 5)
- * ALLOCATOR records in any order, then END.  Since version 3 END's payload is a u32, the CRC-32
+ * Records: exactly one META first, then MODULE, THREAD, SITE, (version 5)
+ * ALLOCATOR and (version 6) COVERAGE records in any order, then END.  Since version 3 END's payload is a u32, the CRC-32
  * (zlib's) of every byte of the file before it, header and END's own type
  * and length included; the reader refuses a file whose CRC differs, so a
  * corrupt byte anywhere is an error, never a wrong figure.  Versions 1 and
@@ -37,7 +37,7 @@
 #include <stdint.h>
 
 #define HT_PROFILE_MAGIC	"HEAPPROF"
-#define HT_PROFILE_VERSION	5 /* written; the reader takes 1 to 5 */
+#define HT_PROFILE_VERSION	6 /* written; the reader takes 1 to 6 */
 #define HT_PROFILE_MAX_FRAMES	64
 #define HT_PROFILE_MAX_PATH	4096
 #define HT_PROFILE_MAX_BUILD_ID 64
@@ -49,6 +49,7 @@ enum ht_record_type {
 	HT_REC_THREAD = 3,
 	HT_REC_SITE = 4,
 	HT_REC_ALLOCATOR = 5, /* version 5 */
+	HT_REC_COVERAGE = 6,  /* version 6 */
 };
 
 enum ht_session_state {
@@ -92,6 +93,10 @@ struct ht_meta {
 	/* Version 5, after those: the signal the profile was written on
 	 * (HT_META_ON_SIGNAL), else 0. */
 	uint32_t signal;
+	/* Version 6, after the signal: the backend in use (enum ht_backend
+	 * of src/allocnames.h: 0 unknown, 1 got, 2 inline, 3 jemalloc, 4
+	 * mimalloc); 0 in older profiles. */
+	uint32_t backend;
 };
 /* Why samples were dropped: the live-sample table or the site table held
  * as many as the bound allows, or a table could not grow for want of
@@ -135,6 +140,23 @@ struct ht_allocator_rec {
 	uint64_t names; /* bit i: it defines ht_allocnames[i] */
 	/* As ht_module_rec's path (the profile's when decoded). */
 	const char *path;
+};
+
+/*
+ * Version 6: one function of a module's allocator entry points, and
+ * whether a backend hooks it (agent/coverage.h).  The version 6 writer
+ * writes these instead of ALLOCATOR records.
+ */
+struct ht_coverage_rec {
+	uint32_t backend; /* enum ht_backend (src/allocnames.h) */
+	uint32_t reason;  /* enum ht_cov_reason */
+	uint32_t kind;	  /* enum ht_fn_kind */
+	uint32_t slots;	  /* GOT slots that lead to it */
+	/* NUL-terminated; the profile's when decoded, the caller's when
+	 * written (cut to HT_PROFILE_MAX_PATH - 1 bytes). */
+	const char *family;
+	const char *name;
+	const char *module;
 };
 
 struct ht_thread_rec {
@@ -190,6 +212,7 @@ void ht_pw_module(struct ht_pwriter *, const struct ht_module_rec *);
 void ht_pw_thread(struct ht_pwriter *, const struct ht_thread_rec *);
 void ht_pw_site(struct ht_pwriter *, const struct ht_site_rec *);
 void ht_pw_allocator(struct ht_pwriter *, const struct ht_allocator_rec *);
+void ht_pw_coverage(struct ht_pwriter *, const struct ht_coverage_rec *);
 /* Writes END and flushes.  Returns 0, or -1 if anything failed. */
 int ht_pw_finish(struct ht_pwriter *);
 
@@ -230,6 +253,8 @@ struct ht_profile {
 	size_t nsites;
 	struct ht_allocator_rec *allocators;
 	size_t nallocators;
+	struct ht_coverage_rec *coverage; /* version 6 */
+	size_t ncoverage;
 	uint64_t *frames; /* every site's frames, one site after the other */
 	size_t nframes;
 };
@@ -241,7 +266,7 @@ ht_profile_site_rec(const struct ht_profile_site *s, struct ht_site_rec *r);
 
 /* Decode len bytes at buf.  Returns a profile, or NULL with a one-line
  * reason in err (e.g. "not a heaptool profile", "truncated SITE record at
- * offset 1234", "format version 7, this heaptool reads 1 to 5",
+ * offset 1234", "format version 7, this heaptool reads 1 to 6",
  * "checksum mismatch: ..."). */
 struct ht_profile *
 ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen);

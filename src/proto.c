@@ -203,8 +203,8 @@ ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code, const char *msg)
 	return HT_PROTO_HEADER + 4 + n;
 }
 
-/* The allocators and the final profile's directory of a STATUS: their
- * length, and with q their encoding at q. */
+/* The allocators, the final profile's directory and the coverage figures
+ * of a STATUS: their length, and with q their encoding at q. */
 static size_t
 put_unseen_final(uint8_t *q, const struct ht_status *s)
 {
@@ -229,8 +229,11 @@ put_unseen_final(uint8_t *q, const struct ht_status *s)
 		put32(q + len + 4, s->final_armed);
 		put16(q + len + 8, (uint16_t)k);
 		memcpy(q + len + 10, s->final_dir, k);
+		put32(q + len + 10 + k, s->backend);
+		put32(q + len + 14 + k, s->coverage_hooked);
+		put32(q + len + 18 + k, s->coverage_unhooked);
 	}
-	return len + 10 + k;
+	return len + 10 + k + 12;
 }
 
 size_t
@@ -360,6 +363,12 @@ get_unseen_final(const uint8_t *payload, size_t len, size_t off,
 	if (get_str(payload, len, &off, s->final_dir, HT_PROTO_MAX_FINAL_DIR) !=
 	    0)
 		return -1;
+	if (len - off < 12)
+		return -1;
+	s->backend = get32(payload + off);
+	s->coverage_hooked = get32(payload + off + 4);
+	s->coverage_unhooked = get32(payload + off + 8);
+	off += 12;
 	/* One encoding per reply: nothing may follow. */
 	return off == len ? 0 : -1;
 }

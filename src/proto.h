@@ -40,7 +40,8 @@
  *            u64 names and path as u16 length + bytes (at most
  *            HT_PROTO_MAX_ALLOCATOR_PATH), u32 allocators_more, u32
  *            final_armed, the final profile's directory as u16 length +
- *            bytes (at most HT_PROTO_MAX_FINAL_DIR))
+ *            bytes (at most HT_PROTO_MAX_FINAL_DIR), then u32 backend,
+ *            u32 coverage_hooked, u32 coverage_unhooked)
  *   PROFILE: a profile (src/profile.h)
  *   HELLO, STOP, STATUS, REPORT, DETACH, HOOK requests: empty
  *
@@ -48,7 +49,8 @@
  * and children; version 4 START's max_samples and STATUS's max_samples and
  * flags (before the version string); version 5 START's HT_START_NO_FINAL
  * and STATUS's allocators, allocators_more, final_armed and final_dir
- * (after the children).  The CLI and the agent speak one version: a CLI meeting an
+ * (after the children); version 6 STATUS's backend and coverage figures
+ * (at its end).  The CLI and the agent speak one version: a CLI meeting an
  * agent of another says so (HT_ERR_VERSION, or a STATUS whose
  * proto_version differs), and what to do.
  *
@@ -61,7 +63,7 @@
 #include <stdint.h>
 
 #define HT_PROTO_MAGIC	     0x50435448u /* "HTCP" little-endian */
-#define HT_PROTO_VERSION     5
+#define HT_PROTO_VERSION     6
 #define HT_PROTO_HEADER	     16
 #define HT_PROTO_MAX_REQUEST 4096
 #define HT_PROTO_MAX_REPLY   (1u << 30)
@@ -160,6 +162,11 @@ struct ht_status {
 	 * in final_dir (as the target sees its files; "" if never armed). */
 	uint32_t final_armed;
 	char final_dir[HT_PROTO_MAX_FINAL_DIR + 1];
+	/* The backend in use (enum ht_backend, src/allocnames.h) and the
+	 * account of coverage in two figures (agent/coverage.h). */
+	uint32_t backend;
+	uint32_t coverage_hooked;
+	uint32_t coverage_unhooked;
 };
 
 /*

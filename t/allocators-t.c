@@ -186,7 +186,9 @@ main(void)
 
 	ht_allocators_scan(&set);
 	n = ht_allocators_count();
-	is_uint(2, n, "a scan finds the two");
+	/* alloc-mi.so's mi_* are hooked where another module calls them
+	 * through a slot: a library with only those is not reported. */
+	is_uint(1, n, "a scan finds got-fake.so, not alloc-mi.so");
 	for (i = 0, seen_mi = seen_fake = 0; i < n; i++) {
 		const struct ht_allocator *a = ht_allocators_get(i);
 
@@ -195,18 +197,18 @@ main(void)
 		seen_fake += strcmp(base(a->path), "got-fake.so") == 0 &&
 		    a->names == bits(fake);
 	}
-	ok(seen_mi == 1 && seen_fake == 1, "with their names and paths");
+	ok(seen_mi == 0 && seen_fake == 1, "with its names and path");
 	ht_allocators_scan(&set);
-	is_uint(2, ht_allocators_count(), "a second scan adds nothing");
+	is_uint(1, ht_allocators_count(), "a second scan adds nothing");
 	ht_modules_release(&set);
 
 	/* Closed and opened again (perhaps elsewhere): the same file. */
-	dlclose(hmi);
-	hmi = open_lib("alloc-mi.so");
+	dlclose(hfake);
+	hfake = open_lib("got-fake.so");
 	if (ht_modules_scan(&set) != 0)
 		bail("ht_modules_scan");
 	ht_allocators_scan(&set);
-	is_uint(2, ht_allocators_count(), "a module loaded again: not twice");
+	is_uint(1, ht_allocators_count(), "a module loaded again: not twice");
 	is_uint(0, ht_allocators_overflow(), "nothing overflowed");
 	ht_modules_release(&set);
 	test_corrupt();

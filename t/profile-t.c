@@ -130,6 +130,43 @@ bb_meta5(struct bb *b, const char *cmd, size_t cmdlen, uint32_t sig)
 	bb_le(b, sig, 4);
 }
 
+/* A version 6 META: version 5's (signal 6), then u32 backend. */
+static void
+bb_meta6(struct bb *b, uint32_t backend)
+{
+	int i;
+
+	bb_rec(b, HT_REC_META, (uint32_t)(128 + 2 + 3 + 28 + 4 + 4));
+	for (i = 0; i < 3; i++)
+		bb_le(b, 100 + i, 8);
+	bb_le(b, 1, 4);
+	bb_le(b, 0, 4);
+	for (i = 3; i < 15; i++)
+		bb_le(b, 100 + i, 8);
+	bb_str(b, "cmd", 3);
+	for (i = 0; i < 3; i++)
+		bb_le(b, 200 + i, 8);
+	bb_le(b, HT_DROP_LIVE, 4);
+	bb_le(b, 6, 4);
+	bb_le(b, backend, 4);
+}
+
+/* A version 6 COVERAGE: backend, reason, kind 1, slots 7, three strings. */
+static void
+bb_coverage(struct bb *b, uint32_t backend, uint32_t reason, const char *fam,
+    const char *name, const char *mod)
+{
+	bb_rec(b, HT_REC_COVERAGE,
+	    (uint32_t)(16 + 6 + strlen(fam) + strlen(name) + strlen(mod)));
+	bb_le(b, backend, 4);
+	bb_le(b, reason, 4);
+	bb_le(b, 1, 4);
+	bb_le(b, 7, 4);
+	bb_str(b, fam, strlen(fam));
+	bb_str(b, name, strlen(name));
+	bb_str(b, mod, strlen(mod));
+}
+
 /* A version 5 ALLOCATOR: u64 names, the path. */
 static void
 bb_allocator(struct bb *b, uint64_t names, const char *path)
@@ -220,6 +257,10 @@ static char longest[HT_PROFILE_MAX_PATH];
 static struct ht_thread_rec thr[2];
 static struct ht_site_rec sites[4];
 static struct ht_allocator_rec allocs[2];
+static struct ht_coverage_rec covs[2] = {
+	{ 1, 1, 1, 3, "mimalloc", "mi_malloc", "/usr/lib/libmimalloc.so.2" },
+	{ 0, 6, 2, 0, "malloc", "free", "" },
+};
 
 static void
 fill(void)
@@ -250,6 +291,7 @@ fill(void)
 	meta.dropped_objects = 17;
 	meta.drop_why = HT_DROP_LIVE | HT_DROP_NOMEM;
 	meta.signal = 11;
+	meta.backend = 4;
 
 	allocs[0].names = 0xf;
 	allocs[0].path = "/usr/bin/redis-server";
@@ -336,6 +378,8 @@ write_all(struct ht_pwriter *w)
 	ht_pw_module(w, &mods[2]);
 	ht_pw_thread(w, &thr[1]);
 	ht_pw_allocator(w, &allocs[1]);
+	ht_pw_coverage(w, &covs[0]);
+	ht_pw_coverage(w, &covs[1]);
 }
 
 /* ---- field-by-field comparison */
@@ -390,6 +434,7 @@ same_meta(const struct ht_meta *a, const struct ht_meta *b)
 	SAME(dropped_objects);
 	SAME(drop_why);
 	SAME(signal);
+	SAME(backend);
 	return 1;
 }
 
@@ -460,6 +505,21 @@ same_site(const struct ht_profile_site *a, const struct ht_site_rec *b)
 }
 
 static int
+same_coverage(const struct ht_coverage_rec *a, const struct ht_coverage_rec *b)
+{
+	const char *what = "COVERAGE";
+
+	SAME(backend);
+	SAME(reason);
+	SAME(kind);
+	SAME(slots);
+	SAME_STR(family);
+	SAME_STR(name);
+	SAME_STR(module);
+	return 1;
+}
+
+static int
 same_profile(const struct ht_profile *p)
 {
 	return p->version == HT_PROFILE_VERSION && same_meta(&p->meta, &meta) &&
@@ -473,7 +533,9 @@ same_profile(const struct ht_profile *p)
 	    same_site(&p->sites[2], &sites[2]) &&
 	    same_site(&p->sites[3], &sites[3]) && p->nallocators == 2 &&
 	    same_allocator(&p->allocators[0], &allocs[0]) &&
-	    same_allocator(&p->allocators[1], &allocs[1]);
+	    same_allocator(&p->allocators[1], &allocs[1]) &&
+	    p->ncoverage == 2 && same_coverage(&p->coverage[0], &covs[0]) &&
+	    same_coverage(&p->coverage[1], &covs[1]);
 }
 
 /* ---- flush sink */
@@ -535,8 +597,9 @@ test_round_trip(void)
 	is_uint(HT_PROFILE_VERSION, le_at(enc, 8, 4), "header version");
 	is_uint(0, le_at(enc, 12, 4), "header flags 0");
 	is_uint(HT_REC_META, le_at(enc, 16, 4), "META first");
-	is_uint(128 + 2 + strlen(meta.command) + 28 + 4, le_at(enc, 20, 4),
-	    "META length: 128 fixed + string + 28 of version 4 + 4 of 5");
+	is_uint(128 + 2 + strlen(meta.command) + 28 + 4 + 4, le_at(enc, 20, 4),
+	    "META length: 128 fixed + string + 28 of version 4 + 4 of 5 + 4 "
+	    "of 6");
 	is_uint(meta.pid, le_at(enc, 24, 8), "META pid at payload 0");
 	is_uint(meta.state, le_at(enc, 24 + 24, 4), "META state at 24");
 	is_uint(meta.start_ns, le_at(enc, 24 + 32, 8), "META start at 32");
@@ -551,8 +614,9 @@ test_round_trip(void)
 	is_uint(meta.dropped_objects, le_at(enc, off + 16, 8),
 	    "META dropped_objects after it");
 	is_uint(meta.drop_why, le_at(enc, off + 24, 4), "META drop_why then");
-	is_uint(meta.signal, le_at(enc, off + 28, 4), "META signal last");
-	off += 32;
+	is_uint(meta.signal, le_at(enc, off + 28, 4), "META signal then");
+	is_uint(meta.backend, le_at(enc, off + 32, 4), "META backend last");
+	off += 36;
 	is_uint(HT_REC_MODULE, le_at(enc, off, 4), "MODULE second");
 	is_uint(24 + 2 + 20 + 2 + strlen(mods[0].path), le_at(enc, off + 4, 4),
 	    "MODULE length");
@@ -618,7 +682,7 @@ test_empty(void)
 	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
 	ht_pw_meta(&w, &m);
 	is_int(0, ht_pw_finish(&w), "encode META + END");
-	is_uint(16 + 8 + 130 + 32 + 8 + 4, w.len, "empty profile is 198 bytes");
+	is_uint(16 + 8 + 130 + 36 + 8 + 4, w.len, "empty profile is 202 bytes");
 	p = ht_profile_decode(buf, w.len, err, sizeof(err));
 	ok(p != NULL && p->nmodules == 0 && p->nthreads == 0 &&
 		p->nsites == 0 && p->meta.command[0] == '\0' &&
@@ -672,7 +736,7 @@ test_flush(void)
 	is_int(-1, ht_pw_finish(&w), "overflow without flush: finish -1");
 
 	/* An exact fit is not an overflow. */
-	ht_pw_init(&w, big, 198, NULL, NULL);
+	ht_pw_init(&w, big, 202, NULL, NULL);
 	{
 		struct ht_meta m;
 
@@ -680,7 +744,7 @@ test_flush(void)
 		ht_pw_meta(&w, &m);
 	}
 	is_int(0, ht_pw_finish(&w), "an exact fit succeeds");
-	ht_pw_init(&w, big, 197, NULL, NULL);
+	ht_pw_init(&w, big, 201, NULL, NULL);
 	{
 		struct ht_meta m;
 
@@ -815,15 +879,15 @@ test_hand_made(void)
 	bb_header(&b, 1);
 	b.n = 12;
 	rejects(&b, "truncated profile header", "a cut header");
-	bb_header(&b, 6);
+	bb_header(&b, 7);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 6, this heaptool reads 1 to 5",
+	rejects(&b, "format version 7, this heaptool reads 1 to 6",
 	    "a later major version");
 	bb_header(&b, 0);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 0, this heaptool reads 1 to 5",
+	rejects(&b, "format version 0, this heaptool reads 1 to 6",
 	    "version 0");
 
 	/* Version 2: SITE has u32 folded after the frames; version 1's
@@ -943,6 +1007,48 @@ test_hand_made(void)
 	p = accepts(&b, "a version 4 profile with a type-5 record");
 	ok(p != NULL && p->meta.signal == 0 && p->nallocators == 0,
 	    "version 4: no signal, the unknown record skipped");
+	ht_profile_free(p);
+	/* Version 6: META ends in u32 backend; COVERAGE records.  A
+	 * version 5 profile's META has no backend (0), and a type-6 record
+	 * in it is skipped. */
+	bb_header(&b, 6);
+	bb_meta6(&b, 3);
+	bb_coverage(&b, 2, 2, "mimalloc", "mi_malloc", "/x/libmimalloc.so");
+	bb_site2(&b, 1, 0);
+	bb_coverage(&b, 0, 5, "", "", "");
+	bb_end3(&b);
+	p = accepts(&b, "a hand-built version 6 profile");
+	ok(p != NULL && p->version == 6 && p->meta.backend == 3 &&
+		p->meta.signal == 6 && p->ncoverage == 2 &&
+		p->coverage[0].backend == 2 && p->coverage[0].reason == 2 &&
+		p->coverage[0].kind == 1 && p->coverage[0].slots == 7 &&
+		strcmp(p->coverage[0].family, "mimalloc") == 0 &&
+		strcmp(p->coverage[0].name, "mi_malloc") == 0 &&
+		strcmp(p->coverage[0].module, "/x/libmimalloc.so") == 0 &&
+		strcmp(p->coverage[1].module, "") == 0 && p->nsites == 1,
+	    "version 6 META backend and COVERAGE fields");
+	ht_profile_free(p);
+	bb_header(&b, 6);
+	bb_meta5(&b, "cmd", 3, 6);
+	bb_end3(&b);
+	rejects(&b, "short META record", "a version 6 META without backend");
+	bb_header(&b, 6);
+	bb_meta6(&b, 1);
+	bb_rec(&b, HT_REC_COVERAGE, 17);
+	bb_le(&b, 1, 4);
+	bb_le(&b, 1, 4);
+	bb_le(&b, 1, 4);
+	bb_le(&b, 1, 4);
+	bb_le(&b, 0, 1);
+	bb_end3(&b);
+	rejects(&b, "short COVERAGE record", "a COVERAGE cut in its strings");
+	bb_header(&b, 5);
+	bb_meta5(&b, "cmd", 3, 6);
+	bb_coverage(&b, 1, 1, "malloc", "malloc", "/x");
+	bb_end3(&b);
+	p = accepts(&b, "a version 5 profile with a type-6 record");
+	ok(p != NULL && p->meta.backend == 0 && p->ncoverage == 0,
+	    "version 5: no backend, the unknown record skipped");
 	ht_profile_free(p);
 	/* A corrupt version field cannot turn the check off: a version 1
 	 * END is empty, this one holds a CRC, which is checked. */

@@ -438,6 +438,9 @@ fill_status(struct ht_status *s)
 	s->nchildren = 2;
 	s->children[0] = 0xa1b2c3d4u;
 	s->children[1] = 5;
+	s->backend = 3;
+	s->coverage_hooked = 0x0a0b0c0d;
+	s->coverage_unhooked = 7;
 }
 
 static void
@@ -450,9 +453,9 @@ test_status(void)
 	fill_status(&s);
 	n = ht_proto_encode_status(b, sizeof(b), &s);
 	/* Up to the children, then no allocator, allocators_more,
-	 * final_armed and no directory. */
+	 * final_armed, no directory, and the backend and coverage. */
 	kids = 6 * 4 + 8 * 8 + 4 + 2 + 5 + 4 + 4 + 2 + 2 * 4;
-	plen = kids + 2 + 4 + 4 + 2;
+	plen = kids + 2 + 4 + 4 + 2 + 12;
 	ok(n == 16 + plen && get(b + 6, 2) == HT_MSG_STATUS_REPLY &&
 		get(b + 8, 4) == plen,
 	    "STATUS header and length");
@@ -469,7 +472,9 @@ test_status(void)
 		get(b + 119, 4) == 77 && get(b + 123, 2) == 2 &&
 		get(b + 125, 4) == 0xa1b2c3d4u && get(b + 129, 4) == 5 &&
 		get(b + 133, 2) == 0 && get(b + 135, 4) == 0 &&
-		get(b + 139, 4) == 0 && get(b + 143, 2) == 0,
+		get(b + 139, 4) == 0 && get(b + 143, 2) == 0 &&
+		get(b + 145, 4) == 3 && get(b + 149, 4) == 0x0a0b0c0d &&
+		get(b + 153, 4) == 7,
 	    "STATUS fields in declaration order, little-endian");
 	memset(&t, 0x5a, sizeof(t));
 	ok(ht_proto_decode_status(b + 16, plen, &t) == 0 &&
@@ -517,7 +522,7 @@ test_status(void)
 	n = ht_proto_encode_status(b, sizeof(b), &s);
 	ok(n ==
 		    16 + 6 * 4 + 8 * 8 + 4 + 2 + 5 + 10 +
-			4 * HT_PROTO_MAX_CHILDREN + 12 &&
+			4 * HT_PROTO_MAX_CHILDREN + 12 + 12 &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		t.nchildren == HT_PROTO_MAX_CHILDREN &&
 		t.children[HT_PROTO_MAX_CHILDREN - 1] ==
@@ -530,7 +535,7 @@ test_status(void)
 
 	memset(s.agent_version, 'v', sizeof(s.agent_version));
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	ok(n == 16 + 6 * 4 + 8 * 8 + 4 + 2 + 31 + 10 + 12 &&
+	ok(n == 16 + 6 * 4 + 8 * 8 + 4 + 2 + 31 + 10 + 12 + 12 &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		strlen(t.agent_version) == 31,
 	    "an unterminated version is cut at 31 bytes");
@@ -571,10 +576,10 @@ test_status(void)
 	strcpy(s.allocators[0].path, "/bin/x");
 	strcpy(s.final_dir, "/d");
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	b[n - 1] = '\x1b';
+	b[n - 13] = '\x1b';
 	is_int(-1, ht_proto_decode_status(b + 16, n - 16, &t),
 	    "control character in the final directory refused");
-	b[n - 1] = 'd';
+	b[n - 13] = 'd';
 	b[16 + kids + 2 + 8 + 2] = '\n';
 	is_int(-1, ht_proto_decode_status(b + 16, n - 16, &t),
 	    "control character in an allocator's path refused");

@@ -325,7 +325,8 @@ want(len(top["sites"]) == 2 and top["sites"][1]["frames"] == [] and
      top["sites"][1]["folded_sites"] == 2 and
      top["sites"][1]["alloc_bytes"] == 8292, "--top folds the rest")
 want(sorted(full) == sorted(["pid", "command", "session", "totals", "agent",
-     "allocator", "unseen_allocators", "modules", "threads", "sites"]),
+     "allocator", "unseen_allocators", "coverage", "modules", "threads",
+     "sites"]),
      "top-level keys")
 want(full["unseen_allocators"] == [], "no unseen allocator")
 for w in fails:
