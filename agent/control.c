@@ -368,17 +368,27 @@ drop(struct conn *c, uint32_t code, const char *msg)
 static void
 status_tail(struct ht_status *st)
 {
-	size_t i, n = ht_allocators_count(), len;
+	size_t i, k = 0, n = ht_allocators_count(), len, more = 0;
+	const struct ht_allocator *a;
+	uint64_t names;
 
-	for (i = 0; i < n && i < HT_PROTO_MAX_ALLOCATORS; i++) {
-		st->allocators[i].names = ht_allocators_get(i)->names;
-		len = strnlen(ht_allocators_get(i)->path,
-		    HT_PROTO_MAX_ALLOCATOR_PATH);
-		memcpy(st->allocators[i].path, ht_allocators_get(i)->path, len);
-		st->allocators[i].path[len] = '\0';
+	for (i = 0; i < n; i++) {
+		a = ht_allocators_get(i);
+		/* Only what no backend sees: a function hooked inline is. */
+		if ((names = ht_coverage_unseen(a->path, a->names)) == 0)
+			continue;
+		if (k == HT_PROTO_MAX_ALLOCATORS) {
+			more++;
+			continue;
+		}
+		st->allocators[k].names = names;
+		len = strnlen(a->path, HT_PROTO_MAX_ALLOCATOR_PATH);
+		memcpy(st->allocators[k].path, a->path, len);
+		st->allocators[k].path[len] = '\0';
+		k++;
 	}
-	st->nallocators = (uint32_t)i;
-	st->allocators_more = (uint32_t)(n - i + ht_allocators_overflow());
+	st->nallocators = (uint32_t)k;
+	st->allocators_more = (uint32_t)(more + ht_allocators_overflow());
 	st->final_armed =
 	    (uint32_t)ht_final_state(st->final_dir, sizeof(st->final_dir));
 	st->backend = ht_coverage_backend();
@@ -469,6 +479,9 @@ do_start(struct conn *c, const struct ht_request *r)
 		    "the hooks are removed (detached); hook again first");
 		return;
 	}
+	/* A start --backend got put the inline patches back: the account
+	 * says so from this session on. */
+	ht_inline_account(1);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.final = (r->flags & HT_START_NO_FINAL) == 0;
 	if (r->dump_prefix[0] != '\0') {
@@ -616,8 +629,10 @@ serve_request(struct conn *c)
 		if (ht_agent_unhook() < 0)
 			reply_err(c, HT_ERR_INTERNAL,
 			    "could not restore the GOT slots");
-		else
+		else {
+			ht_inline_account(0);
 			reply_ok(c);
+		}
 		break;
 	case HT_MSG_HOOK:
 		if (ht_agent_hook() < 0)
@@ -627,6 +642,7 @@ serve_request(struct conn *c)
 			reply_err(c, HT_ERR_INTERNAL,
 			    "could not arm the inline hooks");
 		else {
+			ht_inline_account(1);
 			settle_now();
 			reply_ok(c);
 		}

@@ -346,6 +346,32 @@ ht_coverage_summary(uint32_t *hooked, uint32_t *unhooked)
 	}
 }
 
+uint64_t
+ht_coverage_unseen(const char *path, uint64_t names)
+{
+	struct ht_coverage_item it;
+	size_t i, n = ht_coverage_count();
+	unsigned bit;
+	int fn;
+
+	for (i = 0; i < n && names != 0; i++) {
+		ht_coverage_get(i, &it);
+		if (strcmp(it.module, path) != 0 ||
+		    !ht_cov_reason_hooked(it.reason) ||
+		    (it.backend != HT_BACKEND_INLINE &&
+			it.reason != HT_COV_NATIVE))
+			continue;
+		for (bit = 0; bit < 64; bit++) {
+			if (!(names & (uint64_t)1 << bit))
+				continue;
+			fn = ht_allocfns_find(ht_allocnames_name(bit));
+			if (fn >= 0 && (unsigned)fn == it.fn)
+				names &= ~((uint64_t)1 << bit);
+		}
+	}
+	return names;
+}
+
 size_t
 ht_coverage_overflow(void)
 {

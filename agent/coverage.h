@@ -81,6 +81,15 @@ void ht_coverage_get(size_t i, struct ht_coverage_item *out);
  * entries.  Lock-free. */
 void ht_coverage_summary(uint32_t *hooked, uint32_t *unhooked);
 
+/*
+ * The names of an allocator module that the hooks do not see (the warning
+ * of allocators.h): names (bit i for ht_allocnames_name(i)) of the module
+ * whose path is path, less those whose internal calls a backend sees: the
+ * functions hooked inline (or counted inside one that is), and those the
+ * allocator's own sampling reports.  Lock-free.
+ */
+uint64_t ht_coverage_unseen(const char *path, uint64_t names);
+
 /* Entries and modules that did not fit. */
 size_t ht_coverage_overflow(void);
 

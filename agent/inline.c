@@ -7,11 +7,16 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "allocnames.h"
+#include "coverage.h"
 #include "got.h"
+#include "guard.h"
 #include "hooks.h"
 #include "ihooks.h"
 #include "inline-block.h"
 #include "inline.h"
+#include "lock.h"
+#include "modules.h"
 
 /* The CLI finds it by this name in the agent's .dynsym (agent.map). */
 __attribute__((visibility("default"))) struct ht_inline_shared heaptool_inline;
@@ -138,4 +143,94 @@ ht_inline_sync(void)
 			    __ATOMIC_RELEASE);
 	}
 	return rc;
+}
+
+/* The path of the module holding fn into buf, and whether it is the
+ * executable; -1 if no module holds it. */
+static int
+module_path(uint64_t fn, char *buf, size_t len, int *is_main)
+{
+	const struct ht_module *m;
+	int rc = -1;
+
+	ht_guard_enter();
+	ht_lock_acquire(&ht_lock_global);
+	if ((m = ht_modules_find((uintptr_t)fn)) != NULL) {
+		size_t n = strnlen(m->path, len - 1);
+
+		memcpy(buf, m->path, n);
+		buf[n] = '\0';
+		*is_main = (m->flags & HT_MOD_MAIN) != 0;
+		rc = 0;
+	}
+	ht_lock_release(&ht_lock_global);
+	ht_guard_leave();
+	return rc;
+}
+
+/* Entry (fn, index): hooked inline (reason PATCHED), refused by the inline
+ * backend (its reason), or handed back to the GOT backend's account (on,
+ * 0): what the GOT scan would say of a function no slot leads to, which
+ * its next scan may correct. */
+static int
+account_one(uint64_t fn, uint32_t index, int on, unsigned reason, int hooked)
+{
+	static char path[512]; /* the control thread's */
+	int is_main;
+
+	if (index >= HT_NHOOKS || ht_ihooks[index].name == NULL ||
+	    module_path(fn, path, sizeof(path), &is_main) != 0)
+		return 0;
+	if (on)
+		(void)ht_coverage_set(path, ht_ihooks[index].name,
+		    HT_BACKEND_INLINE, reason);
+	else if (!hooked)
+		(void)ht_coverage_set(path, ht_ihooks[index].name,
+		    HT_BACKEND_NONE, HT_COV_DETACHED);
+	else
+		(void)ht_coverage_set(path, ht_ihooks[index].name,
+		    HT_BACKEND_NONE, is_main ? HT_COV_DIRECT : HT_COV_NO_SLOT);
+	return on && reason == HT_COV_PATCHED;
+}
+
+void
+ht_inline_account(int hooked)
+{
+	struct ht_inline_shared *b = &heaptool_inline;
+	int on, patched = 0;
+	uint32_t i, n;
+
+	if (__atomic_load_n(&b->magic, __ATOMIC_ACQUIRE) != HT_INLINE_MAGIC)
+		return; /* never asked: the GOT scan's account stands */
+	on = hooked && __atomic_load_n(&b->wanted, __ATOMIC_ACQUIRE) != 0;
+	/* The refusals first: a function of the same name patched in the
+	 * module wins its entry. */
+	n = __atomic_load_n(&b->nrefusals, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n && i < HT_INLINE_REFUSALS; i++) {
+		const struct ht_inline_refusal *f = &b->refusals[i];
+
+		if (f->reason == 0 || f->reason >= HT_NCOVREASONS ||
+		    f->reason == HT_COV_PATCHED)
+			continue;
+		(void)account_one(f->fn, f->index, on, f->reason, hooked);
+	}
+	for (i = 0; i < HT_INLINE_RECORDS; i++) {
+		const struct ht_inline_rec *r = &b->rec[i];
+		uint32_t st = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
+
+		if (r->kind != HT_INLINE_HOOK ||
+		    (st != HT_INLINE_ARMED && st != HT_INLINE_PATCHED))
+			continue;
+		/* Armed, not patched, while inline hooks are asked for: the
+		 * refusals say why. */
+		if (on && st != HT_INLINE_PATCHED)
+			continue;
+		patched += account_one(r->fn, r->index,
+		    on && st == HT_INLINE_PATCHED, HT_COV_PATCHED, hooked);
+	}
+	if (patched > 0)
+		ht_coverage_set_backend(HT_BACKEND_INLINE);
+	else if (ht_coverage_backend() == HT_BACKEND_INLINE)
+		ht_coverage_set_backend(
+		    hooked ? HT_BACKEND_GOT : HT_BACKEND_NONE);
 }

@@ -22,4 +22,15 @@
  */
 int ht_inline_sync(void);
 
+/*
+ * The inline backend's part of the account of coverage (coverage.h): each
+ * function patched is hooked inline, each refusal of the CLI's last apply
+ * is listed with its reason, and the backend is inline while any function
+ * is patched.  Functions put back (detach, start --backend got: the block's
+ * wanted is 0) go back to the GOT backend's account, or are detached when
+ * hooked is 0 (after ht_agent_unhook).  From the control thread, after
+ * ht_inline_sync() or the detach, with no lock held.
+ */
+void ht_inline_account(int hooked);
+
 #endif

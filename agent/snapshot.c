@@ -248,9 +248,12 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	if (folded.folded > 0)
 		ht_pw_site(&w, &folded);
 	for (i = 0; i < ht_allocators_count(); i++) {
-		alloc.names = ht_allocators_get(i)->names;
 		alloc.path = ht_allocators_get(i)->path;
-		ht_pw_allocator(&w, &alloc);
+		/* Only what no backend sees: a function hooked inline is. */
+		alloc.names = ht_coverage_unseen(alloc.path,
+		    ht_allocators_get(i)->names);
+		if (alloc.names != 0)
+			ht_pw_allocator(&w, &alloc);
 	}
 	/* The account of coverage, function by function. */
 	for (i = 0; i < ht_coverage_count(); i++) {

@@ -206,6 +206,15 @@ rehook(struct ht_ctl *c, pid_t pid, const struct ht_status *st)
 	return 0;
 }
 
+/* The warnings of allocators no hook sees, asked again after the inline
+ * hooks went in (a function hooked inline is seen); st if that fails. */
+static void
+unseen(struct ht_ctl *c, struct ht_status *st)
+{
+	(void)ht_ctl_status(c, HT_MSG_STATUS, st);
+	ht_cmd_status_unseen(stdout, "heaptool: ", st);
+}
+
 static void
 remember(pid_t pid, const struct ht_proc *p)
 {
@@ -297,9 +306,9 @@ ht_cmd_attach(int argc, char **argv)
 		remember(pid, &p);
 		printf("heaptool: attached to %ld (agent already loaded)\n",
 		    (long)pid);
-		ht_cmd_status_unseen(stdout, "heaptool: ", &st);
 		(void)ht_cmd_inline_apply(stdout, "heaptool: ", pid, c,
 		    "attach");
+		unseen(c, &st);
 		rc = ht_cmd_flush();
 		goto out_free;
 	}
@@ -350,8 +359,8 @@ ht_cmd_attach(int argc, char **argv)
 	printf("heaptool: attached to %ld in %" PRIu64 " ms%s\n", (long)pid,
 	    now_ms() - t0,
 	    revived ? " (the agent was loaded, not serving: brought up)" : "");
-	ht_cmd_status_unseen(stdout, "heaptool: ", &st);
 	(void)ht_cmd_inline_apply(stdout, "heaptool: ", pid, c, "attach");
+	unseen(c, &st);
 	rc = ht_cmd_flush();
 out_free:
 	ht_ctl_free(c);

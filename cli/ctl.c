@@ -453,7 +453,9 @@ recv_payload(struct ht_ctl *h, int fd, size_t len)
 			h->buf = nb;
 			h->cap = ncap;
 		}
-		want = h->cap - h->len;
+		/* A buffer grown by an earlier, longer reply holds more
+		 * than this one. */
+		want = (h->cap < len ? h->cap : len) - h->len;
 		if ((n = recv_all(h, fd, h->buf + h->len, want)) == -1)
 			return -1;
 		h->len += (size_t)n;

@@ -163,6 +163,7 @@ scan(struct inl_fn *f, const uint8_t *code, size_t n, uint64_t base)
 			    "its code at %#llx cannot be decoded, so jumps "
 			    "into its first bytes cannot be ruled out",
 			    (unsigned long long)ip);
+			f->cov = HT_COV_UNDECODED;
 			return -1;
 		}
 		if (branch_target(&in, ops, ip, &t)) {
@@ -172,6 +173,7 @@ scan(struct inl_fn *f, const uint8_t *code, size_t n, uint64_t base)
 				    "patch (%#llx)",
 				    mnemonic(&in), (unsigned long long)ip,
 				    (unsigned long long)t);
+				f->cov = HT_COV_BRANCH_IN;
 				return -1;
 			}
 			if ((t < f->addr || t >= f->addr + f->size) &&
@@ -194,6 +196,7 @@ ht_inl_plan(pid_t pid, struct inl_fn *f, const uint8_t *code, size_t n)
 	uint8_t *part;
 
 	f->why[0] = '\0';
+	f->cov = 0;
 	f->ncalls = 0;
 	if (n >= sizeof(endbr64) && memcmp(code, endbr64, sizeof(endbr64)) == 0)
 		p = sizeof(
@@ -203,11 +206,13 @@ ht_inl_plan(pid_t pid, struct inl_fn *f, const uint8_t *code, size_t n)
 			snprintf(f->why, sizeof(f->why),
 			    "too short: %zu bytes%s, a jump needs 5", n - p,
 			    p ? " after its endbr64" : "");
+			f->cov = HT_COV_SHORT;
 			return -1;
 		}
 		if (decode(code + off, n - off, &in, ops) != 0) {
 			snprintf(f->why, sizeof(f->why),
 			    "its instruction at +%zu cannot be decoded", off);
+			f->cov = HT_COV_UNDECODED;
 			return -1;
 		}
 		if ((no = displaceable(&in, ops, buf, sizeof(buf))) != NULL) {
@@ -218,6 +223,7 @@ ht_inl_plan(pid_t pid, struct inl_fn *f, const uint8_t *code, size_t n)
 	}
 	if (off > n || off - p > HT_INLINE_BYTES) {
 		snprintf(f->why, sizeof(f->why), "too short: %zu bytes", n - p);
+		f->cov = HT_COV_SHORT;
 		return -1;
 	}
 	f->at = f->addr + p;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "allocnames.h"
 #include "inline-block.h"
 #include "inline.h"
 
@@ -51,6 +52,7 @@ struct inl_fn {
 	uint64_t calls[16]; /* direct call and jump targets */
 	size_t ncalls;
 	char why[200]; /* refused: why; "" if not */
+	unsigned cov;  /* and its enum ht_cov_reason (0: HT_COV_REFUSED) */
 	int exclude;   /* calls a hooked candidate */
 	int rec;       /* its record in the block, -1 */
 	int done;      /* patched before this apply */

@@ -222,6 +222,7 @@ choose(struct run *r)
 			    g->why[0] != '\0')
 				continue;
 			f->exclude = 1;
+			f->cov = HT_COV_WRAPPER;
 			snprintf(why, sizeof(why),
 			    "calls %s directly, which counts it", g->name);
 			snprintf(f->why, sizeof(f->why), "%s", why);
@@ -496,6 +497,7 @@ out_refuse:
 	for (i = 0; i < n; i++) {
 		snprintf(set[i]->why, sizeof(set[i]->why),
 		    "its module's set was not patched: %s", why);
+		set[i]->cov = HT_COV_REFUSED;
 		set[i]->rec = -1;
 	}
 	return -1;
@@ -508,6 +510,28 @@ note(struct ht_inline_result *res, const struct inl_fn *f)
 
 	snprintf(res->notes + k, sizeof(res->notes) - k, "%s (%s): %s\n",
 	    f->name, f->mod->path, f->why);
+}
+
+/* The refusals as records, for the agent's account of coverage. */
+static void
+refusals(struct run *r)
+{
+	struct ht_inline_refusal *x;
+	size_t i;
+
+	r->b->nrefusals = 0;
+	for (i = 0; i < r->nfns && r->b->nrefusals < HT_INLINE_REFUSALS; i++) {
+		const struct inl_fn *f = &r->fns[i];
+
+		if (f->done || f->why[0] == '\0' || f->index < 0)
+			continue;
+		x = &r->b->refusals[r->b->nrefusals++];
+		x->fn = f->addr;
+		x->index = (uint32_t)f->index;
+		x->reason = f->cov != 0 ? f->cov :
+		    f->exclude		? HT_COV_WRAPPER :
+					  HT_COV_REFUSED;
+	}
 }
 
 static void
@@ -554,6 +578,9 @@ ht_inline_apply(pid_t pid, struct ht_ctl *c, struct ht_inline_result *res,
 		goto out;
 	}
 	if (agent_sync(&r, c) != 0 || read_names(&r) != 0)
+		goto out;
+	r.b->wanted = 1;
+	if (PUT(&r, wanted) != 0)
 		goto out;
 	if ((r.fns = calloc(INL_MAX_FNS, sizeof(*r.fns))) == NULL ||
 	    (r.mods = calloc(MAX_MODS, sizeof(*r.mods))) == NULL) {
@@ -611,7 +638,12 @@ ht_inline_apply(pid_t pid, struct ht_ctl *c, struct ht_inline_result *res,
 	}
 	r.b->notes_len = (uint32_t)strlen(res->notes);
 	memcpy(r.b->notes, res->notes, r.b->notes_len);
-	if (PUT(&r, notes_len) == 0 && PUT(&r, notes) == 0)
+	refusals(&r);
+	/* The last doorbell: the agent's account of coverage takes what
+	 * was patched and what was refused. */
+	if (PUT(&r, notes_len) == 0 && PUT(&r, notes) == 0 &&
+	    PUT(&r, refusals) == 0 && PUT(&r, nrefusals) == 0 &&
+	    agent_sync(&r, c) == 0)
 		rc = 0;
 out:
 	run_free(&r);
@@ -635,6 +667,13 @@ ht_inline_restore(pid_t pid, char *err, size_t errlen)
 		run_free(&r);
 		/* Never synced: nothing was ever patched. */
 		return 0;
+	}
+	/* Asked for no more: the agent's account hands the functions back
+	 * to the GOT backend's at its next doorbell or detach. */
+	r.b->wanted = 0;
+	if (PUT(&r, wanted) != 0) {
+		run_free(&r);
+		return -1;
 	}
 	for (i = 0; i < HT_INLINE_RECORDS; i++)
 		if (r.b->rec[i].state == HT_INLINE_PATCHED)

@@ -25,6 +25,10 @@
  *   PATCHED  the CLI wrote patch[] at `at' while every thread was
  *            stopped; detach writes orig[] back (after checking that the
  *            bytes there are still patch[]) and sets ARMED again.
+ * After the patches, the CLI writes the refusals (text and records) and
+ * rings HT_MSG_HOOK once more: the agent's account of coverage then says
+ * which functions are hooked inline and why the others are not
+ * (ht_inline_account).
  * Records are never freed: a trampoline may still run in some thread, and
  * a later attach reuses the record of the same function (same bytes).
  */
@@ -34,13 +38,14 @@
 #include <stdint.h>
 
 #define HT_INLINE_MAGIC	    0x4e495448u /* "HTIN" */
-#define HT_INLINE_VERSION   2
+#define HT_INLINE_VERSION   3
 #define HT_INLINE_NAMES	    256 /* hook table entries described */
 #define HT_INLINE_RECORDS   128
 #define HT_INLINE_AREAS	    8
 #define HT_INLINE_AREA_SIZE (64u * 1024)
 #define HT_INLINE_BYTES	    32	 /* the most bytes patched at a function */
 #define HT_INLINE_NOTES	    4096 /* the refusals' text */
+#define HT_INLINE_REFUSALS  128
 
 enum ht_inline_state {
 	HT_INLINE_FREE = 0,
@@ -67,6 +72,14 @@ struct ht_inline_rec {
 	uint8_t patch[HT_INLINE_BYTES];
 };
 
+/* A function the CLI would not patch, for the account of coverage: the
+ * agent finds its module by fn. */
+struct ht_inline_refusal {
+	uint64_t fn;	 /* the function's first byte */
+	uint32_t index;	 /* hook table index */
+	uint32_t reason; /* enum ht_cov_reason (src/allocnames.h) */
+};
+
 struct ht_inline_area {
 	uint64_t lo;   /* 0: none */
 	uint64_t used; /* bytes handed out, by the CLI */
@@ -86,7 +99,9 @@ struct ht_inline_shared {
 	 * the agent clears it once served, and sets near_errno on failure. */
 	uint64_t near;
 	uint32_t near_errno;
-	uint32_t pad;
+	/* 1 from the CLI's apply on, 0 after its restore (detach, start
+	 * --backend got): whether the inline backend is asked for. */
+	uint32_t wanted;
 	struct ht_inline_area areas[HT_INLINE_AREAS];
 	struct ht_inline_rec rec[HT_INLINE_RECORDS];
 	/* What the CLI could not patch, and why: lines of text ("module
@@ -94,6 +109,12 @@ struct ht_inline_shared {
 	uint32_t notes_len;
 	uint32_t pad2;
 	char notes[HT_INLINE_NOTES];
+	/* The same refusals as records, those of the last apply, which the
+	 * agent turns into coverage entries on the HT_MSG_HOOK that ends
+	 * it (and at detach). */
+	uint32_t nrefusals;
+	uint32_t pad3;
+	struct ht_inline_refusal refusals[HT_INLINE_REFUSALS];
 };
 
 #endif

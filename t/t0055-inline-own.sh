@@ -65,7 +65,7 @@ counts() {
 	grep '^counts ' "$HT_TMP/own.fx" | tail -1
 }
 
-plan 17
+plan 22
 
 # A plain run of the same work, for its checksum.
 printf 'alloc 10\nmix 5\nrelease\nmix 3\nquit\n' | "$EXE" >"$HT_TMP/plain.fx"
@@ -94,6 +94,10 @@ m0=$(grep '^malloc ' "$HT_TMP/before")
 m1=$(grep '^malloc ' "$HT_TMP/during")
 [ -n "$m1" ] && [ "$m0" != "$m1" ]
 ok $? "malloc's first bytes are patched" || diag "$m0 / $m1"
+
+! grep -q "warning: $EXE defines its own" "$HT_TMP/attach.out"
+ok $? "attach warns of no unseen allocator in it: it is hooked inline" ||
+    diag "$(cat "$HT_TMP/attach.out")"
 
 ht_ok status "status" status -p "$pid"
 grep -q "^  backend: GOT + inline\$" "$HT_TMP/status.out" &&
@@ -136,6 +140,30 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 ok $? "the sites are the fixture's functions, the frees seen"
+# The account of coverage: the backend is inline, each of the functions
+# is hooked inline (its first instructions), no warning says they are
+# unseen; report --coverage lists them so.
+python3 - "$HT_TMP/report.out" "$EXE" $FNS <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+exe, fns = sys.argv[2], set(sys.argv[3:])
+c = r["coverage"]
+mine = {f["function"]: f for f in c["functions"] if f["module"] == exe}
+bad = [n for n in fns if n not in mine or mine[n]["backend"] != "inline"
+       or mine[n]["reason"] != "its first instructions jump to the agent"]
+unseen = [u for u in r["unseen_allocators"] if u["module"] == exe]
+if c["backend"] != "inline" or bad or unseen:
+    print(c["backend"], bad, unseen, mine)
+    sys.exit(1)
+PY
+ok $? "coverage: the inline backend hooks every one of them, none unseen"
+ht_ok cov "report --coverage" report -p "$pid" --coverage
+grep -q "^coverage of $EXE\$" "$HT_TMP/cov.out" &&
+    grep -Eq "^    malloc +inline +alloc +its first instructions jump to" \
+        "$HT_TMP/cov.out" &&
+    grep -q "^  coverage  *inline backend: " "$HT_TMP/cov.out"
+ok $? "report --coverage and its header say inline" ||
+    diag "$(cat "$HT_TMP/cov.out")"
 
 ht_ok detach "detach" detach -p "$pid"
 grep -q "^heaptool: [0-9]* functions hooked inline put back" \
@@ -157,6 +185,19 @@ python3 -c 'import json, sys
 sys.exit(0 if json.load(open(sys.argv[1]))["totals"]["alloc_objects"] == 0
          else 1)' "$HT_TMP/report2.out"
 ok $? "with --backend got the executable's own calls are not seen"
+python3 - "$HT_TMP/report2.out" "$EXE" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["coverage"]
+m = [f for f in c["functions"] if f["module"] == sys.argv[2] and
+     f["function"] == "malloc"]
+u = [x for x in r["unseen_allocators"] if x["module"] == sys.argv[2]]
+if c["backend"] != "got" or len(m) != 1 or m[0]["backend"] == "inline" \
+        or not u:
+    print(c["backend"], m, u)
+    sys.exit(1)
+PY
+ok $? "and the account says the GOT backend, malloc not hooked, unseen"
 echo quit >&8
 wait "$pid"
 ok $? "the fixture exits 0"
