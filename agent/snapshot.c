@@ -250,8 +250,8 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	for (i = 0; i < ht_allocators_count(); i++) {
 		alloc.path = ht_allocators_get(i)->path;
 		/* Only what no backend sees: a function hooked inline is. */
-		alloc.names = ht_coverage_unseen(alloc.path,
-		    ht_allocators_get(i)->names);
+		alloc.names =
+		    ht_coverage_unseen(alloc.path, ht_allocators_get(i)->names);
 		if (alloc.names != 0)
 			ht_pw_allocator(&w, &alloc);
 	}
