@@ -1,9 +1,10 @@
 #!/bin/sh
 # The inline backend on Debian's static jemalloc: t/target/inline-je links
 # libjemalloc.a, so its malloc, calloc, realloc and free are the
-# executable's own, called directly.  attach hooks them inline; at rate 1
+# executable's own, called directly, and so are jemalloc's own mallocx,
+# rallocx, sdallocx and dallocx.  attach hooks them inline; at rate 1
 # the report counts the fixture's own allocating calls exactly, at its own
-# sites; detach puts every byte back (read from /proc/PID/mem); its
+# sites, those of jemalloc's API too; detach puts every byte back (read from /proc/PID/mem); its
 # checksum is that of a plain run.  Skips without libjemalloc-dev.
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/ptrace.sh"
@@ -22,7 +23,7 @@ unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_AGENT MALLOC_CONF
 XDG_STATE_HOME=$HT_TMP/state
 export XDG_STATE_HOME
 T=60
-FNS="malloc free calloc realloc"
+FNS="malloc free calloc realloc mallocx rallocx sdallocx dallocx"
 
 pid=
 cleanup() {
@@ -41,9 +42,9 @@ wait_line() {
 	return 0
 }
 
-plan 9
+plan 11
 
-printf 'run 10\nrelease\nrun 5\nquit\n' | "$EXE" >"$HT_TMP/plain.fx"
+printf 'run 10\nxrun 10\nxrelease\nrelease\nrun 5\nquit\n' | "$EXE" >"$HT_TMP/plain.fx"
 mkfifo "$HT_TMP/je.in"
 "$EXE" <"$HT_TMP/je.in" >"$HT_TMP/je.fx" 2>&1 &
 pid=$!
@@ -80,6 +81,41 @@ if not ok:
 sys.exit(0 if ok else 1)
 PY
 ok $? "at rate 1: the fixture's 30 calls, exactly, at its own sites"
+# jemalloc's own API, called directly: mallocx, rallocx, sdallocx and
+# dallocx are hooked inline too, each call counted once.
+grep -q "^heaptool: inline: hooked .*\bmallocx\b" "$HT_TMP/attach.out" &&
+    grep -q "^heaptool: inline: hooked .*\bsdallocx\b" "$HT_TMP/attach.out"
+ok $? "attach hooks mallocx and sdallocx inline" ||
+    diag "$(cat "$HT_TMP/attach.out")"
+echo "xrun 10" >&8
+wait_line "$HT_TMP/je.fx" '^xran 10 ' || bail "no xran 10"
+echo "xrelease" >&8
+wait_line "$HT_TMP/je.fx" '^xreleased$' || bail "no xreleased"
+ht report2 report -p "$pid" --json --detail
+python3 - "$HT_TMP/report.out" "$HT_TMP/report2.out" \
+    "$(grep '^ran 10 ' "$HT_TMP/je.fx")" \
+    "$(grep '^xran 10 ' "$HT_TMP/je.fx")" <<'PY'
+import json, sys
+r0 = json.load(open(sys.argv[1]))["totals"]
+r = json.load(open(sys.argv[2]))
+calls = int(sys.argv[4].split()[2]) - int(sys.argv[3].split()[2])
+t = r["totals"]
+first = {}
+for s in r["sites"]:
+    if s["frames"]:
+        f = s["frames"][0].get("function", "")
+        first[f] = first.get(f, 0) + s["alloc_objects"]
+want_bytes = sum(200 + i for i in range(10)) + 10 * (64 + 512)
+got = (t["alloc_objects"] - r0["alloc_objects"],
+       t["alloc_bytes"] - r0["alloc_bytes"],
+       t["inuse_objects"], t["inuse_bytes"] - r0["inuse_bytes"])
+ok = (got == (calls, want_bytes, r0["inuse_objects"], 0) and calls == 30
+      and first.get("je_xsite") == 10 and first.get("je_xmix") == 20)
+if not ok:
+    print(got, calls, want_bytes, first)
+sys.exit(0 if ok else 1)
+PY
+ok $? "at rate 1: mallocx/rallocx/sdallocx/dallocx exactly, at their sites"
 ht_ok detach "detach" detach -p "$pid"
 # shellcheck disable=SC2086
 python3 "$HT_SRCDIR/t/lib/fnbytes.py" "$pid" "$EXE" $FNS >"$HT_TMP/after"

@@ -10,6 +10,11 @@
  *             then frees of the calloc'd block; prints "ran N A" where A is
  *             the allocating calls it made so far
  *   release   frees the kept blocks; prints "released"
+ *   xrun N    the same through jemalloc's own API: N rounds of
+ *             mallocx(200 + i) (site je_xsite, kept), mallocx(64)
+ *             grown by rallocx to 512 then sdallocx'd (site je_xmix);
+ *             prints "xran N A"
+ *   xrelease  dallocx of the blocks xrun kept; prints "xreleased"
  *   quit      exit 0 (so does end of file), after printing "checksum HEX"
  */
 #include <sys/prctl.h>
@@ -24,8 +29,16 @@
 
 #define MAXKEEP 10000
 
-static void *kept[MAXKEEP];
-static size_t nkept;
+/* jemalloc's API (jemalloc/jemalloc.h of libjemalloc-dev, unprefixed in
+ * Debian's build), declared here so that no macro of the header renames
+ * them. */
+void *mallocx(size_t size, int flags);
+void *rallocx(void *ptr, size_t size, int flags);
+void sdallocx(void *ptr, size_t size, int flags);
+void dallocx(void *ptr, int flags);
+
+static void *kept[MAXKEEP], *xkept[MAXKEEP];
+static size_t nkept, nxkept;
 static uint64_t sum = 1, calls;
 
 FX_NOINLINE static void
@@ -57,6 +70,36 @@ je_mix(size_t i)
 	free(q);
 }
 
+FX_NOINLINE static void
+je_xsite(size_t i)
+{
+	void *p = mallocx(200 + i, 0); /* SITE je_xsite */
+
+	if (p == NULL)
+		exit(1);
+	calls++;
+	fx_fill(p, 200 + i, i, &sum);
+	if (nxkept < MAXKEEP)
+		xkept[nxkept++] = p;
+}
+
+FX_NOINLINE static void
+je_xmix(size_t i)
+{
+	char *p, *q;
+
+	if ((p = mallocx(64, 0)) == NULL)
+		exit(1);
+	calls++;
+	fx_fill(p, 64, i, &sum);
+	if ((q = rallocx(p, 512, 0)) == NULL)
+		exit(1);
+	calls++;
+	sum = fx_mix(sum, (uint64_t)q[63]);
+	fx_fill(q, 512, i, &sum);
+	sdallocx(q, 512, 0);
+}
+
 int
 main(void)
 {
@@ -79,6 +122,18 @@ main(void)
 				free(kept[i]);
 			nkept = 0;
 			printf("released\n");
+		} else if (strncmp(line, "xrun ", 5) == 0) {
+			n = strtoul(line + 5, NULL, 10);
+			for (i = 0; i < n; i++) {
+				je_xsite(i);
+				je_xmix(i);
+			}
+			printf("xran %zu %llu\n", n, (unsigned long long)calls);
+		} else if (strcmp(line, "xrelease\n") == 0) {
+			for (i = 0; i < nxkept; i++)
+				dallocx(xkept[i], 0);
+			nxkept = 0;
+			printf("xreleased\n");
 		} else if (strcmp(line, "quit\n") == 0)
 			break;
 	}
