@@ -10,7 +10,8 @@
  * HEAPTOOL_DUMP_PREFIX (absolute), HEAPTOOL_DUMP_INTERVAL_MS,
  * HEAPTOOL_DUMP_EVERY, HEAPTOOL_DUMP_AT_RSS and HEAPTOOL_THRESHOLD (bytes,
  * decimal), and HEAPTOOL_FOLLOW_FORKS=1 (children of fork start sessions
- * of their own: HT_AGENT_FOLLOW).  HEAPTOOL_SEED (a fixed seed for the
+ * of their own: HT_AGENT_FOLLOW), HEAPTOOL_INLINE_FD (a socket on which
+ * heaptool run hooks inline before main, inline.h).  HEAPTOOL_SEED (a fixed seed for the
  * sampler) is read in every mode.  The constructor sets up, starts the
  * session and patches (ht_agent_launch), then starts the control thread
  * (control.h) if a trigger needs it, HEAPTOOL_LIVE=1 asks for a live
@@ -33,6 +34,7 @@
  * dormant or stops sampling, and the process runs on as if it were absent.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +44,7 @@
 #include "ctlthread.h"
 #include "dump.h"
 #include "final.h"
+#include "inline.h"
 #include "profile.h"
 #include "runpage.h"
 #include "sampler.h"
@@ -103,6 +106,27 @@ env_dumps(struct ht_dump_cfg *cfg)
 	memcpy(cfg->prefix, s, len + 1);
 }
 
+/* The socket of heaptool run's inline doorbell, or -1. */
+static int
+inline_fd(void)
+{
+	uint64_t fd;
+
+	if (parse_u64(getenv("HEAPTOOL_INLINE_FD"), &fd) != 0 || fd > INT_MAX)
+		return -1;
+	return (int)fd;
+}
+
+/* Launch failed: close the doorbell, so that heaptool run waits no more. */
+static void
+drop_inline_fd(void)
+{
+	int fd = inline_fd();
+
+	if (fd >= 0)
+		close(fd);
+}
+
 __attribute__((constructor)) static void
 agent_init(void)
 {
@@ -110,7 +134,7 @@ agent_init(void)
 	uint64_t pid, rate = DEFAULT_RATE, seed, max_samples;
 	const char *s;
 	size_t len;
-	int follow;
+	int follow, fd;
 
 	ht_ctlthread_init();
 	if (parse_u64(getenv("HEAPTOOL_SEED"), &seed) == 0)
@@ -136,6 +160,7 @@ agent_init(void)
 	s = getenv("HEAPTOOL_OUTPUT");
 	if (s == NULL || (len = strlen(s)) == 0 || len >= sizeof(output)) {
 		ht_agent_disable();
+		drop_inline_fd();
 		return;
 	}
 	memcpy(output, s, len + 1);
@@ -151,9 +176,13 @@ agent_init(void)
 	if (ht_agent_launch(rate, max_samples, &cfg,
 		follow ? HT_AGENT_FOLLOW : 0) != 0) {
 		ht_runpage_set(HT_RUNSTAT_NOSTART, errno);
+		drop_inline_fd();
 		return;
 	}
 	ht_runpage_set(HT_RUNSTAT_RUNNING, 0);
+	/* heaptool run hooks inline now, before main (inline.h). */
+	if ((fd = inline_fd()) >= 0)
+		ht_inline_serve_fd(fd);
 	/*
 	 * A second thread costs a launched program more than it seems: once a
 	 * process has one, glibc takes its arena lock on every allocation the

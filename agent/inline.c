@@ -3,6 +3,9 @@
  */
 #include <sys/mman.h>
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -233,4 +236,49 @@ ht_inline_account(int hooked)
 	else if (ht_coverage_backend() == HT_BACKEND_INLINE)
 		ht_coverage_set_backend(
 		    hooked ? HT_BACKEND_GOT : HT_BACKEND_NONE);
+}
+
+#define SERVE_WAIT_MS 30000
+
+static int
+put_byte(int fd, char c)
+{
+	ssize_t n;
+
+	do
+		n = write(fd, &c, 1);
+	while (n == -1 && errno == EINTR);
+	return n == 1 ? 0 : -1;
+}
+
+void
+ht_inline_serve_fd(int fd)
+{
+	struct pollfd p;
+	ssize_t n;
+	char c;
+	int r;
+
+	if (put_byte(fd, 'R') != 0)
+		goto out;
+	for (;;) {
+		p.fd = fd;
+		p.events = POLLIN;
+		p.revents = 0;
+		if ((r = poll(&p, 1, SERVE_WAIT_MS)) == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break; /* the CLI is gone quiet: run on */
+		do
+			n = read(fd, &c, 1);
+		while (n == -1 && errno == EINTR);
+		if (n != 1 || c != 'H')
+			break; /* 'G', or the CLI is gone */
+		r = ht_inline_sync();
+		ht_inline_account(1);
+		if (put_byte(fd, r == 0 ? 'K' : 'E') != 0)
+			break;
+	}
+out:
+	close(fd);
 }

@@ -33,4 +33,15 @@ int ht_inline_sync(void);
  */
 void ht_inline_account(int hooked);
 
+/*
+ * Launch mode's doorbell (heaptool run): the constructor, its session
+ * started and the GOT slots in, serves the CLI on fd (a socket the CLI
+ * made, HEAPTOOL_INLINE_FD) before main runs, so that the first allocation
+ * of main is counted by the inline hooks too.  One byte each way: 'R' is
+ * sent first; each 'H' read is a HT_MSG_HOOK's inline part (sync and
+ * account), answered 'K' or 'E'; 'G', end of file or 30 s of silence end
+ * it.  fd is closed on return.  No control thread is needed.
+ */
+void ht_inline_serve_fd(int fd);
+
 #endif

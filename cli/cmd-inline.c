@@ -5,14 +5,19 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
 #include "inline.h"
+
+#define RUN_WAIT_MS 30000
 
 /* Each line of notes ("name (module): reason"), after lead and what. */
 static void
@@ -28,15 +33,15 @@ print_notes(FILE *fp, const char *lead, const char *what, const char *notes)
 	}
 }
 
-int
-ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c,
+static int
+apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c, int bell,
     const char *what)
 {
 	static struct ht_inline_result res;
 	static char hooked[8192], notes[HT_INLINE_NOTES_MAX];
 	char err[512];
 
-	if (ht_inline_apply(pid, c, &res, err, sizeof(err)) != 0) {
+	if (ht_inline_apply(pid, c, bell, &res, err, sizeof(err)) != 0) {
 		ht_warn("%s %ld: inline hooks: %s; the GOT hooks alone are in",
 		    what, (long)pid, err);
 		return -1;
@@ -47,6 +52,48 @@ ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c,
 		fprintf(fp, "%sinline: hooked %s\n", lead, hooked);
 	print_notes(fp, lead, "inline: not hooked: ", res.notes);
 	return 0;
+}
+
+int
+ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c,
+    const char *what)
+{
+	return apply(fp, lead, pid, c, -1, what);
+}
+
+int
+ht_cmd_inline_run(pid_t pid, int fd)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	char c = 0, go = 'G';
+	ssize_t n;
+	int k, rc = -1;
+
+	/* The agent says 'R' once its constructor has the GOT hooks in;
+	 * an agent that does not load closes nothing, so the wait is
+	 * bounded (and the child's end of the socket closes if it exits). */
+	while ((k = poll(&p, 1, RUN_WAIT_MS)) == -1 && errno == EINTR)
+		;
+	if (k == 1) {
+		do
+			n = read(fd, &c, 1);
+		while (n == -1 && errno == EINTR);
+	}
+	if (k != 1 || c != 'R') {
+		if (k == 0)
+			ht_warn("run %ld: inline hooks: its agent did not ask "
+				"for them within 30 s; the GOT hooks alone are "
+				"in",
+			    (long)pid);
+		close(fd);
+		return -1; /* no agent, or it did not launch: nothing to do */
+	}
+	rc = apply(stderr, "heaptool: ", pid, NULL, fd, "run");
+	do
+		n = write(fd, &go, 1);
+	while (n == -1 && errno == EINTR);
+	close(fd);
+	return rc;
 }
 
 int

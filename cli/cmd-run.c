@@ -45,6 +45,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +53,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "dumpopts.h"
+#include "inline.h"
 #include "profile.h"
 #include "report.h"
 #include "runstat.h"
@@ -63,7 +65,7 @@ static const char run_usage[] =
     "                    [--follow-forks] [--dump-prefix P]\n"
     "                    [--dump-interval DUR] [--dump-every SIZE]\n"
     "                    [--dump-at-rss SIZE] [--threshold SIZE]\n"
-    "                    [--] CMD [ARG...]\n"
+    "                    [--backend got|inline] [--] CMD [ARG...]\n"
     "\n"
     "Run CMD with the heap profiler loaded from its start.  When CMD exits,\n"
     "its profile is saved to FILE (as the user CMD runs as then) and a\n"
@@ -79,6 +81,12 @@ static const char run_usage[] =
     "                     sessions of their own at the fork, served live\n"
     "                     (report -p CHILD) and dumped with --dump-prefix\n"
     "                     under their own pid; implies --live\n"
+    "      --backend B    got: the GOT hooks alone; inline: the allocator\n"
+    "                     functions no GOT slot leads to (an allocator in\n"
+    "                     the executable) are hooked inline too, before\n"
+    "                     main (heaptool traces CMD for that moment);\n"
+    "                     default: inline if CMD's executable defines an\n"
+    "                     allocator function, else got\n"
     "      --dump-prefix P     also write dumps P.PID.SEQ.heap: when an\n"
     "                          allocation fails, at exit, and on the\n"
     "                          triggers below\n" HT_DUMP_HELP
@@ -87,12 +95,15 @@ static const char run_usage[] =
     "The exit status is CMD's, or 128+N if a signal N killed it.\n"
     "See man heaptool for the details.\n";
 
+#define OPT_BACKEND 1201
+
 static const struct option run_options[] = {
 	{ "rate", required_argument, NULL, 'r' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "live", no_argument, NULL, 'l' },
 	{ "follow-forks", no_argument, NULL, HT_OPT_FOLLOW_FORKS },
 	{ "max-samples", required_argument, NULL, 'M' },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
 	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -233,12 +244,21 @@ page_env(const struct page *pg)
 	return setenv(HT_RUNSTAT_COOKIE_ENV, num, 1);
 }
 
+static void
+close_bell(int *bell)
+{
+	if (bell[0] >= 0)
+		close(bell[0]);
+	if (bell[1] >= 0)
+		close(bell[1]);
+}
+
 /* In the child: set up the agent's environment and exec.  Only returns
  * on failure, with errno set. */
 static void
 exec_child(char **cmd, const char *agent, uint64_t rate, uint64_t max_samples,
     const char *output, int live, int follow, const struct ht_dump_opts *d,
-    const struct page *pg)
+    const struct page *pg, int bell)
 {
 	char num[32], *preload;
 	const char *old;
@@ -270,6 +290,8 @@ exec_child(char **cmd, const char *agent, uint64_t rate, uint64_t max_samples,
 	    setenv_u64("HEAPTOOL_DUMP_AT_RSS", d->at_rss_bytes) != 0 ||
 	    setenv_u64("HEAPTOOL_THRESHOLD", d->threshold_bytes) != 0 ||
 	    setenv_u64("HEAPTOOL_MAX_SAMPLES", max_samples) != 0 ||
+	    (bell >= 0 ? setenv_u64("HEAPTOOL_INLINE_FD", (uint64_t)bell) :
+			 unsetenv("HEAPTOOL_INLINE_FD")) != 0 ||
 	    page_env(pg) != 0)
 		return;
 	execvp(cmd[0], cmd);
@@ -490,6 +512,8 @@ ht_cmd_run(int argc, char **argv)
 	const char *outopt = NULL;
 	uint64_t rate = HT_CMD_DEFAULT_RATE, max_samples = 0;
 	int c, rc, status, fds[2], child_errno, live = 0, follow = 0;
+	int backend = 0, bell[2] = { -1, -1 }; /* backend: 1 got, 2 inline */
+	int found;
 	ssize_t n;
 	pid_t pid;
 
@@ -520,6 +544,16 @@ ht_cmd_run(int argc, char **argv)
 				 &max_samples)) != HT_EXIT_OK)
 				return rc;
 			break;
+		case OPT_BACKEND:
+			if (strcmp(optarg, "got") == 0)
+				backend = 1;
+			else if (strcmp(optarg, "inline") == 0)
+				backend = 2;
+			else
+				return ht_usage("--backend %s: not a backend; "
+						"use got or inline",
+				    optarg);
+			break;
 		case 'h':
 			return ht_cmd_help(run_usage);
 		default:
@@ -542,8 +576,8 @@ ht_cmd_run(int argc, char **argv)
 
 	/* LD_PRELOAD means nothing to a static program: it would run
 	 * unprofiled, and only then would we know. */
-	if (find_command(argv[optind], exe, sizeof(exe)) == 0 &&
-	    is_static(exe)) {
+	found = find_command(argv[optind], exe, sizeof(exe)) == 0;
+	if (found && is_static(exe)) {
 		ht_warn("run %s: %s is statically linked: heaptool loads its "
 			"agent with glibc's dynamic loader, which it does not "
 			"have; link the program dynamically to profile it",
@@ -577,10 +611,22 @@ ht_cmd_run(int argc, char **argv)
 		}
 	}
 
+	/* Inline hooks where the executable has an allocator of its own:
+	 * its agent waits for them before main, on a socket (bell[1] in the
+	 * child, kept across the exec). */
+	if (backend == 0)
+		backend = found && ht_inline_file_has_allocator(exe) == 1 ? 2 :
+									    1;
+	if (backend == 2 &&
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, bell) != 0) {
+		ht_warn("run: socketpair: %s", strerror(errno));
+		return HT_EXIT_FAIL;
+	}
 	/* The child reports a failed exec through a close-on-exec pipe:
 	 * EOF means the exec succeeded. */
 	if (pipe2(fds, O_CLOEXEC) != 0) {
 		ht_warn("run: pipe: %s", strerror(errno));
+		close_bell(bell);
 		return HT_EXIT_FAIL;
 	}
 	page_make(&pg);
@@ -597,6 +643,7 @@ ht_cmd_run(int argc, char **argv)
 		    strerror(errno));
 		close(fds[0]);
 		close(fds[1]);
+		close_bell(bell);
 		status = HT_EXIT_FAIL;
 		goto out_page;
 	}
@@ -604,12 +651,16 @@ ht_cmd_run(int argc, char **argv)
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		close(fds[0]);
+		if (bell[0] >= 0) {
+			close(bell[0]);
+			(void)fcntl(bell[1], F_SETFD, 0);
+		}
 		if (outopt == NULL &&
 		    default_output(dir, getpid(), output, sizeof(output)) != 0)
 			errno = ENAMETOOLONG;
 		else
 			exec_child(argv + optind, agent, rate, max_samples,
-			    output, live, follow, &dumps, &pg);
+			    output, live, follow, &dumps, &pg, bell[1]);
 		child_errno = errno;
 		n = write(fds[1], &child_errno, sizeof(child_errno));
 		(void)n;
@@ -617,10 +668,20 @@ ht_cmd_run(int argc, char **argv)
 	}
 
 	close(fds[1]);
+	if (bell[1] >= 0)
+		close(bell[1]);
 	do
 		n = read(fds[0], &child_errno, sizeof(child_errno));
 	while (n == -1 && errno == EINTR);
 	close(fds[0]);
+	/* Exec'd: hook inline while its constructor waits (ptrace: we are
+	 * its parent), then let it go on to main. */
+	if (bell[0] >= 0) {
+		if (n == 0)
+			(void)ht_cmd_inline_run(pid, bell[0]);
+		else
+			close(bell[0]);
+	}
 	/* Live reports need the pid, which nothing else shows. */
 	if (live && n == 0)
 		ht_warn("running %s as pid %ld; heaptool report -p %ld reads "

@@ -97,6 +97,11 @@ int ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c,
     const char *what);
 int ht_cmd_inline_restore(pid_t pid, const char *what);
 void ht_cmd_inline_status(FILE *fp, const char *lead, pid_t pid);
+/* heaptool run's inline hooks: wait for the agent of the child pid on its
+ * doorbell socket fd (agent/inline.h), hook inline, say so on stderr, let
+ * the child go on to main; fd is closed.  0, or -1 after a warning (the
+ * child runs on with the GOT hooks alone). */
+int ht_cmd_inline_run(pid_t pid, int fd);
 
 /* The end of the help of stop and detach. */
 #define HT_CMD_PID_HELP                                                        \

@@ -249,6 +249,33 @@ never_patched(const char *base)
 	    strncmp(base, "libc-2.", 7) == 0 || ht_staging_is_agent(base);
 }
 
+/* Is name one of the C++ operators that are entry points of an allocator
+ * only (src/allocnames.h)? */
+static int
+cxx_operator(const char *name)
+{
+	int i = ht_allocfns_find(name);
+
+	return i >= 0 && (ht_allocfns[i].flags & HT_FNF_ALLOCATOR) != 0;
+}
+
+/* Do the n candidates of a module include an allocator's malloc (its own
+ * name, or that of jemalloc, mimalloc, tcmalloc, with their prefixes)? */
+static int
+defines_malloc(const struct inl_fn *fns, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		k = strlen(fns[i].name);
+		if (strcmp(fns[i].name, "malloc") == 0 ||
+		    strcmp(fns[i].name, "mallocx") == 0 ||
+		    (k > 7 && strcmp(fns[i].name + k - 7, "_malloc") == 0))
+			return 1;
+	}
+	return 0;
+}
+
 int
 ht_inl_candidates(pid_t pid, char *const *names, size_t n, struct inl_fn *fns,
     size_t max, struct inl_mod *mods, size_t maxmods, size_t *nmods, char *err,
@@ -257,6 +284,7 @@ ht_inl_candidates(pid_t pid, char *const *names, size_t n, struct inl_fn *fns,
 	struct collect c;
 	struct ht_modfile mf;
 	size_t i, j, k, nm = 0, kept = 0;
+	int alloc;
 
 	if (scan_modules(pid, mods, maxmods, &nm) != 0) {
 		snprintf(err, errlen, "cannot read /proc/%ld/maps: %s",
@@ -276,10 +304,15 @@ ht_inl_candidates(pid_t pid, char *const *names, size_t n, struct inl_fn *fns,
 		c.mod = &mods[i];
 		c.first = c.n;
 		each_func(mf.elf, on_func, &c);
+		alloc = defines_malloc(fns + c.first, c.n - c.first);
 		/* A shared library's exported definition is what the GOT
-		 * slots bind to: the GOT backend's. */
+		 * slots bind to: the GOT backend's.  The C++ operators are
+		 * an allocator's entry points only where malloc is defined
+		 * too (HT_FNF_ALLOCATOR): elsewhere they call malloc, and
+		 * are counted there. */
 		for (j = k = c.first; j < c.n; j++)
-			if (mods[i].main || !fns[j].exported)
+			if ((mods[i].main || !fns[j].exported) &&
+			    (alloc || !cxx_operator(fns[j].name)))
 				fns[k++] = fns[j];
 		c.n = k;
 		if (c.n > c.first)
@@ -377,4 +410,35 @@ ht_inl_module_of(pid_t pid, uint64_t a, char *buf, size_t len)
 			break;
 		}
 	free(mods);
+}
+
+static void
+on_any(void *arg, const char *name, const GElf_Sym *sym, int dyn)
+{
+	int *found = arg, i;
+
+	(void)dyn;
+	if (GELF_ST_TYPE(sym->st_info) == STT_FUNC &&
+	    (i = ht_allocfns_find(name)) >= 0 &&
+	    ht_allocfns[i].kind != HT_KIND_QUERY)
+		*found = 1;
+}
+
+int
+ht_inline_file_has_allocator(const char *path)
+{
+	Elf *elf;
+	int fd, found = 0;
+
+	(void)elf_version(EV_CURRENT);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((elf = elf_begin(fd, ELF_C_READ, NULL)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	each_func(elf, on_any, &found);
+	elf_end(elf);
+	close(fd);
+	return found;
 }

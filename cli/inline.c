@@ -26,6 +26,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@
 #define TRIES	    25 /* stops until no thread is in the way */
 #define STACK_WORDS 1024
 #define NAME_MAX_   64
+#define BELL_MS	    30000
 
 struct run {
 	pid_t pid;
@@ -50,6 +52,7 @@ struct run {
 	size_t nmods;
 	char *err;
 	size_t errlen;
+	int bell; /* heaptool run's doorbell (inline-block.h), or -1 */
 };
 
 static int
@@ -87,10 +90,42 @@ block_put(struct run *r, size_t off, size_t len)
 	block_put((r), offsetof(struct ht_inline_shared, field),               \
 	    sizeof((r)->b->field))
 
+/* Ring heaptool run's doorbell (agent/inline.h): 'H', answered 'K'. */
+static int
+ring(struct run *r)
+{
+	struct pollfd p = { r->bell, POLLIN, 0 };
+	char c = 'H';
+	ssize_t n;
+	int k;
+
+	do
+		n = write(r->bell, &c, 1);
+	while (n == -1 && errno == EINTR);
+	if (n != 1)
+		return fail(r, "the agent's doorbell: %s", strerror(errno));
+	while ((k = poll(&p, 1, BELL_MS)) == -1 && errno == EINTR)
+		;
+	if (k <= 0)
+		return fail(r, "%s",
+		    "the agent did not answer its doorbell within 30 s");
+	do
+		n = read(r->bell, &c, 1);
+	while (n == -1 && errno == EINTR);
+	if (n != 1)
+		return fail(r, "%s", "the agent closed its doorbell");
+	if (c != 'K')
+		return fail(r, "%s", "could not arm the inline hooks");
+	return 0;
+}
+
 static int
 agent_sync(struct run *r, struct ht_ctl *c)
 {
-	if (ht_ctl_command(c, HT_MSG_HOOK, 0, 0) != 0)
+	if (r->bell >= 0) {
+		if (ring(r) != 0)
+			return -1;
+	} else if (ht_ctl_command(c, HT_MSG_HOOK, 0, 0) != 0)
 		return fail(r, "%s", ht_ctl_error(c));
 	return block_read(r);
 }
@@ -550,6 +585,7 @@ static int
 run_init(struct run *r, pid_t pid, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
+	r->bell = -1;
 	r->pid = pid;
 	r->err = err;
 	r->errlen = errlen;
@@ -562,8 +598,8 @@ run_init(struct run *r, pid_t pid, char *err, size_t errlen)
 }
 
 int
-ht_inline_apply(pid_t pid, struct ht_ctl *c, struct ht_inline_result *res,
-    char *err, size_t errlen)
+ht_inline_apply(pid_t pid, struct ht_ctl *c, int bell,
+    struct ht_inline_result *res, char *err, size_t errlen)
 {
 	struct run r;
 	size_t i;
@@ -577,6 +613,7 @@ ht_inline_apply(pid_t pid, struct ht_ctl *c, struct ht_inline_result *res,
 			    "detach and attach with this heaptool's agent");
 		goto out;
 	}
+	r.bell = bell;
 	if (agent_sync(&r, c) != 0 || read_names(&r) != 0)
 		goto out;
 	r.b->wanted = 1;

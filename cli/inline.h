@@ -40,11 +40,17 @@ struct ht_inline_result {
 
 /*
  * Hook every candidate of pid inline (the agent loaded and answering on
- * c).  Returns 0 (res says what was done; nothing to hook is 0 too), or
- * -1 with a one-line message in err (nothing left patched).
+ * c, or, when bell is not -1, on heaptool run's doorbell socket bell,
+ * agent/inline.h).  Returns 0 (res says what was done; nothing to hook is
+ * 0 too), or -1 with a one-line message in err (nothing left patched).
  */
-int ht_inline_apply(pid_t pid, struct ht_ctl *c, struct ht_inline_result *res,
-    char *err, size_t errlen);
+int ht_inline_apply(pid_t pid, struct ht_ctl *c, int bell,
+    struct ht_inline_result *res, char *err, size_t errlen);
+
+/* Does the ELF file at path define any allocator function of
+ * src/allocnames.h (one that allocates or frees)?  1, 0, or -1 if it
+ * cannot be read. */
+int ht_inline_file_has_allocator(const char *path);
 
 /*
  * Put back the bytes of every function patched in pid, checking that they

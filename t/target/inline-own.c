@@ -14,6 +14,7 @@
  *   counts    prints "counts A B F" where A is the calls to its malloc,
  *             calloc, realloc and memalign so far, B their bytes, F the
  *             frees (realloc's included)
+ *   main      the same figures at main's start: "main A B F"
  *   quit      exit 0 (so does end of file), after printing
  *             "checksum HEX": of the bytes written and read back
  */
@@ -92,9 +93,19 @@ read_line(char *buf, size_t len)
 	return got == 0 && n == 0 ? 0 : (ssize_t)got + 1;
 }
 
+static void
+counts(const char *what, const struct ia_counts *c)
+{
+	printf("%s %llu %llu %llu\n", what,
+	    (unsigned long long)(c->malloc + c->calloc + c->realloc +
+		c->memalign),
+	    (unsigned long long)c->bytes, (unsigned long long)c->free);
+}
+
 int
 main(void)
 {
+	struct ia_counts ia0 = ia_count;
 	char line[128];
 	size_t i;
 
@@ -114,12 +125,9 @@ main(void)
 			nkept = 0;
 			printf("released\n");
 		} else if (strcmp(line, "counts") == 0)
-			printf("counts %llu %llu %llu\n",
-			    (unsigned long long)(ia_count.malloc +
-				ia_count.calloc + ia_count.realloc +
-				ia_count.memalign),
-			    (unsigned long long)ia_count.bytes,
-			    (unsigned long long)ia_count.free);
+			counts("counts", &ia_count);
+		else if (strcmp(line, "main") == 0)
+			counts("main", &ia0);
 		else if (strcmp(line, "quit") == 0)
 			break;
 	}
