@@ -25,7 +25,10 @@
  */
 #include "config.h"
 
+#include <sys/file.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -40,6 +43,7 @@
 #define STACK_WORDS 1024
 #define NAME_MAX_   64
 #define BELL_MS	    30000
+#define LOCK_TRIES  3000 /* of 10 ms: another heaptool's apply or restore */
 
 struct run {
 	pid_t pid;
@@ -52,7 +56,8 @@ struct run {
 	size_t nmods;
 	char *err;
 	size_t errlen;
-	int bell; /* heaptool run's doorbell (inline-block.h), or -1 */
+	int bell;   /* heaptool run's doorbell (inline-block.h), or -1 */
+	int lockfd; /* /proc/PID/mem, flocked while we patch; or -1 */
 };
 
 static int
@@ -579,6 +584,38 @@ run_free(struct run *r)
 	free(r->fns);
 	free(r->mods);
 	free(r->b);
+	if (r->lockfd >= 0)
+		close(r->lockfd); /* and with it the lock */
+}
+
+/*
+ * Two heaptools patching one process at once would each plan from bytes
+ * the other is changing.  They serialize on an exclusive flock of the
+ * process's /proc/PID/mem: every open of it is the same inode while one
+ * is open, the kernel drops the lock with its holder (a heaptool killed
+ * midway leaves none behind), and it needs no file of our own (the
+ * block's busy field, which a CLI cannot take atomically through
+ * /proc/PID/mem, stays unused).
+ */
+static int
+lock_target(struct run *r)
+{
+	char path[64];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%ld/mem", (long)r->pid);
+	if ((r->lockfd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return fail(r, "cannot open its memory: %s", strerror(errno));
+	for (i = 0; i < LOCK_TRIES; i++) {
+		if (flock(r->lockfd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			break;
+		usleep(10000);
+	}
+	return fail(r, "%s",
+	    "another heaptool has been patching it for 30 s; try again when "
+	    "it is done");
 }
 
 static int
@@ -586,6 +623,7 @@ run_init(struct run *r, pid_t pid, char *err, size_t errlen)
 {
 	memset(r, 0, sizeof(*r));
 	r->bell = -1;
+	r->lockfd = -1;
 	r->pid = pid;
 	r->err = err;
 	r->errlen = errlen;
@@ -594,6 +632,8 @@ run_init(struct run *r, pid_t pid, char *err, size_t errlen)
 		return fail(r, "%s", "out of memory");
 	if ((r->baddr = ht_inl_find_block(pid)) == 0)
 		return 1;
+	if (lock_target(r) != 0)
+		return -1;
 	return 0;
 }
 

@@ -89,7 +89,8 @@ struct ht_inline_shared {
 	uint32_t magic;	  /* set by the agent's first sync */
 	uint32_t version; /* HT_INLINE_VERSION */
 	uint32_t nnames;  /* entries of names and hooks */
-	uint32_t busy;	  /* nonzero while a CLI patches (its pid) */
+	uint32_t busy;	  /* unused: CLIs serialize on a flock of
+			   * /proc/PID/mem (cli/inline.c) */
 	/* The hook table (agent/hooks.h): each entry's name (an address of a
 	 * NUL-terminated string in the agent) and its inline hook (0: the
 	 * entry cannot be hooked inline). */

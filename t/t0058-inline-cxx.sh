@@ -51,7 +51,7 @@ wait_line() {
 	return 0
 }
 
-plan 16
+plan 18
 
 WORK='new 10\nmix 5\nrelease\nmix 3\n'
 # shellcheck disable=SC2059
@@ -124,6 +124,30 @@ t = json.load(open(sys.argv[1]))["totals"]
 sys.exit(0 if t["inuse_objects"] == 0 and t["inuse_bytes"] == 0 else 1)' \
     "$HT_TMP/report2.out"
 ok $? "delete and delete[] are seen: nothing of the session in use"
+
+# Two heaptools never patch at once: while the lock (a flock of
+# /proc/PID/mem) is held, attach waits; let go, it finishes.
+python3 - "$pid" "$HT_TMP/locked" "$HT_TMP/unlock" <<'PY' &
+import fcntl, os, sys, time
+fd = os.open("/proc/%s/mem" % sys.argv[1], os.O_RDONLY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+open(sys.argv[2], "w").close()
+while not os.path.exists(sys.argv[3]):
+    time.sleep(0.05)
+PY
+locker=$!
+while [ ! -e "$HT_TMP/locked" ]; do sleep 0.05; done
+timeout $T "$HEAPTOOL" attach "$pid" >"$HT_TMP/attach2.out" 2>&1 &
+a2=$!
+sleep 1
+kill -0 $a2 2>/dev/null && ! grep -q "inline: hooked" "$HT_TMP/attach2.out"
+ok $? "a second heaptool waits while another holds the target's lock" ||
+    diag "$(cat "$HT_TMP/attach2.out")"
+: >"$HT_TMP/unlock"
+wait $locker
+wait $a2 && grep -q "inline: hooked .*\b_Znwm\b" "$HT_TMP/attach2.out"
+ok $? "and hooks once it is let go (what it finds hooked stays hooked)" ||
+    diag "$(cat "$HT_TMP/attach2.out")"
 
 ht_ok detach "detach" detach -p "$pid"
 # shellcheck disable=SC2086
