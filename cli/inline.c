@@ -604,8 +604,12 @@ lock_target(struct run *r)
 	int i;
 
 	snprintf(path, sizeof(path), "/proc/%ld/mem", (long)r->pid);
+	/* A process whose leader exited has no /proc/PID/mem to open:
+	 * then no lock (nor, for attach, any use in one). */
 	if ((r->lockfd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return fail(r, "cannot open its memory: %s", strerror(errno));
+		return errno == ESRCH || errno == ENOENT ?
+		    0 :
+		    fail(r, "cannot open its memory: %s", strerror(errno));
 	for (i = 0; i < LOCK_TRIES; i++) {
 		if (flock(r->lockfd, LOCK_EX | LOCK_NB) == 0)
 			return 0;
