@@ -202,6 +202,8 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 		    HT_META_LAUNCHED :
 		    0);
 	meta.signal = sig;
+	meta.backend = ht_session.state != HT_STATE_NONE ? ht_session.backend :
+							   0;
 	meta.start_ns = ht_session.start_ns;
 	meta.end_ns = ht_session.state == HT_STATE_RUNNING ? ht_prim_now_ns() :
 							     ht_session.end_ns;
@@ -214,8 +216,9 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	meta.dropped_objects = round_est(ht_session.dropped_objects);
 	meta.drop_why = ht_session.drop_why;
 	meta.samples = ht_session.samples;
-	meta.live_samples = ht_live_count();
+	meta.live_samples = ht_live_count() + ht_session.native_live;
 	meta.backend = ht_coverage_backend();
+	meta.flags |= ht_session.native_flags;
 
 	ht_pw_init(&w, enc_buf, ENC_BUF, write_all, &fd);
 	ht_pw_meta(&w, &meta);

@@ -2,6 +2,7 @@
  * heaptool start: start a profiling session in the target, with its rate
  * and its dumps (dumpopts.h).
  */
+#include "allocnames.h"
 #include "config.h"
 
 #include <sys/types.h>
@@ -17,6 +18,7 @@
 #include "cmd.h"
 #include "ctl.h"
 #include "dumpopts.h"
+#include "profile.h"
 #include "proto.h"
 #include "size.h"
 #include "finals.h"
@@ -26,6 +28,7 @@
 static const char start_usage[] =
     "usage: heaptool start [-p PID] [--rate SIZE] [--max-samples N] "
     "[--restart]\n"
+    "                      [--backend got|jemalloc|mimalloc]\n"
     "                      [--follow-forks] [--no-final-dump]\n"
     "                      [--dump-prefix P] [--dump-interval DUR]\n"
     "                      [--dump-every SIZE] [--dump-at-rss SIZE]\n"
@@ -39,7 +42,12 @@ static const char start_usage[] =
     "  -p, --pid PID      the process (default: the current "
     "target)\n" HT_CMD_RATE_HELP HT_CMD_MAX_SAMPLES_HELP
     "      --restart      end a running session and start a new "
-    "one\n" HT_CMD_FOLLOW_HELP
+    "one\n"
+    "      --backend B    how to sample: got (the hooks), jemalloc (its\n"
+    "                     own sampling, where opt.prof is on; the rate\n"
+    "                     rounded to a power of 2) or mimalloc (its\n"
+    "                     profiler API); default: what attach "
+    "chose\n" HT_CMD_FOLLOW_HELP
     "      --no-final-dump  write no final profile when the target ends\n"
     "      --dump-prefix P     the target writes dumps P.PID.SEQ.heap (P as\n"
     "                          the target sees its files): when an\n"
@@ -50,6 +58,19 @@ static const char start_usage[] =
 
 /* Its own option code, beyond the letters and the shared codes. */
 #define OPT_NO_FINAL 1200
+#define OPT_BACKEND  1201
+
+/* The backend named by --backend (HT_BACKEND_*), or 0. */
+static uint32_t
+backend_of(const char *name)
+{
+	uint32_t b;
+
+	for (b = HT_BACKEND_GOT; b <= HT_BACKEND_MIMALLOC; b++)
+		if (strcmp(name, ht_backend_name(b)) == 0)
+			return b;
+	return 0;
+}
 
 static const struct option start_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -58,6 +79,7 @@ static const struct option start_options[] = {
 	{ "follow-forks", no_argument, NULL, HT_OPT_FOLLOW_FORKS },
 	{ "max-samples", required_argument, NULL, 'M' },
 	{ "no-final-dump", no_argument, NULL, OPT_NO_FINAL },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
 	HT_DUMP_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -73,8 +95,8 @@ ht_cmd_start(int argc, char **argv)
 	struct ht_ctl *c;
 	const char *popt = NULL;
 	uint64_t rate = HT_CMD_DEFAULT_RATE, max_samples = 0;
-	uint32_t flags = 0;
-	char rs[32];
+	uint32_t flags = 0, backend = 0;
+	char rs[32], as[32];
 	int ch, rc;
 	pid_t pid;
 
@@ -104,6 +126,14 @@ ht_cmd_start(int argc, char **argv)
 			break;
 		case OPT_NO_FINAL:
 			flags |= HT_START_NO_FINAL;
+			break;
+		case OPT_BACKEND:
+			if ((backend = backend_of(optarg)) == 0)
+				return ht_usage("start: --backend %s: no such "
+						"backend; use got, inline, "
+						"jemalloc or mimalloc",
+				    optarg);
+			flags |= HT_START_BACKEND(backend);
 			break;
 		case 'h':
 			return ht_cmd_help(start_usage);
@@ -150,10 +180,24 @@ ht_cmd_start(int argc, char **argv)
 		ht_size_format(rate, rs, sizeof(rs));
 	/* The epoch is only known to the agent; a failure to ask is no
 	 * failure of the start. */
-	if (ht_ctl_status(c, HT_MSG_STATUS, &st) == 0)
-		printf("heaptool: %ld: session %" PRIu64 " started, rate %s\n",
-		    (long)pid, st.epoch, rs);
-	else {
+	if (ht_ctl_status(c, HT_MSG_STATUS, &st) == 0) {
+		printf("heaptool: %ld: session %" PRIu64 " started, rate ",
+		    (long)pid, st.epoch);
+		if (st.rate != st.rate_asked && st.rate_asked != 0) {
+			/* jemalloc samples at powers of 2 only. */
+			ht_size_format(st.rate_asked, as, sizeof(as));
+			if (st.rate == 1)
+				snprintf(rs, sizeof(rs),
+				    "1 (every allocation)");
+			else
+				ht_size_format(st.rate, rs, sizeof(rs));
+			printf("%s (rounded from %s: a power of 2)", rs, as);
+		} else
+			printf("%s", rs);
+		if (st.backend != HT_BACKEND_GOT)
+			printf(", backend %s", ht_backend_name(st.backend));
+		putchar('\n');
+	} else {
 		memset(&st, 0, sizeof(st));
 		printf("heaptool: %ld: session started, rate %s\n", (long)pid,
 		    rs);
