@@ -689,8 +689,14 @@ ht_agent_unhook(void)
 	__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 1, __ATOMIC_RELAXED);
 	rc = ht_got_restore_all();
+	/* A native backend's functions go back to the scan, which says
+	 * they are detached: jemalloc has its own unwinder back. */
+	if (native_module[0] != '\0')
+		claim(native_module, HT_BACKEND_NONE, HT_COV_NO_SLOT);
+	native_module[0] = '\0';
 	ht_coverage_scan(ht_modules_current(), 0, ht_hooks, HT_NHOOKS);
-	if (ht_coverage_backend() == HT_BACKEND_GOT)
+	if (ht_coverage_backend() == HT_BACKEND_GOT ||
+	    ht_coverage_backend() >= HT_BACKEND_JEMALLOC)
 		ht_coverage_set_backend(HT_BACKEND_NONE);
 	/*
 	 * The tables go back to the system now.  Threads may still be inside

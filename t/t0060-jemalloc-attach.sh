@@ -32,7 +32,7 @@ JEM=$(native_lib libjemalloc.so.2)
 [ -n "$JEM" ] || skip_all "libjemalloc.so.2 not found (apt-get install libjemalloc2)"
 require_ptrace
 
-plan 35
+plan 37
 
 start_fx plain "$JEM" MALLOC_CONF=prof:true,prof_active:false
 
@@ -141,6 +141,9 @@ is "$(json_get "$HT_TMP/r4.out" \
     "['got', 'got', ['got']]" \
     "after jemalloc's sessions, one of the hooks: backend and coverage got"
 ht_ok detach "detach" detach -p "$pid"
+ht_ok st5 "status after detach" status -p "$pid" --json
+is "$(json_get "$HT_TMP/st5.out" 'j["coverage"]["backend"]')" none \
+    "after detach no backend is in use"
 fx_stop
 is "$(tail -n 1 "$fx_out")" "$plain_sum" \
     "the checksum is that of a run without heaptool"

@@ -23,7 +23,7 @@ JEM=$(native_lib libjemalloc.so.2)
 require_ptrace
 
 ROUNDS=40
-plan 6
+plan 8
 
 start_fx jem "$JEM" MALLOC_CONF=prof:true,prof_active:false
 ht_ok attach "heaptool attach" attach "$pid"
@@ -94,4 +94,7 @@ sed 1d "$HT_TMP/verdict" | while read -r l; do diag "$l"; done
 ok "$([ "$inside" -ge 66 ] && echo 0 || echo 1)" \
     "the 95% intervals hold the truth in $inside of $nrows (at least 66)"
 ht_ok detach "detach" detach -p "$pid"
+ht_ok st "status after detach" status -p "$pid" --json
+is "$(json_get "$HT_TMP/st.out" 'j["coverage"]["backend"]')" none \
+    "detached after jemalloc's sessions: no backend is in use"
 fx_stop
