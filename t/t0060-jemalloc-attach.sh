@@ -14,7 +14,8 @@
 #   one, neither its blocks nor the frees of them;
 # - a library loaded during a session (dlopen, through the agent's hook)
 #   has its blocks and frames in the report;
-# - detach leaves the program computing what it computes without heaptool.
+# - detach leaves the program computing what it computes without heaptool;
+# - with opt.prof_accum, what was allocated is known, exactly at rate 1.
 # jemalloc's countdowns are not drawn again at prof.reset (jemprof.c): the
 # fixture allocates a few MiB elsewhere after each start and stop, so that
 # no thread is left with a countdown from another rate when the counts
@@ -32,7 +33,7 @@ JEM=$(native_lib libjemalloc.so.2)
 [ -n "$JEM" ] || skip_all "libjemalloc.so.2 not found (apt-get install libjemalloc2)"
 require_ptrace
 
-plan 37
+plan 43
 
 start_fx plain "$JEM" MALLOC_CONF=prof:true,prof_active:false
 
@@ -147,3 +148,25 @@ is "$(json_get "$HT_TMP/st5.out" 'j["coverage"]["backend"]')" none \
 fx_stop
 is "$(tail -n 1 "$fx_out")" "$plain_sum" \
     "the checksum is that of a run without heaptool"
+
+# With opt.prof_accum jemalloc counts what was allocated too: at rate 1,
+# exactly, freed blocks included; the peak stays unknown.
+fx_lines=1
+start_fx accum "$JEM" MALLOC_CONF=prof:true,prof_active:false,prof_accum:true
+ht_ok a6 "attach (prof_accum)" attach "$pid"
+fx churn 16384 4096
+ht_ok start6 "start --rate 1" start -p "$pid" --rate 1
+fx churn 64 4096
+fx alloc a 1000 4096
+fx free a
+fx alloc a 500 4096
+ht_ok r6 "report" report -p "$pid" --json --detail
+is "$(site_json "$HT_TMP/r6.out" jem_site_a \
+    '[s["inuse_objects"], s["alloc_objects"], s["alloc_bytes"]]')" \
+    "[500, 1500, 6144000]" \
+    "prof_accum: site a's 500 blocks in use of 1500 allocated, exactly"
+is "$(json_get "$HT_TMP/r6.out" \
+    '[j["totals"]["freed_bytes"] >= 4096000, j["totals"]["peak_inuse_bytes"]]')" \
+    "[True, None]" "prof_accum: freed known, the peak still unknown"
+ht_ok d6 "detach" detach -p "$pid"
+fx_stop
