@@ -17,8 +17,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "allocnames.h"
 #include "agent.h"
 #include "allocators.h"
 #include "coverage.h"
@@ -29,7 +31,9 @@
 #include "guard.h"
 #include "hooks.h"
 #include "ihooks.h"
+#include "jemprof.h"
 #include "lock.h"
+#include "miprof.h"
 #include "modules.h"
 #include "profile.h"
 #include "sampler.h"
@@ -147,10 +151,177 @@ end_locked(int child)
 		ht_session_stop();
 }
 
+uint32_t
+ht_agent_backends(uint32_t *present)
+{
+	uint32_t ok = 1u << HT_BACKEND_GOT, there = ok;
+	int j = ht_jemprof_detect(), m = ht_miprof_detect();
+
+	if (j != HT_NATIVE_ABSENT)
+		there |= 1u << HT_BACKEND_JEMALLOC;
+	if (j == HT_NATIVE_READY)
+		ok |= 1u << HT_BACKEND_JEMALLOC;
+	if (m != HT_NATIVE_ABSENT)
+		there |= 1u << HT_BACKEND_MIMALLOC;
+	if (m == HT_NATIVE_READY)
+		ok |= 1u << HT_BACKEND_MIMALLOC;
+	if (present != NULL)
+		*present = there;
+	return ok;
+}
+
+uint32_t
+ht_agent_backend_default(void)
+{
+	uint32_t ok = ht_agent_backends(NULL);
+
+	if (ok & (1u << HT_BACKEND_JEMALLOC))
+		return HT_BACKEND_JEMALLOC;
+	if (ok & (1u << HT_BACKEND_MIMALLOC))
+		return HT_BACKEND_MIMALLOC;
+	return HT_BACKEND_GOT;
+}
+
+const char *
+ht_agent_backend_why(uint32_t b)
+{
+	switch (b) {
+	case HT_BACKEND_JEMALLOC:
+		return ht_jemprof_why();
+	case HT_BACKEND_MIMALLOC:
+		return ht_miprof_why();
+	case HT_BACKEND_GOT:
+		return "";
+	default:
+		return "this agent has no such backend";
+	}
+}
+
+/* The backend in use before a native one took the process over, given
+ * back when a session of the hooks starts again; and the module the
+ * native one claimed.  Under rescan_lock. */
+static unsigned hooks_backend;
+static char native_module[512];
+
+/* With rescan_lock held: every function of module's account (coverage.h)
+ * that allocates or frees goes to backend b for reason r. */
+static void
+claim(const char *module, unsigned b, unsigned r)
+{
+	struct ht_coverage_item it;
+	size_t i;
+
+	for (i = 0; i < ht_coverage_count(); i++) {
+		ht_coverage_get(i, &it);
+		if (strcmp(it.module, module) != 0 ||
+		    it.reason == HT_COV_NOTHING ||
+		    it.reason == HT_COV_PREEMPTED || it.fn >= HT_NALLOCFNS)
+			continue;
+		(void)ht_coverage_set(module, ht_allocfns[it.fn].name, b, r);
+	}
+}
+
+/*
+ * After a start with backend, outside ht_lock_global: the account of
+ * coverage says who samples.  A native backend claims every function of
+ * its allocator's module (its own sampling sees every block it hands out,
+ * whoever calls); a session of the hooks after one gives those functions
+ * back to the GOT scan, which accounts them again.
+ */
+static void
+coverage_after_start(uint32_t backend)
+{
+	const char *mod = backend == HT_BACKEND_JEMALLOC ? ht_jemprof_module() :
+	    backend == HT_BACKEND_MIMALLOC		 ? ht_miprof_module() :
+							   NULL;
+	unsigned cur = ht_coverage_backend();
+
+	/* Nothing changes hands (launch mode's start comes here with
+	 * rescan_lock held: install()). */
+	if (backend < HT_BACKEND_JEMALLOC && cur < HT_BACKEND_JEMALLOC)
+		return;
+	ht_guard_enter();
+	ht_lock_acquire(&rescan_lock);
+	cur = ht_coverage_backend();
+	if (backend >= HT_BACKEND_JEMALLOC) {
+		if (cur < HT_BACKEND_JEMALLOC)
+			hooks_backend = cur;
+		ht_coverage_set_backend(backend);
+		if (mod != NULL) {
+			if (native_module[0] != '\0' &&
+			    strcmp(native_module, mod) != 0)
+				claim(native_module, HT_BACKEND_NONE,
+				    HT_COV_NO_SLOT);
+			memcpy(native_module, mod, sizeof(native_module));
+			native_module[sizeof(native_module) - 1] = '\0';
+			claim(mod, backend, HT_COV_NATIVE);
+		}
+	} else if (cur >= HT_BACKEND_JEMALLOC) {
+		ht_coverage_set_backend(
+		    hooks_backend != HT_BACKEND_NONE ? hooks_backend : backend);
+		if (native_module[0] != '\0')
+			claim(native_module, HT_BACKEND_NONE, HT_COV_NO_SLOT);
+		native_module[0] = '\0';
+		ht_coverage_scan(ht_modules_current(), hooked, ht_hooks,
+		    HT_NHOOKS);
+	}
+	ht_lock_release(&rescan_lock);
+	ht_guard_leave();
+}
+
+/* Before a start at rate with the backend of flags: make the allocator
+ * ready (outside the agent's locks: it calls into it).  Returns the
+ * backend to record, or 0 if the one asked for cannot run.  One that was
+ * not asked for (the default) falls back to the GOT. */
+static uint32_t
+backend_prepare(uint64_t rate, int flags)
+{
+	uint32_t b = HT_AGENT_BACKEND_OF(flags);
+	int asked = b != HT_BACKEND_NONE, rc;
+
+	if (!asked)
+		b = ht_agent_backend_default();
+	switch (b) {
+	case HT_BACKEND_GOT:
+	case HT_BACKEND_INLINE: /* the same hooks: the CLI patched them in */
+		return b;
+	case HT_BACKEND_JEMALLOC:
+		rc = ht_jemprof_prepare(rate);
+		break;
+	case HT_BACKEND_MIMALLOC:
+		rc = ht_miprof_prepare();
+		break;
+	default:
+		rc = -1;
+		break;
+	}
+	if (rc == 0)
+		return b;
+	return asked ? 0 : HT_BACKEND_GOT;
+}
+
 int
 ht_agent_start(uint64_t rate, uint64_t max_samples,
     const struct ht_dump_cfg *cfg, int flags)
 {
+	uint32_t backend;
+	unsigned lg;
+
+	ht_guard_enter();
+	if (__atomic_load_n(&ht_session.state, __ATOMIC_RELAXED) ==
+		HT_STATE_RUNNING &&
+	    !(flags & HT_AGENT_RESTART)) {
+		ht_guard_leave();
+		return HT_AGENT_ERUNNING;
+	}
+	/* A session of jemalloc's that this one replaces stops first, its
+	 * profile collected as at a stop. */
+	if (ht_session.backend == HT_BACKEND_JEMALLOC)
+		ht_jemprof_stop();
+	backend = backend_prepare(rate, flags);
+	ht_guard_leave();
+	if (backend == 0)
+		return HT_AGENT_EBACKEND;
 	change_begin();
 	if (ht_session.state == HT_STATE_RUNNING && !(flags & HT_AGENT_RESTART))
 		return change_end(HT_AGENT_ERUNNING);
@@ -163,8 +334,14 @@ ht_agent_start(uint64_t rate, uint64_t max_samples,
 		return change_end(HT_AGENT_ENOMEM);
 	}
 	ht_session.follow = (flags & HT_AGENT_FOLLOW) != 0;
+	ht_session.backend = backend;
+	if (backend == HT_BACKEND_JEMALLOC)
+		ht_session.rate = ht_jemprof_round(rate, &lg);
 	arm_locked(cfg);
 	(void)change_end(0);
+	if (backend == HT_BACKEND_JEMALLOC)
+		(void)ht_jemprof_activate();
+	coverage_after_start(backend);
 	/* Outside the lock: it may make a directory. */
 	(void)ht_final_arm(cfg != NULL && cfg->final);
 	return 0;
@@ -173,6 +350,16 @@ ht_agent_start(uint64_t rate, uint64_t max_samples,
 int
 ht_agent_stop(void)
 {
+	/* jemalloc stops sampling, and its profile is read once more, so
+	 * that it stays as it was now (outside the locks: it dumps). */
+	if (__atomic_load_n(&ht_session.state, __ATOMIC_RELAXED) ==
+		HT_STATE_RUNNING &&
+	    ht_session.backend == HT_BACKEND_JEMALLOC &&
+	    ht_session.pid == getpid()) {
+		ht_guard_enter();
+		ht_jemprof_stop();
+		ht_guard_leave();
+	}
 	change_begin();
 	if (ht_session.state != HT_STATE_RUNNING)
 		return change_end(HT_AGENT_ENOTRUNNING);
@@ -313,6 +500,14 @@ ht_agent_on_fork(void (*child)(int follow))
 	fork_hook = child;
 }
 
+/* Before a dump (dump.h): the samples of the allocator that samples by
+ * itself. */
+static void
+collect_native(void)
+{
+	(void)ht_jemprof_collect();
+}
+
 /* What every mode needs before a hook is installed: the tables, the dump
  * buffer, the C++ wrappers, the loader's hooks and the fork handlers.  The
  * control thread and the API may both come here; a setup that failed (the
@@ -335,6 +530,7 @@ setup(void)
 		goto out;
 	ht_hooks_set_wrappers();
 	ht_hooks_set_loader((void *)hook_dlopen, (void *)hook_dlclose);
+	ht_dump_set_collect(collect_native);
 	if (!atfork_done) {
 		if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
 			goto out;
@@ -361,9 +557,14 @@ install(uint64_t rate, uint64_t max_samples, const struct ht_dump_cfg *cfg,
 	ht_guard_enter();
 	ht_hooks_resolve(); /* before rescan_lock */
 	ht_lock_acquire(&rescan_lock);
+	/* Launch mode samples through the GOT unless told otherwise: the
+	 * constructor is no place to call into the allocator's controls. */
 	if (rate != 0)
 		(void)ht_agent_start(rate, max_samples, cfg,
-		    flags | HT_AGENT_RESTART);
+		    flags | HT_AGENT_RESTART |
+			(HT_AGENT_BACKEND_OF(flags) != 0 ?
+				0 :
+				HT_AGENT_BACKEND(HT_BACKEND_GOT)));
 	__atomic_store_n(&hooked, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 0, __ATOMIC_RELAXED);
 	if ((rc = rescan()) < 0) {
@@ -394,6 +595,9 @@ ht_agent_attach_init(void)
 		return HT_AGENT_ENOMEM;
 	if (install(0, 0, NULL, 0) < 0)
 		return HT_AGENT_EHOOK;
+	/* The backend a start will take: found now, from the agent's
+	 * thread, with dlsym (never from a hook). */
+	(void)ht_agent_backends(NULL);
 	return 0;
 }
 
@@ -486,13 +690,20 @@ ht_agent_unhook(void)
 	ht_guard_enter();
 	ht_lock_acquire(&rescan_lock);
 	(void)ht_agent_stop();
+	ht_jemprof_detach();
 	/* Detached, the process is left as it was: no file at its end. */
 	(void)ht_final_arm(0);
 	__atomic_store_n(&hooked, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&detached, 1, __ATOMIC_RELAXED);
 	rc = ht_got_restore_all();
+	/* A native backend's functions go back to the scan, which says
+	 * they are detached: jemalloc has its own unwinder back. */
+	if (native_module[0] != '\0')
+		claim(native_module, HT_BACKEND_NONE, HT_COV_NO_SLOT);
+	native_module[0] = '\0';
 	ht_coverage_scan(ht_modules_current(), 0, ht_hooks, HT_NHOOKS);
-	if (ht_coverage_backend() == HT_BACKEND_GOT)
+	if (ht_coverage_backend() == HT_BACKEND_GOT ||
+	    ht_coverage_backend() >= HT_BACKEND_JEMALLOC)
 		ht_coverage_set_backend(HT_BACKEND_NONE);
 	/*
 	 * The tables go back to the system now.  Threads may still be inside
@@ -542,6 +753,8 @@ ht_agent_exit(const char *output)
 	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE) || ht_guard_held())
 		return 0;
 	ht_guard_enter();
+	/* jemalloc's samples as they are at the end. */
+	(void)ht_jemprof_collect();
 	/* The session's exit dump, if it runs with a prefix (any mode), and
 	 * an attached session's final profile. */
 	ht_dump_at_exit();

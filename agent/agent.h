@@ -15,6 +15,10 @@
  *   control   the control channel the thread serves (its socket)
  *   agent     this file: the lifecycle
  *   hooks     the allocator entry points, and the table of hooked names
+ *   jemprof, miprof
+ *             the backends of the allocators that sample by themselves:
+ *             jemalloc's sampling (over heapv2, its heap profile parsed)
+ *             and mimalloc's profiler API; they feed the tables
  *   sampler   the sampling decision (inlined into the hooks) and samples
  *   dump      the dump files' triggers, directory and names
  *   final     the final profile of an attached process, at exit and on a
@@ -55,10 +59,29 @@
 #define HT_AGENT_ENOMEM	     (-7)  /* setup could not map memory */
 #define HT_AGENT_EHOOK	     (-10) /* the hooks could not go in */
 
+#define HT_AGENT_EBACKEND (-11) /* the backend asked for cannot run */
+
 /* The flags of a session's start. */
-#define HT_AGENT_RESTART 0x1 /* replace a running session */
+#define HT_AGENT_RESTART       0x1 /* replace a running session */
 /* Children of fork start sessions of their own, with these settings. */
-#define HT_AGENT_FOLLOW	 0x2
+#define HT_AGENT_FOLLOW	       0x2
+/* The backend of the session (HT_BACKEND_*, src/allocnames.h) in bits 8-11; 0:
+ * the process's default (ht_agent_backend_default). */
+#define HT_AGENT_BACKEND(b)    ((int)(((unsigned)(b)&0xf) << 8))
+#define HT_AGENT_BACKEND_OF(f) ((((unsigned)(f)) >> 8) & 0xf)
+
+/*
+ * The backends (jemprof.h, miprof.h): look again for the allocators that
+ * sample by themselves (dlsym: not from a hook), and return the mask of
+ * the backends that can run here (bit HT_BACKEND_*), with in *present
+ * those whose allocator is there, able or not.
+ */
+uint32_t ht_agent_backends(uint32_t *present);
+/* The backend a start without one takes: jemalloc where its sampling is
+ * on, else mimalloc where its profiler API is there, else the GOT. */
+uint32_t ht_agent_backend_default(void);
+/* Why backend b cannot run here: a phrase for an error reply. */
+const char *ht_agent_backend_why(uint32_t b);
 
 /*
  * Launch mode, from the constructor: set up (the tables, the dump buffer,
@@ -122,7 +145,9 @@ int ht_agent_prepare(void);
  * dumps are disarmed and its tables emptied.  Wakes the agent's thread for
  * the new deadlines.  The final profile (final.h) is armed if cfg->final,
  * else disarmed.  Returns 0, HT_AGENT_ERUNNING, or HT_AGENT_ENOMEM (the
- * tables could not be mapped: no session runs then).
+ * tables could not be mapped: no session runs then).  The backend of
+ * flags (HT_AGENT_BACKEND) is used, or HT_AGENT_EBACKEND returned with
+ * nothing changed when it cannot run here.
  */
 int ht_agent_start(uint64_t rate, uint64_t max_samples,
     const struct ht_dump_cfg *cfg, int flags);

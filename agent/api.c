@@ -22,6 +22,7 @@
 #include "guard.h"
 #include "lock.h"
 #include "profile.h"
+#include "jemprof.h"
 #include "session.h"
 #include "snapshot.h"
 
@@ -71,7 +72,8 @@ heaptool_dump(const char *path)
 			rc = errno == ENOENT ? HT_API_EPREFIX : HT_API_EIO;
 	} else if (path[0] == '\0')
 		rc = HT_API_EINVAL;
-	else if (ht_snapshot_path(path, HT_META_ON_REQUEST, threshold) != 0)
+	else if (ht_jemprof_collect() < 0 ||
+	    ht_snapshot_path(path, HT_META_ON_REQUEST, threshold) != 0)
 		rc = HT_API_EIO;
 	ht_guard_leave();
 	return rc;

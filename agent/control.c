@@ -51,6 +51,7 @@
 #include "dump.h"
 #include "final.h"
 #include "follow.h"
+#include "jemprof.h"
 #include "got.h"
 #include "guard.h"
 #include "lock.h"
@@ -421,7 +422,14 @@ reply_status(struct conn *c)
 	st.parent_pid = (uint32_t)ht_session.parent;
 	st.max_samples = ht_session.max_samples;
 	st.flags = ht_session.released ? HT_STATUS_RELEASED : 0;
+	st.rate_asked = ht_session.rate_asked;
+	if (ht_session.native_flags != 0)
+		st.live_samples = ht_session.native_live;
 	ht_lock_release(&ht_lock_global);
+	/* The allocators are looked for again: this is the agent's thread,
+	 * where dlsym may run. */
+	st.backends = ht_agent_backends(&st.backends_present);
+	st.backend_default = ht_agent_backend_default();
 	st.nchildren =
 	    (uint32_t)ht_follow_children(st.children, HT_PROTO_MAX_CHILDREN);
 	st.overhead_bytes = ht_mem_overhead();
@@ -499,9 +507,14 @@ do_start(struct conn *c, const struct ht_request *r)
 	}
 	switch (ht_agent_start(r->rate, r->max_samples, &cfg,
 	    ((r->flags & HT_START_RESTART) ? HT_AGENT_RESTART : 0) |
-		((r->flags & HT_START_FOLLOW) ? HT_AGENT_FOLLOW : 0))) {
+		((r->flags & HT_START_FOLLOW) ? HT_AGENT_FOLLOW : 0) |
+		HT_AGENT_BACKEND(HT_START_BACKEND_OF(r->flags)))) {
 	case 0:
 		reply_ok(c);
+		break;
+	case HT_AGENT_EBACKEND:
+		reply_err(c, HT_ERR_BACKEND,
+		    ht_agent_backend_why(HT_START_BACKEND_OF(r->flags)));
 		break;
 	case HT_AGENT_ENOMEM:
 		reply_err(c, HT_ERR_NOMEM, "cannot map the sample tables");
@@ -567,6 +580,8 @@ do_report(struct conn *c)
 		    "cannot create the report's memfd");
 		return;
 	}
+	/* jemalloc's samples as they are now (a no-op for the others). */
+	(void)ht_jemprof_collect();
 	if (ht_snapshot_fd(mfd, 0, 0) != 0) {
 		e = errno;
 		reply_err(c,

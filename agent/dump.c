@@ -459,6 +459,15 @@ next_deadline(void)
 	return next;
 }
 
+/* Set by agent.c (ht_dump_set_collect). */
+static void (*collect_hook)(void);
+
+void
+ht_dump_set_collect(void (*collect)(void))
+{
+	collect_hook = collect;
+}
+
 uint64_t
 ht_dump_tick(uint64_t now)
 {
@@ -507,8 +516,13 @@ ht_dump_tick(uint64_t now)
 		due = 0;
 	ht_lock_release(&ht_lock_global);
 
-	if (due != 0)
+	if (due != 0) {
+		/* The allocator's own samples as they are now (the agent's
+		 * thread). */
+		if (collect_hook != NULL)
+			collect_hook();
 		(void)run_job(&j, due);
+	}
 
 	ht_lock_acquire(&ht_lock_global);
 	next = next_deadline();
@@ -561,6 +575,8 @@ dump_named(uint32_t flags)
 		errno = ENOENT;
 		return -1;
 	}
+	if (collect_hook != NULL)
+		collect_hook();
 	return run_job(&j, flags);
 }
 

@@ -112,6 +112,12 @@ void ht_dump_wake(void);
 int ht_dump_wake_fd(void);
 void ht_dump_wake_clear(void);
 
+/* collect runs before the agent's thread writes a dump, and before a dump
+ * the API asks for, never before one written inside a hook (an allocation
+ * failure): agent.c has the jemalloc backend read jemalloc's samples there
+ * (jemprof.h), which takes jemalloc's locks. */
+void ht_dump_set_collect(void (*collect)(void));
+
 /* The agent's thread: write the dumps now due (interval, every-bytes, RSS)
  * and return the next deadline in CLOCK_MONOTONIC milliseconds, UINT64_MAX
  * if none.  Call with the guard set and without the lock. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "allocnames.h"
 #include "dump.h"
 #include "guard.h"
 #include "lock.h"
@@ -188,7 +189,12 @@ weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 	size_t i;
 
 	/* At rate 1 a weight is the size itself (sampling.h): nothing to
-	 * cache, and the sizes of the frees would only thrash the cache. */
+	 * cache, and the sizes of the frees would only thrash the cache.
+	 * mimalloc's countdown is charged the size alone (sampling.h). */
+	if (ht_session.backend == HT_BACKEND_MIMALLOC) {
+		ht_sample_weigh_native(size, rate, w);
+		return;
+	}
 	if (rate <= 1) {
 		w->bytes = (double)size;
 		w->objects = 1;
@@ -227,17 +233,15 @@ drop_agent_frames(uintptr_t *pcs, int i, int n)
  * an every-bytes dump became due (wake the agent's thread after the
  * lock), else 0. */
 static int
+keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n);
+
+static int
 record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
     const struct ht_regs *from)
 {
 	uintptr_t pcs[HT_MAX_FRAMES + 16];
 	struct ht_regs regs;
-	struct ht_sample_weight w;
-	struct ht_live e, old;
-	struct ht_site *s;
-	struct ht_thread *th;
 	int n = 0, i = 0, r;
-	int64_t site;
 
 	/* Never without a session: its tables may be released (detach). */
 	if (ht_session.state != HT_STATE_RUNNING)
@@ -273,7 +277,23 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 	}
 	if (n - i > HT_MAX_FRAMES)
 		n = i + HT_MAX_FRAMES;
-	site = ht_sites_intern(&pcs[i], (uint32_t)(n - i));
+	return keep(t, p, size, &pcs[i], n - i);
+}
+
+/* With the lock held, a session running and room for p in the live table
+ * (ht_live_room): record the sample of p (size bytes) at the site of the
+ * n frames at pcs.  Returns as record. */
+static int
+keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
+{
+	struct ht_sample_weight w;
+	struct ht_live e, old;
+	struct ht_site *s;
+	struct ht_thread *th;
+	int64_t site;
+	int r;
+
+	site = ht_sites_intern(pcs, (uint32_t)n);
 	if (site < 0) {
 		drop(size, NULL, 1, site);
 		return 0;
@@ -350,8 +370,11 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 		if (t->rng.s == 0)
 			seed_thread(t);
 		t->gen = gen;
+		/* An allocator that samples by itself feeds the session:
+		 * the hooks' countdown must not sample it twice. */
 		if (ht_session.state != HT_STATE_RUNNING ||
-		    ht_session.pid != getpid()) {
+		    ht_session.pid != getpid() ||
+		    ht_session.backend >= HT_BACKEND_JEMALLOC) {
 			t->countdown = INT64_MAX;
 			goto out;
 		}
@@ -452,4 +475,89 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 	}
 	ht_lock_release(&ht_lock_global);
 	ht_guard_leave();
+}
+
+int
+ht_sampler_stack(const struct ht_regs *from, uintptr_t lo, uintptr_t hi,
+    uintptr_t *pcs, int max)
+{
+	uintptr_t buf[HT_MAX_FRAMES + 48];
+	int n, i = 0, k;
+
+	if (ht_sampler_dlclose_busy || max <= 0)
+		return 0;
+	n = ht_unwind(from, buf, HT_MAX_FRAMES + 48);
+	/* pcs past the first are return addresses: inside their function
+	 * at pc - 1. */
+	while (i < n &&
+	    (in_agent(buf[i] - (i > 0)) ||
+		(buf[i] - (i > 0) >= lo && buf[i] - (i > 0) < hi)))
+		i++;
+	while (i + 1 < n && ht_wrap_holds(buf[i] - (i > 0)))
+		i++;
+	n = drop_agent_frames(buf, i, n);
+	for (k = 0; i < n && k < max; i++)
+		pcs[k++] = buf[i];
+	return k;
+}
+
+/* While no session of the backend runs, a thread calls back after this
+ * many bytes on average: rare enough to cost nothing, often enough that a
+ * new session finds it soon (its first crossing starts it over). */
+#define NATIVE_IDLE_RATE (1u << 20)
+
+static uint64_t
+native_distance(struct ht_tls *t, uint64_t rate)
+{
+	/* The allocator samples when the bytes since the last sample reach
+	 * the distance: floor(Exp) + 1 makes that the crossing of a
+	 * continuous Exp(mean rate), p = 1 - exp(-s / rate) (sampling.h). */
+	if (rate <= 1)
+		return 0;
+	return (uint64_t)ht_sample_countdown(&t->rng, rate) + 1;
+}
+
+uint64_t
+ht_sampler_native(void *p, size_t size, const struct ht_regs *from,
+    uintptr_t lo, uintptr_t hi)
+{
+	struct ht_tls *t = &ht_tls;
+	uintptr_t pcs[HT_MAX_FRAMES];
+	uint64_t next;
+	int saved_errno, n, wake = 0;
+
+	if (ht_guard_held())
+		return NATIVE_IDLE_RATE;
+	saved_errno = errno;
+	ht_guard_enter();
+	ht_lock_acquire(&ht_lock_global);
+	if (t->rng.s == 0)
+		seed_thread(t);
+	if (ht_session.state != HT_STATE_RUNNING ||
+	    ht_session.pid != getpid() ||
+	    ht_session.backend != HT_BACKEND_MIMALLOC) {
+		t->native_gen = 0;
+		next = native_distance(t, NATIVE_IDLE_RATE);
+		goto out;
+	}
+	if (t->native_gen != ht_session_gen) {
+		/* The distance just crossed was drawn before this session
+		 * (or is the allocator's first, not drawn at all): start
+		 * over, nothing carried. */
+		t->native_gen = ht_session_gen;
+	} else if (p != NULL) {
+		if ((n = ht_live_room((uintptr_t)p)) != 0)
+			drop(size, NULL, 0, n);
+		else if ((n = ht_sampler_stack(from, lo, hi, pcs,
+			      HT_MAX_FRAMES)) > 0)
+			wake = keep(t, p, size, pcs, n);
+	}
+	next = native_distance(t, ht_session.rate);
+out:
+	ht_lock_release(&ht_lock_global);
+	if (wake)
+		ht_dump_wake();
+	ht_guard_leave();
+	errno = saved_errno;
+	return next;
 }

@@ -35,6 +35,7 @@ struct ht_tls {
 	uint32_t thread_idx;
 	uint32_t npending;
 	uintptr_t pending[HT_PENDING_FREES]; /* frees seen under guard */
+	unsigned native_gen; /* ht_session_gen of ht_sampler_native's draw */
 };
 
 extern __thread struct ht_tls ht_tls __attribute__((tls_model("initial-exec")));
@@ -76,6 +77,31 @@ void ht_sampler_free(void *p);
  * older epoch's sample). */
 int ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch);
 void ht_sampler_restore(const struct ht_live *e, uint64_t epoch);
+
+/*
+ * For the allocators that sample by themselves.  With ht_lock_global held:
+ * the stack from the registers from (a frame of the agent's), with the
+ * agent's frames and then, at the top, those of [lo, hi) (the allocator's
+ * text) stripped, so that pcs[0] is the return address into the caller of
+ * the allocation function.  Returns the number stored, at most max (0 if
+ * nothing is left).
+ */
+int ht_sampler_stack(const struct ht_regs *from, uintptr_t lo, uintptr_t hi,
+    uintptr_t *pcs, int max);
+
+/*
+ * For mimalloc's profiler API (miprof.h), from its on_alloc callback: the
+ * allocation p of size bytes crossed the distance this thread's previous
+ * call returned.  It is recorded as a sample of the session (backend
+ * HT_BACKEND_MIMALLOC) if that distance was drawn in this session, its
+ * stack taken from the registers from with the frames of [lo, hi)
+ * stripped; a thread's first crossing in a session was drawn before it
+ * and only starts the thread over.  Returns the next distance in bytes:
+ * drawn from Exp(mean rate) (0 at rate 1: every allocation), or a long
+ * one while no such session runs.
+ */
+uint64_t ht_sampler_native(void *p, size_t size, const struct ht_regs *from,
+    uintptr_t lo, uintptr_t hi);
 
 /* Seed for the per-thread generators (0: from the clock and the thread). */
 extern uint64_t ht_sampler_seed;

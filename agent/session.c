@@ -2,6 +2,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "allocnames.h"
 #include "mem.h"
 #include "modules.h"
 #include "prim.h"
@@ -61,6 +62,10 @@ ht_session_start(uint64_t rate, uint64_t max_samples)
 	ht_session.truncated = 0;
 	ht_session.follow = 0;
 	ht_session.parent = 0;
+	ht_session.backend = HT_BACKEND_GOT;
+	ht_session.native_flags = 0;
+	ht_session.native_live = 0;
+	ht_session.rate_asked = ht_session.rate;
 	nhistory = 0;
 	ht_session_note_modules(ht_modules_current());
 	bump_gen();

@@ -45,6 +45,16 @@ struct ht_session {
 	double dropped_objects; /* (estimates, exact at rate 1) */
 	uint32_t drop_why;	/* HT_DROP_* (profile.h): why they were */
 	uint32_t released;	/* the tables were given back (detach) */
+	/* How the samples are taken (HT_BACKEND_*, src/allocnames.h): set by
+	 * agent.c with the start.  A backend that reads the allocator's own
+	 * samples (jemprof.h) fills the tables itself, and says here which
+	 * figures it cannot give (HT_META_PEAK_UNKNOWN, ...) and how many
+	 * samples are live; rate_asked is the rate the start asked for,
+	 * which such a backend may have rounded (rate). */
+	uint32_t backend;
+	uint32_t native_flags;
+	uint64_t native_live;
+	uint64_t rate_asked;
 };
 
 extern struct ht_session ht_session;

@@ -214,8 +214,9 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	meta.dropped_objects = round_est(ht_session.dropped_objects);
 	meta.drop_why = ht_session.drop_why;
 	meta.samples = ht_session.samples;
-	meta.live_samples = ht_live_count();
+	meta.live_samples = ht_live_count() + ht_session.native_live;
 	meta.backend = ht_coverage_backend();
+	meta.flags |= ht_session.native_flags;
 
 	ht_pw_init(&w, enc_buf, ENC_BUF, write_all, &fd);
 	ht_pw_meta(&w, &meta);

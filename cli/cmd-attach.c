@@ -15,6 +15,7 @@
  * waits for the agent's thread to answer; one that does not within a
  * second is asked the same way why.
  */
+#include "allocnames.h"
 #include "config.h"
 
 #include <sys/types.h>
@@ -34,6 +35,7 @@
 #include "cmd.h"
 #include "ctl.h"
 #include "inject.h"
+#include "profile.h"
 #include "proto.h"
 #include "size.h"
 #include "staging.h"
@@ -308,6 +310,9 @@ ht_cmd_attach(int argc, char **argv)
 		    (long)pid);
 		(void)ht_cmd_inline_apply(stdout, "heaptool: ", pid, c,
 		    "attach");
+		if (st.backend_default > HT_BACKEND_INLINE)
+			printf("heaptool: %ld: backend %s\n", (long)pid,
+			    ht_backend_name(st.backend_default));
 		unseen(c, &st);
 		rc = ht_cmd_flush();
 		goto out_free;
@@ -360,6 +365,11 @@ ht_cmd_attach(int argc, char **argv)
 	    now_ms() - t0,
 	    revived ? " (the agent was loaded, not serving: brought up)" : "");
 	(void)ht_cmd_inline_apply(stdout, "heaptool: ", pid, c, "attach");
+	if (st.backend_default > HT_BACKEND_INLINE)
+		printf("heaptool: %ld: backend %s: its allocator samples by "
+		       "itself; start --backend got samples with the hooks "
+		       "instead\n",
+		    (long)pid, ht_backend_name(st.backend_default));
 	unseen(c, &st);
 	rc = ht_cmd_flush();
 out_free:

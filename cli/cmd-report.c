@@ -4,6 +4,7 @@
  * --diff, what changed in the target since its baseline, as heaptool diff
  * prints it.
  */
+#include "allocnames.h"
 #include "config.h"
 
 #include <sys/stat.h>
@@ -369,6 +370,21 @@ ht_cmd_report(int argc, char **argv)
 		return rc;
 	ht_cmd_print_sym(&p, sym);
 	rc = HT_EXIT_FAIL;
+	/* A figure the backend could not give is never made up. */
+	if (opts.at_peak && (prof->meta.flags & HT_META_PEAK_UNKNOWN)) {
+		ht_warn("report: --at-peak: %s has no peak (the %s backend's "
+			"samples keep none); report without --at-peak",
+		    what, ht_backend_name(prof->meta.backend));
+		goto out_free;
+	}
+	if (opts.sort == HT_VIEW_ALLOC &&
+	    (prof->meta.flags & HT_META_ALLOC_UNKNOWN)) {
+		ht_warn("report: --sort alloc: %s does not know what was "
+			"allocated (the %s backend without opt.prof_accum); "
+			"sort by inuse or objects",
+		    what, ht_backend_name(prof->meta.backend));
+		goto out_free;
+	}
 	if ((fp = ht_cmd_out_open(out, 0)) == NULL)
 		goto out_free;
 	if (ht_report_write(fp, prof, sym, &opts) != 0)

@@ -2,6 +2,7 @@
  * heaptool start: start a profiling session in the target, with its rate
  * and its dumps (dumpopts.h).
  */
+#include "allocnames.h"
 #include "config.h"
 
 #include <sys/types.h>
@@ -17,6 +18,7 @@
 #include "cmd.h"
 #include "ctl.h"
 #include "dumpopts.h"
+#include "profile.h"
 #include "proto.h"
 #include "size.h"
 #include "finals.h"
@@ -26,10 +28,11 @@
 static const char start_usage[] =
     "usage: heaptool start [-p PID] [--rate SIZE] [--max-samples N] "
     "[--restart]\n"
+    "                      [--backend got|inline|jemalloc|mimalloc]\n"
     "                      [--follow-forks] [--no-final-dump]\n"
     "                      [--dump-prefix P] [--dump-interval DUR]\n"
     "                      [--dump-every SIZE] [--dump-at-rss SIZE]\n"
-    "                      [--threshold SIZE] [--backend got|inline]\n"
+    "                      [--threshold SIZE]\n"
     "\n"
     "Start a profiling session in the target: its allocations from now on\n"
     "are sampled and attributed to their call sites.  Each session starts\n"
@@ -39,12 +42,16 @@ static const char start_usage[] =
     "  -p, --pid PID      the process (default: the current "
     "target)\n" HT_CMD_RATE_HELP HT_CMD_MAX_SAMPLES_HELP
     "      --restart      end a running session and start a new "
-    "one\n" HT_CMD_FOLLOW_HELP
+    "one\n"
+    "      --backend B    how to sample: got (the GOT hooks alone: the\n"
+    "                     functions attach hooked inline are put back),\n"
+    "                     inline (the GOT hooks and inline hooks for the\n"
+    "                     allocator functions no GOT slot reaches),\n"
+    "                     jemalloc (its own sampling, where opt.prof is\n"
+    "                     on; the rate rounded to a power of 2) or\n"
+    "                     mimalloc (its profiler API); default: what\n"
+    "                     attach chose\n" HT_CMD_FOLLOW_HELP
     "      --no-final-dump  write no final profile when the target ends\n"
-    "      --backend B    got: the GOT hooks alone (the functions attach\n"
-    "                     hooked inline are put back); inline: the GOT\n"
-    "                     hooks and inline hooks for the allocator\n"
-    "                     functions no GOT slot reaches (attach's choice)\n"
     "      --dump-prefix P     the target writes dumps P.PID.SEQ.heap (P as\n"
     "                          the target sees its files): when an\n"
     "                          allocation fails, at exit, and "
@@ -55,6 +62,18 @@ static const char start_usage[] =
 /* Its own option code, beyond the letters and the shared codes. */
 #define OPT_NO_FINAL 1200
 #define OPT_BACKEND  1201
+
+/* The backend named by --backend (HT_BACKEND_*), or 0. */
+static uint32_t
+backend_of(const char *name)
+{
+	uint32_t b;
+
+	for (b = HT_BACKEND_GOT; b <= HT_BACKEND_MIMALLOC; b++)
+		if (strcmp(name, ht_backend_name(b)) == 0)
+			return b;
+	return 0;
+}
 
 static const struct option start_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -79,9 +98,9 @@ ht_cmd_start(int argc, char **argv)
 	struct ht_ctl *c;
 	const char *popt = NULL;
 	uint64_t rate = HT_CMD_DEFAULT_RATE, max_samples = 0;
-	uint32_t flags = 0;
-	char rs[32];
-	int ch, rc, backend = 0; /* 1 got, 2 inline */
+	uint32_t flags = 0, backend = 0;
+	char rs[32], as[32];
+	int ch, rc;
 	pid_t pid;
 
 	memset(&dumps, 0, sizeof(dumps));
@@ -112,14 +131,12 @@ ht_cmd_start(int argc, char **argv)
 			flags |= HT_START_NO_FINAL;
 			break;
 		case OPT_BACKEND:
-			if (strcmp(optarg, "got") == 0)
-				backend = 1;
-			else if (strcmp(optarg, "inline") == 0)
-				backend = 2;
-			else
-				return ht_usage("--backend %s: not a backend; "
-						"use got or inline",
+			if ((backend = backend_of(optarg)) == 0)
+				return ht_usage("start: --backend %s: no such "
+						"backend; use got, inline, "
+						"jemalloc or mimalloc",
 				    optarg);
+			flags |= HT_START_BACKEND(backend);
 			break;
 		case 'h':
 			return ht_cmd_help(start_usage);
@@ -144,11 +161,12 @@ ht_cmd_start(int argc, char **argv)
 		return HT_EXIT_FAIL;
 	/* The backends before the session: its first allocation is then
 	 * counted the way its last will be. */
-	if (backend == 1 && ht_cmd_inline_restore(pid, "start") < 0) {
+	if (backend == HT_BACKEND_GOT &&
+	    ht_cmd_inline_restore(pid, "start") < 0) {
 		rc = HT_EXIT_FAIL;
 		goto out_free;
 	}
-	if (backend == 2 &&
+	if (backend == HT_BACKEND_INLINE &&
 	    ht_cmd_inline_apply(stdout, "heaptool: ", pid, c, "start") < 0) {
 		rc = HT_EXIT_FAIL;
 		goto out_free;
@@ -177,10 +195,24 @@ ht_cmd_start(int argc, char **argv)
 		ht_size_format(rate, rs, sizeof(rs));
 	/* The epoch is only known to the agent; a failure to ask is no
 	 * failure of the start. */
-	if (ht_ctl_status(c, HT_MSG_STATUS, &st) == 0)
-		printf("heaptool: %ld: session %" PRIu64 " started, rate %s\n",
-		    (long)pid, st.epoch, rs);
-	else {
+	if (ht_ctl_status(c, HT_MSG_STATUS, &st) == 0) {
+		printf("heaptool: %ld: session %" PRIu64 " started, rate ",
+		    (long)pid, st.epoch);
+		if (st.rate != st.rate_asked && st.rate_asked != 0) {
+			/* jemalloc samples at powers of 2 only. */
+			ht_size_format(st.rate_asked, as, sizeof(as));
+			if (st.rate == 1)
+				snprintf(rs, sizeof(rs),
+				    "1 (every allocation)");
+			else
+				ht_size_format(st.rate, rs, sizeof(rs));
+			printf("%s (rounded from %s: a power of 2)", rs, as);
+		} else
+			printf("%s", rs);
+		if (st.backend != HT_BACKEND_GOT)
+			printf(", backend %s", ht_backend_name(st.backend));
+		putchar('\n');
+	} else {
 		memset(&st, 0, sizeof(st));
 		printf("heaptool: %ld: session started, rate %s\n", (long)pid,
 		    rs);

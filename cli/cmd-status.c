@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "allocnames.h"
+#include "backends.h"
 #include "cli.h"
 #include "cmd.h"
 #include "coverage.h"
@@ -29,10 +30,11 @@ static const char status_usage[] =
     "\n"
     "Show the target's agent (version, protocol, hooks) and session (state,\n"
     "rate, duration, samples, the agent's own memory), where its final\n"
-    "profile goes, the backend and how many allocator functions it hooks\n"
-    "(heaptool report --coverage lists them), the functions hooked inline\n"
-    "and those refused and why, and the modules whose allocators heaptool\n"
-    "does not see.\n"
+    "profile goes, the backend (how it samples: the hooks, or jemalloc's\n"
+    "own sampling) and how many allocator functions it hooks (heaptool\n"
+    "report --coverage lists them), the functions hooked inline and those\n"
+    "refused and why, and the modules whose allocators heaptool does not\n"
+    "see.\n"
     "\n"
     "  -p, --pid PID  the process (default: the current target)\n"
     "  -j, --json     print one JSON object\n"
@@ -147,6 +149,7 @@ status_text(pid_t pid, const struct ht_status *st)
 	if (st->hooked)
 		ht_coverage_line(stdout, "  ", st->backend, st->coverage_hooked,
 		    st->coverage_unhooked, "heaptool report --coverage");
+	ht_backends_print(stdout, "  ", st);
 	ht_cmd_status_unseen(stdout, "  ", st);
 	ht_cmd_inline_status(stdout, "  ", pid);
 }
@@ -210,6 +213,7 @@ status_json(pid_t pid, const struct ht_status *st)
 		    st->allocators[i].path);
 	ht_json_array_end(&j);
 	ht_json_uint(&j, "unseen_allocators_more", st->allocators_more);
+	ht_backends_json(&j, st);
 	ht_json_object_end(&j);
 	return ht_json_finish(&j);
 }

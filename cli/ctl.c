@@ -524,6 +524,11 @@ agent_error(struct ht_ctl *h, uint32_t code, const char *msg)
 		    "%d s (%s); try again later",
 		    BUSY_WAIT_MS / 1000,
 		    msg[0] != '\0' ? msg : "no reason given");
+	case HT_ERR_BACKEND:
+		return fail(h, HT_CTL_EAGENT,
+		    "the backend asked for cannot run in the target: %s; "
+		    "start without --backend, or with --backend got",
+		    msg[0] != '\0' ? msg : "no reason given");
 	case HT_ERR_VERSION:
 		return fail(h, HT_CTL_EVERSION,
 		    "the agent refused this "

@@ -2,6 +2,7 @@
  * The JSON report (see report.h): the keys of DESIGN.md section 2, and
  * more, all documented in heaptool(1).
  */
+#include "allocnames.h"
 #include "config.h"
 
 #include <stdint.h>
@@ -23,6 +24,21 @@ json_live(struct ht_json *j, const struct ht_view *v, uint64_t n)
 		ht_json_null(j, "live_samples");
 }
 
+/* What was allocated, or null where the backend cannot know it
+ * (HT_META_ALLOC_UNKNOWN: jemalloc without opt.prof_accum). */
+static void
+json_alloc(struct ht_json *j, const struct ht_view *v, uint64_t bytes,
+    uint64_t objects)
+{
+	if (v->prof->meta.flags & HT_META_ALLOC_UNKNOWN) {
+		ht_json_null(j, "alloc_bytes");
+		ht_json_null(j, "alloc_objects");
+	} else {
+		ht_json_uint(j, "alloc_bytes", bytes);
+		ht_json_uint(j, "alloc_objects", objects);
+	}
+}
+
 static void
 json_figures(struct ht_json *j, const struct ht_view *v,
     const struct ht_view_figures *f)
@@ -32,8 +48,7 @@ json_figures(struct ht_json *j, const struct ht_view *v,
 	ht_view_interval(v, f, &lo, &hi);
 	ht_json_uint(j, "inuse_bytes", f->inuse_bytes);
 	ht_json_uint(j, "inuse_objects", f->inuse_objects);
-	ht_json_uint(j, "alloc_bytes", f->alloc_bytes);
-	ht_json_uint(j, "alloc_objects", f->alloc_objects);
+	json_alloc(j, v, f->alloc_bytes, f->alloc_objects);
 	ht_json_uint(j, "samples", f->samples);
 	json_live(j, v, f->live_samples);
 	ht_json_uint(j, "inuse_bytes_low", lo);
@@ -72,6 +87,7 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	ht_json_string(&j, "state", ht_profile_state_name(m->state));
 	ht_json_uint(&j, "rate", m->rate);
 	ht_json_double(&j, "duration_s", ht_text_duration_s(m));
+	ht_json_string(&j, "backend", ht_backend_name(m->backend));
 	ht_json_bool(&j, "exact", v->exact);
 	ht_json_bool(&j, "at_exit", (m->flags & HT_META_AT_EXIT) != 0);
 	ht_json_bool(&j, "final", (m->flags & HT_META_FINAL) != 0);
@@ -89,10 +105,15 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	ht_view_interval(v, &v->total, &lo, &hi);
 	ht_json_uint(&j, "inuse_bytes", v->total.inuse_bytes);
 	ht_json_uint(&j, "inuse_objects", v->total.inuse_objects);
-	ht_json_uint(&j, "alloc_bytes", v->total.alloc_bytes);
-	ht_json_uint(&j, "alloc_objects", v->total.alloc_objects);
-	ht_json_uint(&j, "freed_bytes", ht_view_freed_bytes(v));
-	ht_json_uint(&j, "peak_inuse_bytes", ht_view_peak_bytes(v));
+	json_alloc(&j, v, v->total.alloc_bytes, v->total.alloc_objects);
+	if (m->flags & HT_META_ALLOC_UNKNOWN)
+		ht_json_null(&j, "freed_bytes");
+	else
+		ht_json_uint(&j, "freed_bytes", ht_view_freed_bytes(v));
+	if (m->flags & HT_META_PEAK_UNKNOWN)
+		ht_json_null(&j, "peak_inuse_bytes");
+	else
+		ht_json_uint(&j, "peak_inuse_bytes", ht_view_peak_bytes(v));
 	ht_json_uint(&j, "samples", v->total.samples);
 	json_live(&j, v, v->total.live_samples);
 	ht_json_uint(&j, "inuse_bytes_low", lo);
@@ -141,8 +162,8 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 		ht_json_string(&j, "module", v->mods[i].name);
 		ht_json_uint(&j, "inuse_bytes", v->mods[i].f.inuse_bytes);
 		ht_json_uint(&j, "inuse_objects", v->mods[i].f.inuse_objects);
-		ht_json_uint(&j, "alloc_bytes", v->mods[i].f.alloc_bytes);
-		ht_json_uint(&j, "alloc_objects", v->mods[i].f.alloc_objects);
+		json_alloc(&j, v, v->mods[i].f.alloc_bytes,
+		    v->mods[i].f.alloc_objects);
 		ht_json_object_end(&j);
 	}
 	ht_json_array_end(&j);

@@ -2,6 +2,7 @@
  * The text report (see report.h): the session and its totals, the memory
  * of each module and thread, and with detail every site and its stack.
  */
+#include "allocnames.h"
 #include "config.h"
 
 #include <inttypes.h>
@@ -88,6 +89,12 @@ text_summary(const struct ht_view *v, const struct text *t)
 		fprintf(t->fp, "rate %s (sampled: figures are estimates)",
 		    size_str(t, m->rate, a, sizeof(a)));
 	fprintf(t->fp, ", %.2f s", ht_text_duration_s(m));
+	/* Where the samples come from, when not from the hooks. */
+	if (m->backend > HT_BACKEND_INLINE)
+		fprintf(t->fp, ", backend %s (its own sampling%s)",
+		    ht_backend_name(m->backend),
+		    m->backend == HT_BACKEND_JEMALLOC ? ", at a power of 2" :
+							"");
 	if (v->opts.at_peak)
 		fprintf(t->fp, "; at peak, %.2f s in",
 		    ht_text_since_s(m, m->peak_ns));
@@ -102,16 +109,32 @@ text_summary(const struct ht_view *v, const struct text *t)
 		fprintf(t->fp, "; %" PRIu64 " live sample%s", f->live_samples,
 		    plural(f->live_samples));
 	fputs(")\n", t->fp);
-	fprintf(t->fp,
-	    LABEL "%10s in %" PRIu64 " object%s (%" PRIu64 " sample%s%s)\n",
-	    "allocated", size_str(t, f->alloc_bytes, a, sizeof(a)),
-	    f->alloc_objects, plural(f->alloc_objects), f->samples,
-	    plural(f->samples), v->opts.at_peak ? "; whole session" : "");
-	fprintf(t->fp, LABEL "%10s%s\n", "freed",
-	    size_str(t, ht_view_freed_bytes(v), a, sizeof(a)),
-	    v->opts.at_peak ? " (whole session)" : "");
-	fprintf(t->fp, LABEL "%10s\n", "peak",
-	    size_str(t, ht_view_peak_bytes(v), a, sizeof(a)));
+	if (m->flags & HT_META_ALLOC_UNKNOWN) {
+		/* jemalloc without opt.prof_accum counts only what is in
+		 * use. */
+		fprintf(t->fp,
+		    LABEL "%10s (%s keeps no count of freed blocks: "
+			  "opt.prof_accum is off)\n",
+		    "allocated", "unknown", ht_backend_name(m->backend));
+		fprintf(t->fp, LABEL "%10s\n", "freed", "unknown");
+	} else {
+		fprintf(t->fp,
+		    LABEL "%10s in %" PRIu64 " object%s (%" PRIu64
+			  " sample%s%s)\n",
+		    "allocated", size_str(t, f->alloc_bytes, a, sizeof(a)),
+		    f->alloc_objects, plural(f->alloc_objects), f->samples,
+		    plural(f->samples),
+		    v->opts.at_peak ? "; whole session" : "");
+		fprintf(t->fp, LABEL "%10s%s\n", "freed",
+		    size_str(t, ht_view_freed_bytes(v), a, sizeof(a)),
+		    v->opts.at_peak ? " (whole session)" : "");
+	}
+	if (m->flags & HT_META_PEAK_UNKNOWN)
+		fprintf(t->fp, LABEL "%10s (%s's samples keep no peak)\n",
+		    "peak", "unknown", ht_backend_name(m->backend));
+	else
+		fprintf(t->fp, LABEL "%10s\n", "peak",
+		    size_str(t, ht_view_peak_bytes(v), a, sizeof(a)));
 	if (m->heap_inuse_bytes != 0 || m->heap_free_bytes != 0 ||
 	    m->heap_mmap_bytes != 0) {
 		fprintf(t->fp, LABEL "%10s in use, %s free, %s mmap",
@@ -162,8 +185,10 @@ text_summary(const struct ht_view *v, const struct text *t)
 			ht_text_column(t->fp, v->mods[i].name, w);
 			fprintf(t->fp, " %10s %10s\n",
 			    size_str(t, v->mods[i].f.inuse_bytes, a, sizeof(a)),
-			    size_str(t, v->mods[i].f.alloc_bytes, b,
-				sizeof(b)));
+			    (v->prof->meta.flags & HT_META_ALLOC_UNKNOWN) ?
+				"unknown" :
+				size_str(t, v->mods[i].f.alloc_bytes, b,
+				    sizeof(b)));
 		}
 	}
 	if (v->nthreads > 0) {
@@ -193,6 +218,11 @@ text_row_head(const struct ht_view *v, const struct text *t,
 
 	size_str(t, f->inuse_bytes, a, sizeof(a));
 	size_str(t, f->alloc_bytes, b, sizeof(b));
+	if (v->prof->meta.flags & HT_META_ALLOC_UNKNOWN) {
+		fprintf(t->fp, " in use %s (%.1f%%) in %" PRIu64 " object%s\n",
+		    a, pct, f->inuse_objects, plural(f->inuse_objects));
+		return;
+	}
 	switch (v->opts.sort) {
 	case HT_VIEW_ALLOC:
 		fprintf(t->fp,

@@ -101,24 +101,30 @@ struct ht_meta {
 /* Why samples were dropped: the live-sample table or the site table held
  * as many as the bound allows, or a table could not grow for want of
  * memory. */
-#define HT_DROP_LIVE	    0x1
-#define HT_DROP_SITES	    0x2
-#define HT_DROP_NOMEM	    0x4
-#define HT_META_AT_EXIT	    0x1 /* written by the agent as the process exited */
+#define HT_DROP_LIVE	      0x1
+#define HT_DROP_SITES	      0x2
+#define HT_DROP_NOMEM	      0x4
+#define HT_META_AT_EXIT	      0x1 /* written by the agent as the process exited */
 /* Dump files written by the agent itself say what made it write them. */
-#define HT_META_ON_FAILURE  0x2	 /* an allocation failed */
-#define HT_META_ON_INTERVAL 0x4	 /* --dump-interval */
-#define HT_META_ON_EVERY    0x8	 /* --dump-every */
-#define HT_META_ON_RSS	    0x10 /* --dump-at-rss */
-#define HT_META_ON_REQUEST  0x20 /* heaptool_dump() */
+#define HT_META_ON_FAILURE    0x2  /* an allocation failed */
+#define HT_META_ON_INTERVAL   0x4  /* --dump-interval */
+#define HT_META_ON_EVERY      0x8  /* --dump-every */
+#define HT_META_ON_RSS	      0x10 /* --dump-at-rss */
+#define HT_META_ON_REQUEST    0x20 /* heaptool_dump() */
 /* Version 5.  The final profile of an attached process, written as it
  * ended: at exit (with HT_META_AT_EXIT) or on the fatal signal of
  * ht_meta.signal (with HT_META_ON_SIGNAL). */
-#define HT_META_FINAL	    0x40
-#define HT_META_ON_SIGNAL   0x80
+#define HT_META_FINAL	      0x40
+#define HT_META_ON_SIGNAL     0x80
 /* Version 5: the session began with the process (heaptool run): no block
  * of the heap predates it but the loader's. */
-#define HT_META_LAUNCHED    0x100
+#define HT_META_LAUNCHED      0x100
+/* The figures a backend that reads the allocator's own samples (jemalloc's
+ * heap profile) cannot give: the peak (it keeps none), and what was
+ * allocated and freed (jemalloc without opt.prof_accum).  They are shown as
+ * unknown, never as 0. */
+#define HT_META_PEAK_UNKNOWN  0x200
+#define HT_META_ALLOC_UNKNOWN 0x400
 
 struct ht_module_rec {
 	uint64_t bias;	/* load bias: runtime address - ELF vaddr */

@@ -13,11 +13,14 @@
  * then STATUS_TAIL bytes (follow, parent_pid, the children's u16 count)
  * and the children, then the allocators and the final profile's
  * directory (proto.h). */
-#define STATUS_FIXED (6 * 4 + 8 * 8 + 4)
-#define STATUS_TAIL  (4 + 4 + 2)
+#define STATUS_FIXED   (6 * 4 + 8 * 8 + 4)
+#define STATUS_TAIL    (4 + 4 + 2)
+/* Version 6, at the end after backend and the two coverage figures:
+ * backend_default, backends, backends_present, rate_asked. */
+#define STATUS_BACKEND (4 + 4 + 4 + 8)
 /* START: rate, flags, four u64 dump settings, max_samples, the prefix's u16
  * length. */
-#define START_FIXED  (8 + 4 + 4 * 8 + 8 + 2)
+#define START_FIXED    (8 + 4 + 4 * 8 + 8 + 2)
 
 static void
 put16(uint8_t *p, uint16_t v)
@@ -232,8 +235,12 @@ put_unseen_final(uint8_t *q, const struct ht_status *s)
 		put32(q + len + 10 + k, s->backend);
 		put32(q + len + 14 + k, s->coverage_hooked);
 		put32(q + len + 18 + k, s->coverage_unhooked);
+		put32(q + len + 22 + k, s->backend_default);
+		put32(q + len + 26 + k, s->backends);
+		put32(q + len + 30 + k, s->backends_present);
+		put64(q + len + 34 + k, s->rate_asked);
 	}
-	return len + 10 + k + 12;
+	return len + 10 + k + 12 + STATUS_BACKEND;
 }
 
 size_t
@@ -361,14 +368,17 @@ get_unseen_final(const uint8_t *payload, size_t len, size_t off,
 	s->final_armed = get32(payload + off + 4);
 	off += 8;
 	if (get_str(payload, len, &off, s->final_dir, HT_PROTO_MAX_FINAL_DIR) !=
-	    0)
-		return -1;
-	if (len - off < 12)
+		0 ||
+	    len - off < 12 + STATUS_BACKEND)
 		return -1;
 	s->backend = get32(payload + off);
 	s->coverage_hooked = get32(payload + off + 4);
 	s->coverage_unhooked = get32(payload + off + 8);
-	off += 12;
+	s->backend_default = get32(payload + off + 12);
+	s->backends = get32(payload + off + 16);
+	s->backends_present = get32(payload + off + 20);
+	s->rate_asked = get64(payload + off + 24);
+	off += 12 + STATUS_BACKEND;
 	/* One encoding per reply: nothing may follow. */
 	return off == len ? 0 : -1;
 }

@@ -41,7 +41,9 @@
  *            HT_PROTO_MAX_ALLOCATOR_PATH), u32 allocators_more, u32
  *            final_armed, the final profile's directory as u16 length +
  *            bytes (at most HT_PROTO_MAX_FINAL_DIR), then u32 backend,
- *            u32 coverage_hooked, u32 coverage_unhooked)
+ *            u32 coverage_hooked, u32 coverage_unhooked, u32
+ *            backend_default, u32 backends, u32 backends_present, u64
+ *            rate_asked)
  *   PROFILE: a profile (src/profile.h)
  *   HELLO, STOP, STATUS, REPORT, DETACH, HOOK requests: empty
  *
@@ -49,8 +51,10 @@
  * and children; version 4 START's max_samples and STATUS's max_samples and
  * flags (before the version string); version 5 START's HT_START_NO_FINAL
  * and STATUS's allocators, allocators_more, final_armed and final_dir
- * (after the children); version 6 STATUS's backend and coverage figures
- * (at its end).  The CLI and the agent speak one version: a CLI meeting an
+ * (after the children); version 6 START's backend (in its flags) and
+ * STATUS's backend and coverage figures, then its backend_default,
+ * backends, backends_present and rate_asked (at its end).  The CLI and
+ * the agent speak one version: a CLI meeting an
  * agent of another says so (HT_ERR_VERSION, or a STATUS whose
  * proto_version differs), and what to do.
  *
@@ -86,14 +90,20 @@ enum ht_msg {
 	HT_MSG_PROFILE = 67,
 };
 
-#define HT_START_RESTART  0x1 /* start even if a session is running */
+#define HT_START_RESTART       0x1 /* start even if a session is running */
 /* Children the profiled process forks start sessions of their own, at the
  * fork, with this one's settings (and follow their own children). */
-#define HT_START_FOLLOW	  0x2
+#define HT_START_FOLLOW	       0x2
 /* The session's final profile is not written when the process ends
  * (start --no-final-dump). */
-#define HT_START_NO_FINAL 0x4
-#define HT_START_FLAGS	  (HT_START_RESTART | HT_START_FOLLOW | HT_START_NO_FINAL)
+#define HT_START_NO_FINAL      0x4
+/* Version 6: the backend of the session (HT_BACKEND_*, src/allocnames.h) in bits
+ * 8-11; 0: the agent's default (STATUS's backend). */
+#define HT_START_BACKEND(b)    (((uint32_t)(b)&0xf) << 8)
+#define HT_START_BACKEND_OF(f) (((uint32_t)(f) >> 8) & 0xf)
+#define HT_START_FLAGS                                                         \
+	(HT_START_RESTART | HT_START_FOLLOW | HT_START_NO_FINAL |              \
+	    HT_START_BACKEND(0xf))
 
 /* The most children a STATUS lists (the most recent first). */
 #define HT_PROTO_MAX_CHILDREN	    256
@@ -117,6 +127,8 @@ enum ht_err {
 	HT_ERR_BUSY = 9,	/* other clients hold every place: a
 				   connection dropped to make room, or a
 				   report while others are being sent */
+	HT_ERR_BACKEND = 10,	/* version 6: the backend asked for cannot
+				   run in the target (the message says why) */
 };
 
 struct ht_msg_header {
@@ -167,6 +179,15 @@ struct ht_status {
 	uint32_t backend;
 	uint32_t coverage_hooked;
 	uint32_t coverage_unhooked;
+	/* The backend a start without --backend takes (jemalloc where its
+	 * sampling is on), the backends that can run (bit HT_BACKEND_*) and
+	 * those whose allocator is in the process (able to run or not), and
+	 * the rate the session's start asked for (rate may be rounded from
+	 * it: jemalloc samples at powers of 2). */
+	uint32_t backend_default;
+	uint32_t backends;
+	uint32_t backends_present;
+	uint64_t rate_asked;
 };
 
 /*

@@ -295,6 +295,71 @@ ht_sample_weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 }
 
 void
+ht_sample_weigh_native(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
+{
+	double s = (double)size, x, p, q;
+
+	if (rate <= 1 || size == 0) {
+		/* A zero-size allocation is never sampled by a countdown of
+		 * bytes: if one is, it stands for itself. */
+		w->bytes = s;
+		w->objects = 1;
+		w->var_bytes = 0;
+		w->var_objects = 0;
+		return;
+	}
+	x = s / (double)rate;
+	q = ht_exp(-x);
+	p = x < 0.5 ? ht_one_minus_exp_neg(x) : 1 - q;
+	w->bytes = s / p;
+	w->objects = 1 / p;
+	w->var_objects = q / (p * p);
+	w->var_bytes = w->var_objects * s * s;
+}
+
+/* p for a mean size m at rate, and 1 - p, each without cancellation. */
+static void
+prob_of(double m, uint64_t rate, double *p, double *q)
+{
+	double x = m / (double)rate;
+
+	*q = ht_exp(-x);
+	*p = x < 0.5 ? ht_one_minus_exp_neg(x) : 1 - *q;
+}
+
+double
+ht_sample_unsample_scale(double objects, double bytes, uint64_t rate)
+{
+	double p, q;
+
+	if (rate <= 1 || objects <= 0 || bytes <= 0)
+		return 1;
+	prob_of(bytes / objects, rate, &p, &q);
+	return p > 0 ? 1 / p : 1;
+}
+
+void
+ht_sample_aggregate(double objects, double bytes, uint64_t rate,
+    struct ht_sample_agg *a)
+{
+	double m, p, q;
+
+	if (rate <= 1 || objects <= 0 || bytes <= 0) {
+		a->samples = objects > 0 ? objects : 0;
+		a->var_bytes = 0;
+		a->var_objects = 0;
+		return;
+	}
+	m = bytes / objects;
+	prob_of(m, rate, &p, &q);
+	a->samples = objects * p;
+	/* Sum over the samples of (1 - p) / p^2 * y^2, with objects * p
+	 * samples of y = m bytes (or 1 object) each. */
+	a->var_bytes = bytes * m * q / p;
+	a->var_objects = objects * q / p;
+}
+
+void
 ht_sample_interval(double est, double var, double *lo, double *hi)
 {
 	double half;

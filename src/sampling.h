@@ -51,6 +51,37 @@ struct ht_sample_weight {
 };
 void ht_sample_weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *);
 
+/*
+ * For allocators that sample by themselves (jemalloc, mimalloc's profiler):
+ * their countdown is charged size bytes, not size + 1, so an allocation of s
+ * bytes is sampled with p = 1 - exp(-s / rate).  Rate 1 (or 0) is exact.
+ */
+void
+ht_sample_weigh_native(uint64_t size, uint64_t rate, struct ht_sample_weight *);
+
+/*
+ * The figures of a call site from an allocator's aggregated samples, where
+ * only the sums are known: objects and bytes already unbiased (each sample
+ * counted 1/p times, as jemalloc's heap profile gives them once jeprof's
+ * scaling is applied), at rate.  The samples are taken as all of the site's
+ * mean size m = bytes / objects (exact for a site of one size class, the
+ * usual case): p = 1 - exp(-m / rate), the number of samples objects * p,
+ * and the variances their Horvitz-Thompson sums, bytes * m * (1 - p) / p
+ * and objects * (1 - p) / p.  At rate 1 the figures are exact (variance 0).
+ */
+struct ht_sample_agg {
+	double samples;
+	double var_bytes;
+	double var_objects;
+};
+void ht_sample_aggregate(double objects, double bytes, uint64_t rate,
+    struct ht_sample_agg *);
+
+/* jeprof's unsampling of a heap profile's raw sums: scale = 1 / (1 - exp(-m
+ * / rate)), m the mean size bytes / objects.  Returns the scale (1 at rate
+ * 1 or with no objects). */
+double ht_sample_unsample_scale(double objects, double bytes, uint64_t rate);
+
 /* A 95% interval for an estimate est whose variance estimate is var:
  * est -/+ 1.96 sqrt(var), the low end clamped at 0.  With var 0 (rate 1)
  * the interval is [est, est]. */

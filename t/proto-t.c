@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "allocnames.h"
 #include "basic.h"
+#include "profile.h"
 #include "proto.h"
 
 static void
@@ -217,7 +219,7 @@ test_rejections(void)
 	static const uint16_t bad_types[] = { 0, 8, 9, 63, HT_MSG_OK,
 		HT_MSG_ERR, HT_MSG_STATUS_REPLY, HT_MSG_PROFILE, 68, 0x8001,
 		0xffff };
-	static const uint32_t bad_flags[] = { 0x8, 0xf, 0x100, 0x80000000u,
+	static const uint32_t bad_flags[] = { 0x8, 0xf, 0x1000, 0x80000000u,
 		0xffffffffu };
 	static uint8_t big[HT_PROTO_MAX_REQUEST + 64];
 	uint8_t b[128];
@@ -294,6 +296,14 @@ test_rejections(void)
 	ok(all, "START with unknown flags refused");
 	le(b + 24, HT_START_RESTART | HT_START_FOLLOW | HT_START_NO_FINAL, 4);
 	is_int(0, parse(b, 70), "START with RESTART, FOLLOW and NO_FINAL");
+	le(b + 24, HT_START_BACKEND(HT_BACKEND_JEMALLOC), 4);
+	{
+		struct ht_request r;
+
+		ok(ht_proto_parse_request(b, 70, &r) == 0 &&
+			HT_START_BACKEND_OF(r.flags) == HT_BACKEND_JEMALLOC,
+		    "START with a backend in its flags");
+	}
 	le(b + 24, 0, 4);
 	for (i = 0, all = 1; i < 4; i++) {
 		le(b + 28 + 8 * i, 1, 8);
@@ -441,6 +451,10 @@ fill_status(struct ht_status *s)
 	s->backend = 3;
 	s->coverage_hooked = 0x0a0b0c0d;
 	s->coverage_unhooked = 7;
+	s->backend_default = HT_BACKEND_JEMALLOC;
+	s->backends = 0xa;
+	s->backends_present = 0x1a;
+	s->rate_asked = 100000;
 }
 
 static void
@@ -455,7 +469,7 @@ test_status(void)
 	/* Up to the children, then no allocator, allocators_more,
 	 * final_armed, no directory, and the backend and coverage. */
 	kids = 6 * 4 + 8 * 8 + 4 + 2 + 5 + 4 + 4 + 2 + 2 * 4;
-	plen = kids + 2 + 4 + 4 + 2 + 12;
+	plen = kids + 2 + 4 + 4 + 2 + 12 + 20;
 	ok(n == 16 + plen && get(b + 6, 2) == HT_MSG_STATUS_REPLY &&
 		get(b + 8, 4) == plen,
 	    "STATUS header and length");
@@ -474,7 +488,10 @@ test_status(void)
 		get(b + 133, 2) == 0 && get(b + 135, 4) == 0 &&
 		get(b + 139, 4) == 0 && get(b + 143, 2) == 0 &&
 		get(b + 145, 4) == 3 && get(b + 149, 4) == 0x0a0b0c0d &&
-		get(b + 153, 4) == 7,
+		get(b + 153, 4) == 7 &&
+		get(b + 157, 4) == HT_BACKEND_JEMALLOC &&
+		get(b + 161, 4) == 0xa && get(b + 165, 4) == 0x1a &&
+		get(b + 169, 8) == 100000,
 	    "STATUS fields in declaration order, little-endian");
 	memset(&t, 0x5a, sizeof(t));
 	ok(ht_proto_decode_status(b + 16, plen, &t) == 0 &&
@@ -522,7 +539,7 @@ test_status(void)
 	n = ht_proto_encode_status(b, sizeof(b), &s);
 	ok(n ==
 		    16 + 6 * 4 + 8 * 8 + 4 + 2 + 5 + 10 +
-			4 * HT_PROTO_MAX_CHILDREN + 12 + 12 &&
+			4 * HT_PROTO_MAX_CHILDREN + 12 + 12 + 20 &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		t.nchildren == HT_PROTO_MAX_CHILDREN &&
 		t.children[HT_PROTO_MAX_CHILDREN - 1] ==
@@ -535,7 +552,7 @@ test_status(void)
 
 	memset(s.agent_version, 'v', sizeof(s.agent_version));
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	ok(n == 16 + 6 * 4 + 8 * 8 + 4 + 2 + 31 + 10 + 12 + 12 &&
+	ok(n == 16 + 6 * 4 + 8 * 8 + 4 + 2 + 31 + 10 + 12 + 12 + 20 &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		strlen(t.agent_version) == 31,
 	    "an unterminated version is cut at 31 bytes");
@@ -576,10 +593,10 @@ test_status(void)
 	strcpy(s.allocators[0].path, "/bin/x");
 	strcpy(s.final_dir, "/d");
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	b[n - 13] = '\x1b';
+	b[n - 13 - 20] = '\x1b';
 	is_int(-1, ht_proto_decode_status(b + 16, n - 16, &t),
 	    "control character in the final directory refused");
-	b[n - 13] = 'd';
+	b[n - 13 - 20] = 'd';
 	b[16 + kids + 2 + 8 + 2] = '\n';
 	is_int(-1, ht_proto_decode_status(b + 16, n - 16, &t),
 	    "control character in an allocator's path refused");

@@ -437,6 +437,77 @@ simulate(uint64_t rate)
 	}
 }
 
+/*
+ * The allocators' own sampling: weights with p = 1 - exp(-s / R), and a
+ * site's figures from its unbiased sums.  A simulation of jemalloc's
+ * scheme (Exp countdown charged s bytes) checks that the aggregate
+ * estimates and variances describe what the sampling does.
+ */
+static void
+test_native(void)
+{
+	struct ht_sample_weight w;
+	struct ht_sample_agg a;
+	struct ht_rng r;
+	double p, est, var, sum, sum2, k, inside;
+	int64_t c;
+	int run, i, n;
+
+	ht_sample_weigh_native(4096, 1, &w);
+	ok(w.bytes == 4096 && w.objects == 1 && w.var_bytes == 0,
+	    "native weight at rate 1: exact");
+	ht_sample_weigh_native(4096, 65536, &w);
+	p = 1 - exp(-4096.0 / 65536);
+	ok(fabs(w.objects - 1 / p) < 1e-9 && fabs(w.bytes - 4096 / p) < 1e-6,
+	    "native weight of 4096 at 64 KiB: 1/p with p = 1 - exp(-s/R)");
+	ok(fabs(w.var_bytes - (1 - p) / (p * p) * 4096.0 * 4096) < 1e-3,
+	    "its variance (1 - p) / p^2 s^2");
+	ht_sample_aggregate(10 / p, 10 * 4096 / p, 65536, &a);
+	ok(fabs(a.samples - 10) < 1e-9 &&
+		fabs(a.var_bytes - 10 * w.var_bytes) < 1e-3 * w.var_bytes,
+	    "aggregate of 10 samples of one size: 10 samples, 10 variances");
+	ht_sample_aggregate(10, 40960, 1, &a);
+	ok(a.samples == 10 && a.var_bytes == 0 && a.var_objects == 0,
+	    "aggregate at rate 1: exact");
+	k = ht_sample_unsample_scale(10, 40960, 65536);
+	ok(fabs(k - 1 / p) < 1e-9, "jeprof's scale 1 / (1 - exp(-m/R))");
+	ok(ht_sample_unsample_scale(10, 40960, 1) == 1 &&
+		ht_sample_unsample_scale(0, 0, 65536) == 1,
+	    "scale 1 at rate 1 and for an empty site");
+
+	/* 200 runs of 3000 allocations of 4096 bytes at 64 KiB, sampled as
+	 * jemalloc does; each run's estimate from its raw counts. */
+	ht_rng_seed(&r, 42);
+	sum = sum2 = inside = 0;
+	for (run = 0; run < 200; run++) {
+		c = ht_sample_countdown(&r, 65536) + 1;
+		n = 0;
+		for (i = 0; i < 3000; i++) {
+			c -= 4096;
+			if (c <= 0) {
+				n++;
+				c = ht_sample_countdown(&r, 65536) + 1;
+			}
+		}
+		k = ht_sample_unsample_scale(n, 4096.0 * n, 65536);
+		est = 4096.0 * n * k;
+		ht_sample_aggregate(n * k, est, 65536, &a);
+		var = a.var_bytes;
+		sum += est;
+		sum2 += est * est;
+		inside += fabs(est - 3000 * 4096.0) <= 1.96 * sqrt(var);
+	}
+	est = sum / 200;
+	var = sum2 / 200 - est * est;
+	/* The mean of 200 runs is within 4 standard errors of the truth;
+	 * the intervals hold it in at least 88% of runs (95% expected). */
+	ok(fabs(est - 3000 * 4096.0) < 4 * sqrt(var / 200),
+	    "native estimates are unbiased (mean %.0f, truth %.0f)", est,
+	    3000 * 4096.0);
+	ok(inside >= 176, "their 95%% intervals hold the truth in %.0f of 200",
+	    inside);
+}
+
 int
 main(void)
 {
@@ -446,6 +517,7 @@ main(void)
 	test_countdown();
 	test_weigh();
 	test_probability();
+	test_native();
 	simulate(1);
 	simulate(65536);
 	simulate(524288);
