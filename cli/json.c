@@ -121,12 +121,15 @@ flush(struct ht_json *j)
 static void
 out(struct ht_json *j, const void *p, size_t n)
 {
-	if (j->len + n > sizeof(j->buf)) {
-		flush(j);
-		if (n > sizeof(j->buf)) {
-			fwrite(p, 1, n, j->fp);
-			return;
-		}
+	if (n <= sizeof(j->buf) - j->len) {
+		memcpy(j->buf + j->len, p, n);
+		j->len += n;
+		return;
+	}
+	flush(j);
+	if (n > sizeof(j->buf)) {
+		fwrite(p, 1, n, j->fp);
+		return;
 	}
 	memcpy(j->buf + j->len, p, n);
 	j->len += n;
@@ -145,6 +148,9 @@ outs(struct ht_json *j, const char *s)
 {
 	out(j, s, strlen(s));
 }
+
+/* A literal: its length is a constant, and so its copy is inlined. */
+#define OUTL(j, lit) out((j), (lit), sizeof(lit) - 1)
 
 static void
 newline_indent(struct ht_json *j)
@@ -239,25 +245,34 @@ write_string(struct ht_json *j, const char *str, size_t n)
 static void
 prefix(struct ht_json *j, const char *key)
 {
-	if (!j->empty[j->depth])
+	int first = j->empty[j->depth];
+
+	if (!first)
 		outc(j, ',');
 	j->empty[j->depth] = 0;
-	if (j->depth > 0)
+	if (j->line[j->depth]) {
+		if (!first)
+			outc(j, ' ');
+	} else if (j->depth > 0)
 		newline_indent(j);
 	if (key != NULL) {
 		write_string(j, key, strlen(key));
-		outs(j, j->pretty ? ": " : ":");
+		if (j->pretty || j->line[j->depth])
+			OUTL(j, ": ");
+		else
+			outc(j, ':');
 	}
 }
 
 static void
-open_level(struct ht_json *j, const char *key, int c)
+open_level(struct ht_json *j, const char *key, int c, int line)
 {
 	prefix(j, key);
 	outc(j, c);
 	if (j->depth + 1 < HT_JSON_MAX_DEPTH) {
 		j->depth++;
 		j->empty[j->depth] = 1;
+		j->line[j->depth] = line || j->line[j->depth - 1];
 	}
 }
 
@@ -270,7 +285,7 @@ close_level(struct ht_json *j, int c)
 		return;
 	was_empty = j->empty[j->depth];
 	j->depth--;
-	if (!was_empty)
+	if (!was_empty && !j->line[j->depth + 1])
 		newline_indent(j);
 	outc(j, c);
 }
@@ -278,7 +293,13 @@ close_level(struct ht_json *j, int c)
 void
 ht_json_object_begin(struct ht_json *j, const char *key)
 {
-	open_level(j, key, '{');
+	open_level(j, key, '{', 0);
+}
+
+void
+ht_json_object_line(struct ht_json *j, const char *key)
+{
+	open_level(j, key, '{', 1);
 }
 
 void
@@ -290,7 +311,7 @@ ht_json_object_end(struct ht_json *j)
 void
 ht_json_array_begin(struct ht_json *j, const char *key)
 {
-	open_level(j, key, '[');
+	open_level(j, key, '[', 0);
 }
 
 void
@@ -304,7 +325,7 @@ ht_json_stringn(struct ht_json *j, const char *key, const char *s, size_t n)
 {
 	prefix(j, key);
 	if (s == NULL)
-		outs(j, "null");
+		OUTL(j, "null");
 	else
 		write_string(j, s, n);
 }
@@ -364,7 +385,7 @@ ht_json_double(struct ht_json *j, const char *key, double v)
 
 	prefix(j, key);
 	if (!isfinite(v)) {
-		outs(j, "null");
+		OUTL(j, "null");
 		return;
 	}
 	/* The shortest of %.15g..%.17g that reads back as v: 17 digits
@@ -385,14 +406,44 @@ void
 ht_json_bool(struct ht_json *j, const char *key, int v)
 {
 	prefix(j, key);
-	outs(j, v ? "true" : "false");
+	if (v)
+		OUTL(j, "true");
+	else
+		OUTL(j, "false");
 }
 
 void
 ht_json_null(struct ht_json *j, const char *key)
 {
 	prefix(j, key);
-	outs(j, "null");
+	OUTL(j, "null");
+}
+
+char *
+ht_json_raw_begin(struct ht_json *j, const char *key, size_t n)
+{
+	prefix(j, key);
+	if (n > sizeof(j->buf) - j->len)
+		flush(j);
+	return j->buf + j->len;
+}
+
+void
+ht_json_raw_end(struct ht_json *j, char *end)
+{
+	j->len = (size_t)(end - j->buf);
+}
+
+int
+ht_json_plain(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (s[i] < 0x20 || s[i] >= 0x7f || s[i] == '"' || s[i] == '\\')
+			return 0;
+	return 1;
 }
 
 int

@@ -152,6 +152,8 @@ row_cmp(const void *a, const void *b)
 	if ((c = figures_cmp(cur_sort, &x->f, &y->f)) != 0)
 		return c;
 	/* The same profile always prints in the same order. */
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
 	n = x->site->nframes < y->site->nframes ? x->site->nframes :
 						  y->site->nframes;
 	if (n > HT_PROFILE_MAX_FRAMES)
@@ -351,6 +353,7 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 		s = &prof->sites[i];
 		r = &v->rows[i];
 		r->site = s;
+		r->first = site_nframes(s) > 0 ? s->frames[0] : 0;
 		site_figures(v, s, &r->f);
 		sat_add(&v->now_inuse_bytes, s->inuse_bytes,
 		    &v->total.saturated);

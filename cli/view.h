@@ -78,6 +78,10 @@ struct ht_view_row {
 	struct ht_view_figures f;
 	const struct ht_profile_site *site;
 	size_t nfolded;
+	/* The site's innermost frame, or 0: the sort's first tie-break,
+	 * here so that sorting rows of equal figures need not read the
+	 * sites (a cache miss each, the most of a sort of 200,000). */
+	uint64_t first;
 };
 
 /* What ht_view_symbolize met. */
