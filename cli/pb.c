@@ -201,13 +201,49 @@ out_fail:
 	return -1;
 }
 
+/*
+ * Store what follows rather than deflate it.  zlib deflates what it holds
+ * at the old level first (deflateParams runs deflate with Z_BLOCK) and
+ * says Z_BUF_ERROR until its output has had room for all of it.
+ */
+static void
+go_stored(struct ht_pb_gz *g)
+{
+	unsigned char out[16384];
+	z_stream *z = g->z;
+	size_t n;
+	int rc;
+
+	g->stored = 1;
+	z->avail_in = 0;
+	do {
+		z->next_out = out;
+		z->avail_out = sizeof(out);
+		rc = deflateParams(z, Z_NO_COMPRESSION, Z_DEFAULT_STRATEGY);
+		n = sizeof(out) - z->avail_out;
+		if (n > 0 && fwrite(out, 1, n, g->fp) != n) {
+			g->failed = errno != 0 ? errno : EIO;
+			return;
+		}
+	} while (rc == Z_BUF_ERROR && n > 0);
+	/* Z_BUF_ERROR without output: it stays at the old level, which
+	 * costs time, not correctness. */
+	if (rc == Z_STREAM_ERROR)
+		g->failed = EIO;
+}
+
 void
 ht_pb_gz_write(struct ht_pb_gz *g, struct ht_pb *pb)
 {
 	if (pb->failed && !g->failed)
 		g->failed = ENOMEM;
-	if (!g->failed && g->z != NULL && pb->len > 0)
+	if (!g->failed && g->z != NULL && !g->stored &&
+	    g->in >= HT_PB_GZ_DEFLATE)
+		go_stored(g);
+	if (!g->failed && g->z != NULL && pb->len > 0) {
 		(void)deflate_out(g, pb->buf, pb->len, Z_NO_FLUSH);
+		g->in += pb->len;
+	}
 	ht_pb_reset(pb);
 }
 

@@ -49,11 +49,22 @@ int ht_pb_failed(const struct ht_pb *);
  * A gzip member (RFC 1952) written to a stream as it is made, with zlib:
  * a large message need never be whole in memory.  Failures stick, as the
  * buffers' do, and are reported by ht_pb_gz_close.
+ *
+ * The first HT_PB_GZ_DEFLATE bytes are compressed at zlib's fastest
+ * level; the rest is stored (deflate's uncompressed blocks: still one
+ * gzip member, every reader takes it).  Deflating runs at some 50 MB/s
+ * here, so that the export of a profile of millions of distinct
+ * addresses (240 MB of protocol buffers) would take 5 s for that alone;
+ * what a real profile exports stays under the bound, compressed whole.
  */
+#define HT_PB_GZ_DEFLATE ((size_t)16 << 20)
+
 struct ht_pb_gz {
 	FILE *fp;
 	void *z;    /* zlib's z_stream */
 	int failed; /* the errno of the first failure, or 0 */
+	size_t in;  /* bytes taken so far */
+	int stored; /* past HT_PB_GZ_DEFLATE: no more compression */
 };
 
 /* Start a member on fp.  Returns 0, or -1 with errno ENOMEM. */
