@@ -527,14 +527,35 @@ row_nframes(const struct ht_view_row *r)
 	return n > HT_PROFILE_MAX_FRAMES ? HT_PROFILE_MAX_FRAMES : n;
 }
 
-/* Ask for the slots of r's addresses ahead of their lookups. */
-static void
-locs_prefetch(const struct plocs *l, const struct ht_view_row *r)
-{
-	uint32_t k, n = row_nframes(r);
+/*
+ * A cursor over the frames of every row, PREFETCH_AHEAD frames ahead of
+ * the lookups, asking for each one's slot: the misses of the table (one a
+ * lookup, on a profile of millions of distinct addresses) overlap one
+ * another and the work in between, where one lookup after the other waited
+ * for each (three quarters of the export's time).  One at a time: a burst
+ * of a site's 64 asked more than the processor keeps in flight.
+ */
+#define PREFETCH_AHEAD 16
 
-	for (k = 0; k < n; k++)
-		__builtin_prefetch(&l->slots[locs_home(l, r->site->frames[k])]);
+struct ahead {
+	size_t row;
+	uint32_t k;
+};
+
+static void
+ahead_step(const struct pprof *pp, struct ahead *a)
+{
+	const struct ht_view *v = pp->v;
+
+	while (a->row < v->nrows && a->k >= row_nframes(&v->rows[a->row])) {
+		a->row++;
+		a->k = 0;
+	}
+	if (a->row == v->nrows)
+		return;
+	__builtin_prefetch(&pp->locs.slots[locs_home(&pp->locs,
+	    v->rows[a->row].site->frames[a->k])]);
+	a->k++;
 }
 
 /* Write the samples, one per row, and the locations they meet first. */
@@ -544,6 +565,7 @@ put_samples(struct pprof *pp)
 	struct ht_view *v = pp->v;
 	struct ht_pb *smp = &pp->sample, *packed = &pp->packed;
 	const struct ht_view_row *r;
+	struct ahead ahead = { 0, 0 };
 	uint64_t id, nframes = 0;
 	uint32_t k, n;
 	size_t i;
@@ -552,23 +574,17 @@ put_samples(struct pprof *pp)
 		nframes += row_nframes(&v->rows[i]);
 	if (locs_init(&pp->locs, nframes) != 0)
 		return -1;
-	if (v->nrows > 0)
-		locs_prefetch(&pp->locs, &v->rows[0]);
+	for (k = 0; k < PREFETCH_AHEAD; k++)
+		ahead_step(pp, &ahead);
 	for (i = 0; i < v->nrows; i++) {
 		r = &v->rows[i];
 		ht_pb_reset(smp);
 		ht_pb_reset(packed);
 		n = row_nframes(r);
-		/* The next site's slots asked for now: their misses
-		 * overlap one another and this site's work, where one
-		 * lookup after the other waited for each (three quarters
-		 * of the export's time on a profile of 12.8 million
-		 * distinct addresses). */
-		if (i + 1 < v->nrows)
-			locs_prefetch(&pp->locs, &v->rows[i + 1]);
 		/* The leaf first: the profile's frames are innermost first,
 		 * as pprof wants them. */
 		for (k = 0; k < n; k++) {
+			ahead_step(pp, &ahead);
 			if ((id = location_id(pp, r->site->frames[k])) == 0)
 				return -1;
 			ht_pb_varint(packed, id);

@@ -304,13 +304,50 @@ int
 ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r)
 {
 	const struct ht_sym_frame *fr;
-	int nfr, i;
+	const uint64_t *addrs;
+	uint32_t k, na;
+	int nfr, i, total = 0;
 
-	if ((nfr = ht_view_frames(v, r, &fr)) < 0)
-		return -1;
-	for (i = 0; i < nfr; i++)
-		ht_text_frame(fp, &fr[i]);
-	return nfr;
+	na = ht_view_addrs(r, &addrs);
+	for (k = 0; k < na; k++) {
+		if ((nfr = ht_sym_lookup(v->sym, addrs[k], &fr)) < 0)
+			return -1;
+		for (i = 0; i < nfr; i++)
+			ht_text_frame(fp, &fr[i]);
+		total += nfr;
+	}
+	return total;
+}
+
+/* One frame as an object of the array "frames" (the keys of DESIGN.md
+ * section 2). */
+static void
+json_frame(struct ht_json *j, const struct ht_sym_frame *fr)
+{
+	size_t len[3];
+	char *p;
+
+	if (frame_lens(fr, len, 1)) {
+		p = ht_json_raw_begin(j, NULL, HT_JSON_RAW_MAX);
+		ht_json_raw_end(j, frame_json(p, fr, len));
+		return;
+	}
+	ht_json_object_line(j, NULL);
+	ht_json_hex(j, "address", fr->address);
+	ht_json_string(j, "module", fr->module);
+	ht_json_hex(j, "offset", fr->offset);
+	ht_json_string(j, "function", fr->function);
+	ht_json_string(j, "file", fr->file);
+	if (fr->line > 0)
+		ht_json_uint(j, "line", fr->line);
+	else
+		ht_json_null(j, "line");
+	ht_json_bool(j, "inlined", fr->inlined);
+	if (fr->flags & HT_SYM_BUILD_ID_MISMATCH)
+		ht_json_bool(j, "build_id_mismatch", 1);
+	if (fr->flags & HT_SYM_SKIPPED)
+		ht_json_bool(j, "skipped", 1);
+	ht_json_object_end(j);
 }
 
 int
@@ -318,35 +355,18 @@ ht_text_json_frames(struct ht_json *j, struct ht_view *v,
     const struct ht_view_row *r)
 {
 	const struct ht_sym_frame *fr;
-	size_t len[3];
-	int nfr = 0, i;
-	char *p;
+	const uint64_t *addrs = NULL;
+	uint32_t k, na = 0;
+	int nfr, i;
 
 	ht_json_array_begin(j, "frames");
-	if (r != NULL && (nfr = ht_view_frames(v, r, &fr)) < 0)
-		return -1;
-	for (i = 0; i < nfr; i++) {
-		if (frame_lens(&fr[i], len, 1)) {
-			p = ht_json_raw_begin(j, NULL, HT_JSON_RAW_MAX);
-			ht_json_raw_end(j, frame_json(p, &fr[i], len));
-			continue;
-		}
-		ht_json_object_line(j, NULL);
-		ht_json_hex(j, "address", fr[i].address);
-		ht_json_string(j, "module", fr[i].module);
-		ht_json_hex(j, "offset", fr[i].offset);
-		ht_json_string(j, "function", fr[i].function);
-		ht_json_string(j, "file", fr[i].file);
-		if (fr[i].line > 0)
-			ht_json_uint(j, "line", fr[i].line);
-		else
-			ht_json_null(j, "line");
-		ht_json_bool(j, "inlined", fr[i].inlined);
-		if (fr[i].flags & HT_SYM_BUILD_ID_MISMATCH)
-			ht_json_bool(j, "build_id_mismatch", 1);
-		if (fr[i].flags & HT_SYM_SKIPPED)
-			ht_json_bool(j, "skipped", 1);
-		ht_json_object_end(j);
+	if (r != NULL)
+		na = ht_view_addrs(r, &addrs);
+	for (k = 0; k < na; k++) {
+		if ((nfr = ht_sym_lookup(v->sym, addrs[k], &fr)) < 0)
+			return -1;
+		for (i = 0; i < nfr; i++)
+			json_frame(j, &fr[i]);
 	}
 	ht_json_array_end(j);
 	return 0;

@@ -408,6 +408,13 @@ out_nomem:
 	return -1;
 }
 
+uint32_t
+ht_view_addrs(const struct ht_view_row *r, const uint64_t **addrs)
+{
+	*addrs = r->site != NULL ? r->site->frames : NULL;
+	return r->site != NULL ? site_nframes(r->site) : 0;
+}
+
 int
 ht_view_frames(struct ht_view *v, const struct ht_view_row *r,
     const struct ht_sym_frame **frames)

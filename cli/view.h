@@ -142,6 +142,14 @@ int ht_view_frames(struct ht_view *, const struct ht_view_row *r,
     const struct ht_sym_frame **frames);
 
 /*
+ * The return addresses of row r's stack, innermost first, into *addrs (the
+ * profile's; valid as long as it): their number, 0 for the fold and for a
+ * site without frames.  For writers that look each up (ht_sym_lookup) and
+ * print its frames at once, without ht_view_frames' copy.
+ */
+uint32_t ht_view_addrs(const struct ht_view_row *r, const uint64_t **addrs);
+
+/*
  * Look up the frames of the rows in the order a report prints them (the
  * first row's innermost frame first).  So when the symbolizer's limit
  * (ht_sym_limit) stops it, the addresses it symbolized are those of the
