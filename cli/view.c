@@ -353,7 +353,9 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 		s = &prof->sites[i];
 		r = &v->rows[i];
 		r->site = s;
-		r->first = site_nframes(s) > 0 ? s->frames[0] : 0;
+		r->frames = s->frames;
+		r->nframes = site_nframes(s);
+		r->first = r->nframes > 0 ? s->frames[0] : 0;
 		site_figures(v, s, &r->f);
 		sat_add(&v->now_inuse_bytes, s->inuse_bytes,
 		    &v->total.saturated);
@@ -362,7 +364,8 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 		v->nsites += s->folded > 0 ? s->folded : 1;
 	}
 	cur_sort = opts->sort;
-	qsort(v->rows, prof->nsites, sizeof(*v->rows), row_cmp);
+	if (!opts->unsorted)
+		qsort(v->rows, prof->nsites, sizeof(*v->rows), row_cmp);
 
 	/* Keep the first top rows that are not below the threshold, in
 	 * order; fold the others into one row, which never drops bytes. */
@@ -411,8 +414,8 @@ out_nomem:
 uint32_t
 ht_view_addrs(const struct ht_view_row *r, const uint64_t **addrs)
 {
-	*addrs = r->site != NULL ? r->site->frames : NULL;
-	return r->site != NULL ? site_nframes(r->site) : 0;
+	*addrs = r->site != NULL ? r->frames : NULL;
+	return r->site != NULL ? r->nframes : 0;
 }
 
 int
@@ -458,18 +461,20 @@ ht_view_symbolize(struct ht_view *v)
 {
 	struct ht_view_symbols *st = &v->symbols;
 	const struct ht_sym_frame *fr;
-	const struct ht_profile_site *s;
 	uint32_t k, n;
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
 	st->max = ht_sym_max(v->sym);
 	for (i = 0; i < v->nrows; i++) {
-		if ((s = v->rows[i].site) == NULL)
+		if (i + HT_VIEW_AHEAD < v->nrows)
+			ht_view_prefetch(&v->rows[i + HT_VIEW_AHEAD]);
+		if (v->rows[i].site == NULL)
 			continue;
-		n = site_nframes(s);
+		n = v->rows[i].nframes;
 		for (k = 0; k < n; k++) {
-			if (ht_sym_lookup(v->sym, s->frames[k], &fr) < 0) {
+			if (ht_sym_lookup(v->sym, v->rows[i].frames[k], &fr) <
+			    0) {
 				errno = ENOMEM;
 				return -1;
 			}
