@@ -161,24 +161,47 @@ ascii(const char *s, size_t n)
 	return 1;
 }
 
+/* The length of s and whether it is plain (JSON: ht_json_plain; text:
+ * ascii), kept for the last string asked about per field, over the frames
+ * of one stack: the symbolizer's strings are interned (equal text, equal
+ * pointer, alive as long as it), and frame after frame has the module of
+ * the one before. */
+struct seen {
+	const char *s;
+	size_t len;
+	int plain;
+};
+
+static int
+str_plain(struct seen *c, const char *s, size_t *len, int json)
+{
+	if (s == NULL) {
+		*len = 0;
+		return 1;
+	}
+	if (s != c->s) {
+		c->s = s;
+		c->len = strlen(s);
+		c->plain = json ? ht_json_plain(s, c->len) : ascii(s, c->len);
+	}
+	*len = c->len;
+	return c->plain;
+}
+
 /* The lengths of a frame's strings (0 for NULL); whether all are plain
  * (JSON: ht_json_plain; text: ascii) and short enough for a buffer of
- * HT_JSON_RAW_MAX. */
+ * HT_JSON_RAW_MAX.  seen: the stack's, zeroed before its first frame. */
 static int
-frame_lens(const struct ht_sym_frame *fr, size_t len[3], int json)
+frame_lens(const struct ht_sym_frame *fr, size_t len[3], int json,
+    struct seen seen[3])
 {
 	const char *s[3] = { fr->module, fr->function, fr->file };
-	size_t total = 0;
 	int i;
 
-	for (i = 0; i < 3; i++) {
-		len[i] = s[i] != NULL ? strlen(s[i]) : 0;
-		total += len[i];
-		if (s[i] != NULL &&
-		    !(json ? ht_json_plain(s[i], len[i]) : ascii(s[i], len[i])))
+	for (i = 0; i < 3; i++)
+		if (!str_plain(&seen[i], s[i], &len[i], json))
 			return 0;
-	}
-	return total < HT_JSON_RAW_MAX - 256;
+	return len[0] + len[1] + len[2] < HT_JSON_RAW_MAX - 256;
 }
 
 /* The line of ht_text_frame for a frame of plain strings, into buf. */
@@ -261,13 +284,14 @@ frame_json(char *p, const struct ht_sym_frame *fr, const size_t len[3])
 	return p;
 }
 
-void
-ht_text_frame(FILE *fp, const struct ht_sym_frame *fr)
+/* ht_text_frame with the stack's string lengths. */
+static void
+text_frame(FILE *fp, const struct ht_sym_frame *fr, struct seen seen[3])
 {
 	char buf[HT_JSON_RAW_MAX];
 	size_t len[3];
 
-	if (frame_lens(fr, len, 0)) {
+	if (frame_lens(fr, len, 0, seen)) {
 		fwrite(buf, 1, frame_line(buf, fr, len), fp);
 		return;
 	}
@@ -300,20 +324,31 @@ ht_text_frame(FILE *fp, const struct ht_sym_frame *fr)
 	putc('\n', fp);
 }
 
+void
+ht_text_frame(FILE *fp, const struct ht_sym_frame *fr)
+{
+	struct seen seen[3];
+
+	memset(seen, 0, sizeof(seen));
+	text_frame(fp, fr, seen);
+}
+
 int
 ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r)
 {
 	const struct ht_sym_frame *fr;
 	const uint64_t *addrs;
+	struct seen seen[3];
 	uint32_t k, na;
 	int nfr, i, total = 0;
 
+	memset(seen, 0, sizeof(seen));
 	na = ht_view_addrs(r, &addrs);
 	for (k = 0; k < na; k++) {
 		if ((nfr = ht_sym_lookup(v->sym, addrs[k], &fr)) < 0)
 			return -1;
 		for (i = 0; i < nfr; i++)
-			ht_text_frame(fp, &fr[i]);
+			text_frame(fp, &fr[i], seen);
 		total += nfr;
 	}
 	return total;
@@ -322,12 +357,13 @@ ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r)
 /* One frame as an object of the array "frames" (the keys of DESIGN.md
  * section 2). */
 static void
-json_frame(struct ht_json *j, const struct ht_sym_frame *fr)
+json_frame(struct ht_json *j, const struct ht_sym_frame *fr,
+    struct seen seen[3])
 {
 	size_t len[3];
 	char *p;
 
-	if (frame_lens(fr, len, 1)) {
+	if (frame_lens(fr, len, 1, seen)) {
 		p = ht_json_raw_begin(j, NULL, HT_JSON_RAW_MAX);
 		ht_json_raw_end(j, frame_json(p, fr, len));
 		return;
@@ -356,9 +392,11 @@ ht_text_json_frames(struct ht_json *j, struct ht_view *v,
 {
 	const struct ht_sym_frame *fr;
 	const uint64_t *addrs = NULL;
+	struct seen seen[3];
 	uint32_t k, na = 0;
 	int nfr, i;
 
+	memset(seen, 0, sizeof(seen));
 	ht_json_array_begin(j, "frames");
 	if (r != NULL)
 		na = ht_view_addrs(r, &addrs);
@@ -366,7 +404,7 @@ ht_text_json_frames(struct ht_json *j, struct ht_view *v,
 		if ((nfr = ht_sym_lookup(v->sym, addrs[k], &fr)) < 0)
 			return -1;
 		for (i = 0; i < nfr; i++)
-			json_frame(j, &fr[i]);
+			json_frame(j, &fr[i], seen);
 	}
 	ht_json_array_end(j);
 	return 0;
