@@ -154,15 +154,14 @@ row_cmp(const void *a, const void *b)
 	/* The same profile always prints in the same order. */
 	if (x->first != y->first)
 		return x->first < y->first ? -1 : 1;
-	n = x->site->nframes < y->site->nframes ? x->site->nframes :
-						  y->site->nframes;
-	if (n > HT_PROFILE_MAX_FRAMES)
-		n = HT_PROFILE_MAX_FRAMES;
+	n = x->nframes < y->nframes ? x->nframes : y->nframes;
 	for (i = 0; i < n; i++)
-		if (x->site->frames[i] != y->site->frames[i])
-			return x->site->frames[i] < y->site->frames[i] ? -1 : 1;
-	if (x->site->nframes != y->site->nframes)
-		return x->site->nframes < y->site->nframes ? -1 : 1;
+		if (x->frames[i] != y->frames[i])
+			return x->frames[i] < y->frames[i] ? -1 : 1;
+	/* (The reader refuses a site of more than HT_PROFILE_MAX_FRAMES,
+	 * so the rows' counts are the sites'.) */
+	if (x->nframes != y->nframes)
+		return x->nframes < y->nframes ? -1 : 1;
 	return 0;
 }
 
