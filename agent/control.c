@@ -107,8 +107,11 @@ struct conn {
 	size_t len, sent;
 	uint8_t *map;
 	size_t maplen;
-	uint8_t buf[HT_PROTO_MAX_REQUEST];
+	/* A request, or the largest reply built here (a STATUS). */
+	uint8_t buf[HT_PROTO_MAX_STATUS];
 };
+_Static_assert(HT_PROTO_MAX_STATUS >= HT_PROTO_MAX_REQUEST,
+    "a connection's buffer holds a request");
 
 static struct conn *conns; /* CONNS places, mapped at the first connection */
 static uint64_t accepts;
@@ -438,6 +441,7 @@ reply_status(struct conn *c)
 		sizeof(PACKAGE_VERSION) :
 		sizeof(st.agent_version) - 1);
 	status_tail(&st);
+	ht_dump_outcomes(&st);
 	n = ht_proto_encode_status(c->buf, sizeof(c->buf), &st);
 	if (n == 0)
 		reply_err(c, HT_ERR_INTERNAL, "status does not fit");

@@ -18,6 +18,7 @@
 #include "lock.h"
 #include "prim.h"
 #include "profile.h"
+#include "proto.h"
 #include "safedir.h"
 #include "session.h"
 #include "snapshot.h"
@@ -73,13 +74,22 @@ static struct {
 /* SEQ of the next file: per process, never reset, so that no file of a
  * session replaces one of an earlier session. */
 static uint64_t seq = 1;
+/* What became of the dumps, for STATUS: a dump that fails (its directory
+ * gone, a full disk, EACCES) is said nowhere else.  Guarded by
+ * ht_lock_global. */
+static struct {
+	uint64_t n;
+	uint64_t ns; /* CLOCK_REALTIME */
+	int err;
+	char path[HT_PROTO_MAX_DUMP_PATH + 1];
+} outcome[2]; /* written, failed */
 
 /* One dump: its name and where it goes, taken under the lock, written
  * outside it. */
 struct job {
 	char base[BASE_MAX + 1]; /* the prefix's last component */
 	char name[NAME_MAX + 1];
-	char prefix[HT_DUMP_PREFIX_MAX + 1]; /* when dirfd is -1 */
+	char prefix[HT_DUMP_PREFIX_MAX + 1]; /* opened when dirfd is -1 */
 	int dirfd;			     /* ours: a duplicate, or -1 */
 	uint64_t gen;
 	uint64_t threshold;
@@ -199,6 +209,7 @@ ht_dump_fork_child(int keep)
 		close(wake_fd);
 	wake_fd = -1;
 	dir_close(&checked.dir);
+	memset(outcome, 0, sizeof(outcome));
 	if (keep && ds.armed) {
 		/* The parent's directory, still open here, checked when the
 		 * parent armed it; the names carry this pid, so SEQ starts
@@ -330,8 +341,47 @@ take_job(struct job *j)
 	if (ds.dir.fd >= 0 && !dir_ours(&ds.dir))
 		ds.dir.fd = -1; /* the program closed it: not ours to close */
 	j->dirfd = ds.dir.fd >= 0 ? fcntl(ds.dir.fd, F_DUPFD_CLOEXEC, 0) : -1;
-	if (j->dirfd < 0)
-		memcpy(j->prefix, ds.cfg.prefix, sizeof(j->prefix));
+	/* Opened by the dump when dirfd is -1; its path, for STATUS. */
+	memcpy(j->prefix, ds.cfg.prefix, sizeof(j->prefix));
+}
+
+/* Without the lock: count dump j as written (err 0) or failed (err its
+ * errno), its path the prefix's directory and its name. */
+static void
+record(const struct job *j, int err)
+{
+	size_t d = dir_len(j->prefix), n = strlen(j->name);
+	uint64_t now = ht_prim_now_ns();
+	int k = err != 0;
+
+	if (d > HT_PROTO_MAX_DUMP_PATH - 1)
+		d = HT_PROTO_MAX_DUMP_PATH - 1;
+	if (n > HT_PROTO_MAX_DUMP_PATH - 1 - d)
+		n = HT_PROTO_MAX_DUMP_PATH - 1 - d;
+	ht_lock_acquire(&ht_lock_global);
+	outcome[k].n++;
+	outcome[k].ns = now;
+	outcome[k].err = err;
+	memcpy(outcome[k].path, j->prefix, d);
+	if (outcome[k].path[d - 1] != '/') /* "/" is its own */
+		outcome[k].path[d++] = '/';
+	memcpy(outcome[k].path + d, j->name, n);
+	outcome[k].path[d + n] = '\0';
+	ht_lock_release(&ht_lock_global);
+}
+
+void
+ht_dump_outcomes(struct ht_status *st)
+{
+	ht_lock_acquire(&ht_lock_global);
+	st->dumps_written = outcome[0].n;
+	st->dump_written_ns = outcome[0].ns;
+	memcpy(st->dump_written, outcome[0].path, sizeof(st->dump_written));
+	st->dumps_failed = outcome[1].n;
+	st->dump_failed_ns = outcome[1].ns;
+	st->dump_failed_errno = (uint32_t)outcome[1].err;
+	memcpy(st->dump_failed, outcome[1].path, sizeof(st->dump_failed));
+	ht_lock_release(&ht_lock_global);
 }
 
 /* Without the lock, guard set: write the dump j with flags.  Returns 0, or
@@ -347,8 +397,12 @@ run_job(struct job *j, uint32_t flags)
 		/* The session's first dump, or the program closed our
 		 * descriptor: open the directory now, checked as at the
 		 * start, and keep it for the session's next dumps. */
-		if (dir_open(j->prefix, 0, &d) != 0)
+		if (dir_open(j->prefix, 0, &d) != 0) {
+			saved = errno;
+			record(j, saved);
+			errno = saved;
 			return -1;
+		}
 		j->dirfd = d.fd;
 		ht_lock_acquire(&ht_lock_global);
 		if (ds.armed && ds.gen == j->gen && ds.dir.fd < 0 &&
@@ -372,6 +426,7 @@ run_job(struct job *j, uint32_t flags)
 	}
 	saved = errno;
 	close(j->dirfd);
+	record(j, rc == 0 ? 0 : saved);
 	errno = saved;
 	return rc;
 }

@@ -138,11 +138,17 @@ void ht_dump_at_exit(void);
  * -1 with errno set (ENOENT: no session with a prefix runs). */
 int ht_dump_now(uint32_t flags);
 
+/* The dumps written and failed, for STATUS (src/proto.h: the counts, and
+ * the last one's path, time and errno).  Takes ht_lock_global. */
+struct ht_status;
+void ht_dump_outcomes(struct ht_status *st);
+
 /* For fork's child, with ht_lock_global held: close the eventfd and the
  * directories (the child has no agent thread and no session); or, if keep
  * (the child's session follows its parent's), keep the armed settings and
  * their directory, with the triggers from zero, SEQ from 1 (the names
- * carry the child's pid) and an eventfd of its own. */
+ * carry the child's pid) and an eventfd of its own.  The counts of dumps
+ * written and failed start again: they are the child's. */
 void ht_dump_fork_child(int keep);
 
 #endif

@@ -91,6 +91,7 @@ link_tmpfile(struct ht_file *f, const char *name)
 int
 ht_file_create(struct ht_file *f, int dirfd, const char *name)
 {
+	struct stat st;
 	int i;
 
 	f->dirfd = dirfd;
@@ -100,8 +101,16 @@ ht_file_create(struct ht_file *f, int dirfd, const char *name)
 		if (linkable(f->fd))
 			return 0;
 		close(f->fd);
-	} else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-		return -1; /* EISDIR, EINVAL: a kernel before O_TMPFILE */
+	} else if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) {
+		/* EISDIR, EINVAL: a kernel before O_TMPFILE.  In a directory
+		 * removed since it was opened, Linux says EPERM: the true
+		 * cause, for the user who reads it in heaptool status, is
+		 * that the directory is gone. */
+		if (errno == EPERM && fstat(dirfd, &st) == 0 &&
+		    st.st_nlink == 0)
+			errno = ENOENT;
+		return -1;
+	}
 	for (i = 0; i < TMP_TRIES; i++) {
 		tmp_name(f->tmp, name);
 		f->fd = openat(dirfd, f->tmp,

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "allocnames.h"
@@ -29,12 +30,12 @@ static const char status_usage[] =
     "usage: heaptool status [-p PID] [--json]\n"
     "\n"
     "Show the target's agent (version, protocol, hooks) and session (state,\n"
-    "rate, duration, samples, the agent's own memory), where its final\n"
-    "profile goes, the backend (how it samples: the hooks, or jemalloc's\n"
-    "own sampling) and how many allocator functions it hooks (heaptool\n"
-    "report --coverage lists them), the functions hooked inline and those\n"
-    "refused and why, and the modules whose allocators heaptool does not\n"
-    "see.\n"
+    "rate, duration, samples, the agent's own memory), the dumps it wrote\n"
+    "and failed to write, where its final profile goes, the backend (how\n"
+    "it samples: the hooks, or jemalloc's own sampling) and how many\n"
+    "allocator functions it hooks (heaptool report --coverage lists them),\n"
+    "the functions hooked inline and those refused and why, and the\n"
+    "modules whose allocators heaptool does not see.\n"
     "\n"
     "  -p, --pid PID  the process (default: the current target)\n"
     "  -j, --json     print one JSON object\n"
@@ -62,6 +63,67 @@ running_for(const struct ht_status *st)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	return now > st->start_ns ? (double)(now - st->start_ns) / 1e9 : 0;
+}
+
+/* A time of the status (CLOCK_REALTIME ns) as local time, into buf. */
+static const char *
+local_time(uint64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+
+	if (ns == 0 || localtime_r(&t, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+/* The dumps the agent wrote and failed to write (none: nothing). */
+static void
+status_dumps_text(const struct ht_status *st)
+{
+	char t[64];
+
+	if (st->dumps_written > 0) {
+		printf("  dumps written   %" PRIu64 ", the last ",
+		    st->dumps_written);
+		ht_text_safe(stdout, st->dump_written, SIZE_MAX);
+		printf(" at %s\n",
+		    local_time(st->dump_written_ns, t, sizeof(t)));
+	}
+	if (st->dumps_failed > 0) {
+		printf("  dumps FAILED    %" PRIu64 ", the last ",
+		    st->dumps_failed);
+		ht_text_safe(stdout, st->dump_failed, SIZE_MAX);
+		printf(": %s, at %s\n", strerror((int)st->dump_failed_errno),
+		    local_time(st->dump_failed_ns, t, sizeof(t)));
+	}
+}
+
+static void
+status_dumps_json(struct ht_json *j, const struct ht_status *st)
+{
+	ht_json_object_begin(j, "dumps");
+	ht_json_uint(j, "written", st->dumps_written);
+	if (st->dumps_written > 0) {
+		ht_json_object_begin(j, "last_written");
+		ht_json_string(j, "path", st->dump_written);
+		ht_json_uint(j, "time_ns", st->dump_written_ns);
+		ht_json_object_end(j);
+	} else
+		ht_json_null(j, "last_written");
+	ht_json_uint(j, "failed", st->dumps_failed);
+	if (st->dumps_failed > 0) {
+		ht_json_object_begin(j, "last_failure");
+		ht_json_string(j, "path", st->dump_failed);
+		ht_json_uint(j, "errno", st->dump_failed_errno);
+		ht_json_string(j, "error",
+		    strerror((int)st->dump_failed_errno));
+		ht_json_uint(j, "time_ns", st->dump_failed_ns);
+		ht_json_object_end(j);
+	} else
+		ht_json_null(j, "last_failure");
+	ht_json_object_end(j);
 }
 
 static void
@@ -149,6 +211,7 @@ status_text(pid_t pid, const struct ht_status *st)
 	if (st->hooked)
 		ht_coverage_line(stdout, "  ", st->backend, st->coverage_hooked,
 		    st->coverage_unhooked, "heaptool report --coverage");
+	status_dumps_text(st);
 	ht_backends_print(stdout, "  ", st);
 	ht_cmd_status_unseen(stdout, "  ", st);
 	ht_cmd_inline_status(stdout, "  ", pid);
@@ -207,6 +270,7 @@ status_json(pid_t pid, const struct ht_status *st)
 	ht_json_uint(&j, "hooked", st->coverage_hooked);
 	ht_json_uint(&j, "not_hooked", st->coverage_unhooked);
 	ht_json_object_end(&j);
+	status_dumps_json(&j, st);
 	ht_json_array_begin(&j, "unseen_allocators");
 	for (i = 0; i < st->nallocators && i < HT_PROTO_MAX_ALLOCATORS; i++)
 		ht_text_json_unseen(&j, st->allocators[i].names,

@@ -41,6 +41,8 @@ ht_collapsed_write(FILE *fp, struct ht_view *v)
 	int n, k;
 
 	for (i = 0; i < v->nrows; i++) {
+		if (i + HT_VIEW_AHEAD < v->nrows)
+			ht_view_prefetch(&v->rows[i + HT_VIEW_AHEAD]);
 		r = &v->rows[i];
 		if ((value = ht_view_value(v, &r->f)) == 0)
 			continue;

@@ -616,7 +616,8 @@ exchange_once(struct ht_ctl *h, const struct ht_request *r)
 	}
 	/* An ERR is small whatever its version; anything else must be ours
 	 * and not oversized for what it carries. */
-	if (mh.type != HT_MSG_PROFILE && mh.length > HT_PROTO_MAX_REQUEST) {
+	if (mh.type != HT_MSG_PROFILE &&
+	    mh.length > HT_PROTO_MAX_STATUS - HT_PROTO_HEADER) {
 		fail(h, HT_CTL_EPROTO,
 		    "the agent sent a reply of type %u with "
 		    "%lu bytes; refusing it",

@@ -148,9 +148,11 @@ ht_diff_json(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts)
 
 	if (opts->detail) {
 		ht_json_array_begin(&j, "sites");
-		for (i = 0; i < d->nshown; i++)
+		for (i = 0; i < d->nshown; i++) {
+			ht_diff_prefetch(d, i);
 			if (json_site(&j, d, d->shown[i]) != 0)
 				return -1;
+		}
 		ht_json_array_end(&j);
 	}
 	ht_json_object_end(&j);

@@ -224,6 +224,7 @@ text_detail(struct ht_diff *d, const struct text *t)
 	    n, n == 1 ? "" : "s", cnt[HT_DIFF_NEW], cnt[HT_DIFF_GONE],
 	    cnt[HT_DIFF_CHANGED], cnt[HT_DIFF_SAME]);
 	for (i = 0; i < d->nshown; i++) {
+		ht_diff_prefetch(d, i);
 		s = d->shown[i];
 		if (s->status == HT_DIFF_FOLDED)
 			fprintf(t->fp, "\n(%zu smaller site%s) ", s->nfolded,

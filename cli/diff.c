@@ -148,13 +148,20 @@ out_nomem:
 }
 
 /* The module that holds return address addr (looked up at addr - 1, the
- * call, as the symbolizer does), or NULL. */
+ * call, as the symbolizer does), or NULL.  *hint is the last answer: the
+ * frames of a stack mostly lie in one module, and a look at it spares the
+ * search when it is the one the search would find. */
 static const struct modkey *
-modkey_find(const struct modkey *mk, size_t n, uint64_t addr)
+modkey_find(const struct modkey *mk, size_t n, uint64_t addr,
+    const struct modkey **hint)
 {
+	const struct modkey *h = *hint;
 	size_t lo = 0, hi = n, mid;
 	uint64_t a = addr > 0 ? addr - 1 : addr;
 
+	if (h != NULL && h->m->start <= a && a < h->m->end &&
+	    (h + 1 == mk + n || h[1].m->start > a))
+		return h;
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (mk[mid].m->start <= a)
@@ -164,7 +171,7 @@ modkey_find(const struct modkey *mk, size_t n, uint64_t addr)
 	}
 	if (lo == 0 || a >= mk[lo - 1].m->end)
 		return NULL;
-	return &mk[lo - 1];
+	return *hint = &mk[lo - 1];
 }
 
 static int
@@ -218,24 +225,59 @@ struct key {
 	size_t n, cap;
 };
 
+/* Room for n bytes in key.  Returns 0, or -1 (ENOMEM). */
 static int
-key_put(struct key *key, const void *p, size_t n)
+key_reserve(struct key *key, size_t n)
 {
 	uint8_t *b;
 	size_t cap;
 
-	if (key->n + n > key->cap) {
-		cap = key->cap == 0 ? 256 : key->cap;
-		while (cap < key->n + n)
-			cap *= 2;
-		if ((b = realloc(key->b, cap)) == NULL)
-			return -1;
-		key->b = b;
-		key->cap = cap;
-	}
-	memcpy(key->b + key->n, p, n);
-	key->n += n;
+	if (n <= key->cap)
+		return 0;
+	cap = key->cap == 0 ? 256 : key->cap;
+	while (cap < n)
+		cap *= 2;
+	if ((b = realloc(key->b, cap)) == NULL)
+		return -1;
+	key->b = b;
+	key->cap = cap;
 	return 0;
+}
+
+static uint8_t
+key_type(const struct ht_view_row *r)
+{
+	if (r->site == NULL || r->site->folded > 0)
+		return KEY_FOLD;
+	if (r->site->nframes == 0)
+		return KEY_NOSTACK;
+	return KEY_STACK;
+}
+
+static uint32_t
+key_nframes(const struct ht_view_row *r)
+{
+	return r->site->nframes < HT_PROFILE_MAX_FRAMES ? r->site->nframes :
+							  HT_PROFILE_MAX_FRAMES;
+}
+
+/* The 12 bytes of a frame at addr in a key (see row_key) at p. */
+static void
+key_frame(uint8_t *p, const struct modkey *mk, size_t nmk, uint64_t addr,
+    const struct modkey **hint)
+{
+	const struct modkey *k;
+	uint32_t rank = 0;
+
+	if ((k = modkey_find(mk, nmk, addr, hint)) != NULL) {
+		addr -= k->m->bias;
+		rank = k->rank;
+	}
+	p[0] = (uint8_t)(rank >> 24);
+	p[1] = (uint8_t)(rank >> 16);
+	p[2] = (uint8_t)(rank >> 8);
+	p[3] = (uint8_t)rank;
+	memcpy(p + 4, &addr, sizeof(addr));
 }
 
 /*
@@ -244,47 +286,68 @@ key_put(struct key *key, const void *p, size_t n)
  * (modkeys_rank; 4 bytes, most significant first) and the 8 bytes of the
  * offset (address - bias); a frame outside every module has rank 0 and
  * its address.  12 bytes a frame, so no two stacks share a key.  Sites
- * keep only its hash: a key is made again when one is compared with it
- * (64 frames made 769 bytes a site, more than its record in the file).
+ * keep only its hash: a site's frames are compared with a key (key_is)
+ * when it meets one of that hash (64 frames made 769 bytes a site, more
+ * than its record in the file).
  */
 static int
 row_key(struct key *key, const struct modkey *mk, size_t nmk,
     const struct ht_view_row *r)
 {
-	const struct modkey *k;
-	uint64_t off;
-	uint32_t i, n, rank;
-	uint8_t type, be[4];
+	const struct modkey *hint = NULL;
+	uint32_t i, n;
+	uint8_t type = key_type(r);
 
-	key->n = 0;
-	if (r->site == NULL || r->site->folded > 0)
-		type = KEY_FOLD;
-	else if (r->site->nframes == 0)
-		type = KEY_NOSTACK;
-	else
-		type = KEY_STACK;
-	if (key_put(key, &type, 1) != 0)
+	n = type == KEY_STACK ? key_nframes(r) : 0;
+	if (key_reserve(key, 1 + 12 * (size_t)n) != 0)
 		return -1;
-	if (type != KEY_STACK)
-		return 0;
-	n = r->site->nframes < HT_PROFILE_MAX_FRAMES ? r->site->nframes :
-						       HT_PROFILE_MAX_FRAMES;
-	for (i = 0; i < n; i++) {
-		off = r->site->frames[i];
-		rank = 0;
-		if ((k = modkey_find(mk, nmk, off)) != NULL) {
-			off -= k->m->bias;
-			rank = k->rank;
-		}
-		be[0] = (uint8_t)(rank >> 24);
-		be[1] = (uint8_t)(rank >> 16);
-		be[2] = (uint8_t)(rank >> 8);
-		be[3] = (uint8_t)rank;
-		if (key_put(key, be, sizeof(be)) != 0 ||
-		    key_put(key, &off, sizeof(off)) != 0)
-			return -1;
-	}
+	key->b[0] = type;
+	for (i = 0; i < n; i++)
+		key_frame(key->b + 1 + 12 * i, mk, nmk, r->frames[i], &hint);
+	key->n = 1 + 12 * (size_t)n;
 	return 0;
+}
+
+/* Whether row r (of a profile whose modules are mk) has the key key. */
+static int
+key_is(const struct key *key, const struct modkey *mk, size_t nmk,
+    const struct ht_view_row *r)
+{
+	const struct modkey *hint = NULL;
+	uint32_t i, n;
+	uint8_t type = key_type(r), b[12];
+
+	n = type == KEY_STACK ? key_nframes(r) : 0;
+	if (key->n != 1 + 12 * (size_t)n || key->b[0] != type)
+		return 0;
+	for (i = 0; i < n; i++) {
+		key_frame(b, mk, nmk, r->frames[i], &hint);
+		if (memcmp(b, key->b + 1 + 12 * i, sizeof(b)) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The hash of a key, eight bytes at a time (FNV-1a a byte at a time was a
+ * tenth of a diff of 200,000 stacks of 64 frames), its bits mixed at the
+ * end: the index takes the low ones. */
+static uint64_t
+key_hash(const struct key *key)
+{
+	uint64_t h = HT_VIEW_HASH0, w;
+	size_t i;
+
+	for (i = 0; i + 8 <= key->n; i += 8) {
+		memcpy(&w, key->b + i, sizeof(w));
+		h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+		h ^= h >> 29;
+	}
+	for (; i < key->n; i++)
+		h = (h ^ key->b[i]) * 0x100000001b3ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
 }
 
 /* The sites' keys while they are matched: both profiles' modules, the key
@@ -294,12 +357,10 @@ struct keys {
 	struct modkey *mk[2];
 	size_t nmk[2];
 	struct key probe;
-	struct key other;
-	int failed;
 };
 
-/* Is site id's key the probe?  Its key is made again from its first row
- * (on either side), whose hash was the probe's. */
+/* Is site id's key the probe?  Its first row (on either side), whose hash
+ * was the probe's, is compared with it. */
 static int
 key_eq(void *ctx, uint32_t id)
 {
@@ -307,12 +368,7 @@ key_eq(void *ctx, uint32_t id)
 	const struct ht_diff_site *s = &ks->d->sites[id];
 	int k = s->row[0] != NULL ? 0 : 1;
 
-	if (row_key(&ks->other, ks->mk[k], ks->nmk[k], s->row[k]) != 0) {
-		ks->failed = 1;
-		return 0;
-	}
-	return ks->other.n == ks->probe.n &&
-	    memcmp(ks->other.b, ks->probe.b, ks->probe.n) == 0;
+	return key_is(&ks->probe, ks->mk[k], ks->nmk[k], s->row[k]);
 }
 
 static void
@@ -357,8 +413,7 @@ keys_free(struct keys *ks)
 		ks->mk[k] = NULL;
 	}
 	free(ks->probe.b);
-	free(ks->other.b);
-	ks->probe.b = ks->other.b = NULL;
+	ks->probe.b = NULL;
 }
 
 /* Put the rows of side k's view into the sites. */
@@ -373,13 +428,13 @@ add_side(struct keys *ks, int k)
 	size_t i;
 
 	for (i = 0; i < d->v[k].nrows; i++) {
+		if (i + HT_VIEW_AHEAD < d->v[k].nrows)
+			ht_view_prefetch(&d->v[k].rows[i + HT_VIEW_AHEAD]);
 		r = &d->v[k].rows[i];
 		if (row_key(&ks->probe, ks->mk[k], ks->nmk[k], r) != 0)
 			goto out_nomem;
-		h = ht_view_hash(HT_VIEW_HASH0, ks->probe.b, ks->probe.n);
+		h = key_hash(&ks->probe);
 		id = ht_view_index_find(&d->index, h, key_eq, ks);
-		if (ks->failed)
-			goto out_nomem;
 		if (id < 0) {
 			s = &d->sites[d->nsites];
 			memset(s, 0, sizeof(*s));
@@ -593,6 +648,9 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 	 * folded), so that the diff folds by its own measure. */
 	memset(&vopts, 0, sizeof(vopts));
 	vopts.sort = HT_VIEW_INUSE;
+	/* The diff sorts by growth; its sites meet the rows in memory
+	 * order, with no cache miss for each. */
+	vopts.unsorted = 1;
 	if (ht_view_build(&d->v[0], old, osym, &vopts) != 0)
 		goto out_fail;
 	d->built[0] = 1;
@@ -673,6 +731,25 @@ out_fail:
 	return -1;
 }
 
+void
+ht_diff_prefetch(const struct ht_diff *d, size_t i)
+{
+	const struct ht_diff_site *s;
+	const struct ht_view_row *r;
+
+	if (i + 8 < d->nshown)
+		__builtin_prefetch(d->shown[i + 8]);
+	if (i + 4 < d->nshown) {
+		s = d->shown[i + 4];
+		__builtin_prefetch(s->row[s->row[1] != NULL]);
+	}
+	if (i + 2 < d->nshown) {
+		s = d->shown[i + 2];
+		if ((r = s->row[s->row[1] != NULL]) != NULL)
+			ht_view_prefetch(r);
+	}
+}
+
 int
 ht_diff_symbolize(struct ht_diff *d)
 {
@@ -687,15 +764,14 @@ ht_diff_symbolize(struct ht_diff *d)
 	memset(st, 0, sizeof(*st));
 	st->max = ht_sym_max(d->v[1].sym);
 	for (i = 0; i < d->nshown; i++) {
+		ht_diff_prefetch(d, i);
 		side = ht_diff_site_side(d->shown[i]);
 		if ((r = d->shown[i]->row[side]) == NULL || r->site == NULL)
 			continue;
 		sym = d->v[side].sym;
-		n = r->site->nframes < HT_PROFILE_MAX_FRAMES ?
-		    r->site->nframes :
-		    HT_PROFILE_MAX_FRAMES;
+		n = r->nframes;
 		for (k = 0; k < n; k++) {
-			if (ht_sym_lookup(sym, r->site->frames[k], &fr) < 0) {
+			if (ht_sym_lookup(sym, r->frames[k], &fr) < 0) {
 				errno = ENOMEM;
 				return -1;
 			}

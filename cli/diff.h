@@ -153,6 +153,14 @@ const char *ht_diff_status_name(enum ht_diff_status);
 int ht_diff_site_side(const struct ht_diff_site *s);
 
 /*
+ * Ask for what a pass over the shown sites at i reads later: the site
+ * 8 ahead, the row of the one 4 ahead, the frames of the one 2 ahead
+ * (view.h's ht_view_prefetch, one level deeper: the sites are shown in
+ * order of growth, which is no order in memory).
+ */
+void ht_diff_prefetch(const struct ht_diff *d, size_t i);
+
+/*
  * The writers of a built diff, above the model: text (diff-text.c) and
  * JSON (diff-json.c); opts->detail lists the sites and opts->raw_bytes
  * prints text sizes in bytes.  Return 0, or -1 with errno (ENOMEM, or a

@@ -32,13 +32,20 @@ struct ht_json {
 	int depth;
 	/* Per level: nothing written yet at this level (no comma needed). */
 	unsigned char empty[HT_JSON_MAX_DEPTH];
+	/* Per level: its members go on one line (ht_json_object_line). */
+	unsigned char line[HT_JSON_MAX_DEPTH];
 	size_t len; /* bytes in buf */
-	char buf[8192];
+	char buf[65536];
 };
 
 void ht_json_init(struct ht_json *, FILE *, int pretty);
 
 void ht_json_object_begin(struct ht_json *, const char *key);
+/* An object written on one line, {"a": 1, "b": null}, whatever pretty
+ * says, and so is everything inside it: for the many small objects of a
+ * long array (a report's frames), a third of the bytes of one key a
+ * line. */
+void ht_json_object_line(struct ht_json *, const char *key);
 void ht_json_object_end(struct ht_json *);
 void ht_json_array_begin(struct ht_json *, const char *key);
 void ht_json_array_end(struct ht_json *);
@@ -54,6 +61,20 @@ void ht_json_int(struct ht_json *, const char *key, int64_t);
 void ht_json_double(struct ht_json *, const char *key, double);
 void ht_json_bool(struct ht_json *, const char *key, int);
 void ht_json_null(struct ht_json *, const char *key);
+
+/*
+ * Raw JSON, for a writer's hot loop (millions of frames): the separator,
+ * indentation and key any value gets, then room for n bytes (at most
+ * HT_JSON_RAW_MAX) at the pointer returned, which the caller fills with
+ * one complete JSON value of one line and hands back, past its last byte,
+ * to ht_json_raw_end.  Strings put there must be plain (ht_json_plain).
+ */
+#define HT_JSON_RAW_MAX 4096
+char *ht_json_raw_begin(struct ht_json *, const char *key, size_t n);
+void ht_json_raw_end(struct ht_json *, char *end);
+/* Whether the n bytes at s are printable ASCII other than '"' and '\\',
+ * which a JSON string holds as they are. */
+int ht_json_plain(const char *s, size_t n);
 
 /* Ends the document with a newline and writes what is buffered.  Returns
  * 0, or -1 if the stream has an error (errno as left by stdio). */

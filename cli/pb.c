@@ -12,7 +12,6 @@
 #include "pb.h"
 
 enum {
-	WIRE_VARINT = 0,
 	WIRE_LEN = 2,
 };
 
@@ -41,8 +40,8 @@ ht_pb_failed(const struct ht_pb *pb)
 	return pb->failed;
 }
 
-static int
-reserve(struct ht_pb *pb, size_t more)
+int
+ht_pb_reserve(struct ht_pb *pb, size_t more)
 {
 	uint8_t *p;
 	size_t cap;
@@ -69,19 +68,6 @@ out_nomem:
 	return -1;
 }
 
-void
-ht_pb_varint(struct ht_pb *pb, uint64_t v)
-{
-	/* Seven bits a byte, low first; the high bit says more follow. */
-	if (reserve(pb, 10) != 0)
-		return;
-	while (v >= 0x80) {
-		pb->buf[pb->len++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	pb->buf[pb->len++] = (uint8_t)v;
-}
-
 static void
 tag(struct ht_pb *pb, uint32_t field, unsigned wire)
 {
@@ -89,25 +75,11 @@ tag(struct ht_pb *pb, uint32_t field, unsigned wire)
 }
 
 void
-ht_pb_uint(struct ht_pb *pb, uint32_t field, uint64_t v)
-{
-	tag(pb, field, WIRE_VARINT);
-	ht_pb_varint(pb, v);
-}
-
-void
-ht_pb_int(struct ht_pb *pb, uint32_t field, int64_t v)
-{
-	/* A negative int64 is a ten-byte varint of its two's complement. */
-	ht_pb_uint(pb, field, (uint64_t)v);
-}
-
-void
 ht_pb_bytes(struct ht_pb *pb, uint32_t field, const void *p, size_t n)
 {
 	tag(pb, field, WIRE_LEN);
 	ht_pb_varint(pb, n);
-	if (n == 0 || reserve(pb, n) != 0)
+	if (n == 0 || ht_pb_reserve(pb, n) != 0)
 		return;
 	memcpy(pb->buf + pb->len, p, n);
 	pb->len += n;
@@ -130,7 +102,7 @@ ht_pb_append(struct ht_pb *pb, const struct ht_pb *more)
 		pb->failed = 1;
 		return;
 	}
-	if (more->len == 0 || reserve(pb, more->len) != 0)
+	if (more->len == 0 || ht_pb_reserve(pb, more->len) != 0)
 		return;
 	memcpy(pb->buf + pb->len, more->buf, more->len);
 	pb->len += more->len;
@@ -201,13 +173,49 @@ out_fail:
 	return -1;
 }
 
+/*
+ * Store what follows rather than deflate it.  zlib deflates what it holds
+ * at the old level first (deflateParams runs deflate with Z_BLOCK) and
+ * says Z_BUF_ERROR until its output has had room for all of it.
+ */
+static void
+go_stored(struct ht_pb_gz *g)
+{
+	unsigned char out[16384];
+	z_stream *z = g->z;
+	size_t n;
+	int rc;
+
+	g->stored = 1;
+	z->avail_in = 0;
+	do {
+		z->next_out = out;
+		z->avail_out = sizeof(out);
+		rc = deflateParams(z, Z_NO_COMPRESSION, Z_DEFAULT_STRATEGY);
+		n = sizeof(out) - z->avail_out;
+		if (n > 0 && fwrite(out, 1, n, g->fp) != n) {
+			g->failed = errno != 0 ? errno : EIO;
+			return;
+		}
+	} while (rc == Z_BUF_ERROR && n > 0);
+	/* Z_BUF_ERROR without output: it stays at the old level, which
+	 * costs time, not correctness. */
+	if (rc == Z_STREAM_ERROR)
+		g->failed = EIO;
+}
+
 void
 ht_pb_gz_write(struct ht_pb_gz *g, struct ht_pb *pb)
 {
 	if (pb->failed && !g->failed)
 		g->failed = ENOMEM;
-	if (!g->failed && g->z != NULL && pb->len > 0)
+	if (!g->failed && g->z != NULL && !g->stored &&
+	    g->in >= HT_PB_GZ_DEFLATE)
+		go_stored(g);
+	if (!g->failed && g->z != NULL && pb->len > 0) {
 		(void)deflate_out(g, pb->buf, pb->len, Z_NO_FLUSH);
+		g->in += pb->len;
+	}
 	ht_pb_reset(pb);
 }
 

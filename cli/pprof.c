@@ -10,11 +10,17 @@
  * symbols is known only then).  Nothing is held but what deduplicates:
  * the strings and functions that can repeat (those of symbolized frames,
  * which the symbolizer's limit bounds) and one 8-byte slot per address for
- * the locations.  A frame without a function is named after its address
- * (module+0xoffset), so its string and function are written once, with its
- * location, and never looked up.
+ * the locations.  An address that nothing is known of (no function, no
+ * file: its module's file missing, or past the symbolizer's limit) has a
+ * location of its address and mapping only, no line, as pprof's own
+ * unsymbolized profiles do: pprof names it by address and module, and can
+ * symbolize it where the file is.  A frame with a file but no function is
+ * named after its address (module+0xoffset), and that string and function
+ * are written once, with its location, and never looked up.
  */
 #include "config.h"
+
+#include <sys/mman.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -361,16 +367,41 @@ hash_addr(uint64_t a)
 	return a;
 }
 
-/* Size the table for n addresses.  Returns 0, or -1 (ENOMEM). */
+/*
+ * Size the table for n addresses.  A table of millions of slots is
+ * asked for in huge pages: each lookup is a miss of the caches, and
+ * without them of the TLB too.  Returns 0, or -1 (ENOMEM).
+ */
 static int
 locs_init(struct plocs *l, uint64_t n)
 {
+	size_t bytes, huge = (size_t)2 << 20;
+	void *p = NULL;
+
 	l->cap = (size_t)(n + n / 4 + 16);
-	if ((l->slots = calloc(l->cap, sizeof(*l->slots))) == NULL) {
+	bytes = l->cap * sizeof(*l->slots);
+	if (bytes >= huge) {
+		bytes = (bytes + huge - 1) / huge * huge;
+		if (posix_memalign(&p, huge, bytes) != 0)
+			p = NULL;
+		else {
+			(void)madvise(p, bytes, MADV_HUGEPAGE);
+			memset(p, 0, bytes);
+		}
+	} else
+		p = calloc(l->cap, sizeof(*l->slots));
+	if ((l->slots = p) == NULL) {
 		errno = ENOMEM;
 		return -1;
 	}
 	return 0;
+}
+
+/* The first slot to look at for addr. */
+static size_t
+locs_home(const struct plocs *l, uint64_t addr)
+{
+	return (size_t)(((hash_addr(addr) >> 32) * l->cap) >> 32);
 }
 
 /* The slot of addr (not 0): where it is, or the empty one it would go
@@ -378,7 +409,7 @@ locs_init(struct plocs *l, uint64_t n)
 static size_t
 locs_slot(const struct plocs *l, uint64_t addr)
 {
-	size_t i = (size_t)(((hash_addr(addr) >> 32) * l->cap) >> 32);
+	size_t i = locs_home(l, addr);
 
 	while (l->slots[i] != 0 && l->slots[i] != addr)
 		if (++i == l->cap)
@@ -409,6 +440,11 @@ put_location(struct pprof *pp, uint64_t id, uint64_t addr)
 	 * it, where the lines were looked up. */
 	if (addr != 0)
 		ht_pb_uint(&pp->loc, LOCATION_ADDRESS, addr - 1);
+	/* Nothing known: the address says it all, and a string and a
+	 * function each would be most of the export of a profile of
+	 * millions of such frames. */
+	if (addr != 0 && n == 1 && fr[0].function == NULL && fr[0].file == NULL)
+		n = 0;
 	for (i = 0; i < n; i++) {
 		/* fr stays valid: no lookup until the next location. */
 		fn = function_id(pp,
@@ -491,6 +527,37 @@ row_nframes(const struct ht_view_row *r)
 	return n > HT_PROFILE_MAX_FRAMES ? HT_PROFILE_MAX_FRAMES : n;
 }
 
+/*
+ * A cursor over the frames of every row, PREFETCH_AHEAD frames ahead of
+ * the lookups, asking for each one's slot: the misses of the table (one a
+ * lookup, on a profile of millions of distinct addresses) overlap one
+ * another and the work in between, where one lookup after the other waited
+ * for each (three quarters of the export's time).  One at a time: a burst
+ * of a site's 64 asked more than the processor keeps in flight.
+ */
+#define PREFETCH_AHEAD 16
+
+struct ahead {
+	size_t row;
+	uint32_t k;
+};
+
+static void
+ahead_step(const struct pprof *pp, struct ahead *a)
+{
+	const struct ht_view *v = pp->v;
+
+	while (a->row < v->nrows && a->k >= row_nframes(&v->rows[a->row])) {
+		a->row++;
+		a->k = 0;
+	}
+	if (a->row == v->nrows)
+		return;
+	__builtin_prefetch(&pp->locs.slots[locs_home(&pp->locs,
+	    v->rows[a->row].site->frames[a->k])]);
+	a->k++;
+}
+
 /* Write the samples, one per row, and the locations they meet first. */
 static int
 put_samples(struct pprof *pp)
@@ -498,6 +565,7 @@ put_samples(struct pprof *pp)
 	struct ht_view *v = pp->v;
 	struct ht_pb *smp = &pp->sample, *packed = &pp->packed;
 	const struct ht_view_row *r;
+	struct ahead ahead = { 0, 0 };
 	uint64_t id, nframes = 0;
 	uint32_t k, n;
 	size_t i;
@@ -506,6 +574,8 @@ put_samples(struct pprof *pp)
 		nframes += row_nframes(&v->rows[i]);
 	if (locs_init(&pp->locs, nframes) != 0)
 		return -1;
+	for (k = 0; k < PREFETCH_AHEAD; k++)
+		ahead_step(pp, &ahead);
 	for (i = 0; i < v->nrows; i++) {
 		r = &v->rows[i];
 		ht_pb_reset(smp);
@@ -514,6 +584,7 @@ put_samples(struct pprof *pp)
 		/* The leaf first: the profile's frames are innermost first,
 		 * as pprof wants them. */
 		for (k = 0; k < n; k++) {
+			ahead_step(pp, &ahead);
 			if ((id = location_id(pp, r->site->frames[k])) == 0)
 				return -1;
 			ht_pb_varint(packed, id);

@@ -186,9 +186,12 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 
 	if (opts->detail) {
 		ht_json_array_begin(&j, "sites");
-		for (i = 0; i < v->nrows; i++)
+		for (i = 0; i < v->nrows; i++) {
+			if (i + HT_VIEW_AHEAD < v->nrows)
+				ht_view_prefetch(&v->rows[i + HT_VIEW_AHEAD]);
 			if (json_site(&j, v, &v->rows[i]) != 0)
 				return -1;
+		}
 		ht_json_array_end(&j);
 	}
 	ht_json_object_end(&j);

@@ -259,6 +259,8 @@ text_detail(struct ht_view *v, const struct text *t)
 	    v->nsites == 1 ? "" : "s", ht_view_value_name(v),
 	    v->opts.at_peak ? " at peak" : "");
 	for (i = 0; i < v->nrows; i++) {
+		if (i + HT_VIEW_AHEAD < v->nrows)
+			ht_view_prefetch(&v->rows[i + HT_VIEW_AHEAD]);
 		r = &v->rows[i];
 		if (r->site == NULL)
 			fprintf(t->fp, "\n(%zu smaller site%s)", r->nfolded,

@@ -607,7 +607,7 @@ int
 ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
     const struct ht_sym_frame **out)
 {
-	struct ht_sym_frame proto, *nv;
+	struct ht_sym_frame proto, *nv, *one = &sym->one;
 	struct cache_ent *e;
 	struct frames fs;
 	struct mod *m;
@@ -617,23 +617,33 @@ ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
 		*out = e->frames;
 		return e->n;
 	}
-	/* An address not looked up in a file: one frame, not kept. */
-	memset(&proto, 0, sizeof(proto));
-	proto.address = addr;
-	proto.offset = addr;
-	sym->one = proto;
-	*out = &sym->one;
+	/* An address not looked up in a file: one frame, not kept, made
+	 * in place field by field (a copy of a frame made on the stack
+	 * stalled on its stores: a tenth of a report of millions of
+	 * frames in a missing module). */
+	one->address = addr;
+	one->module = NULL;
+	one->offset = addr;
+	one->function = NULL;
+	one->file = NULL;
+	one->line = 0;
+	one->inlined = 0;
+	one->flags = 0;
+	*out = one;
 	pc = addr > 0 ? addr - 1 : 0;
 	if ((m = find_mod(sym, pc)) == NULL)
 		return 1;
-	proto.module = m->name;
-	proto.offset = addr - m->rec.bias;
-	sym->one = proto;
-	if (m->state != MOD_FAILED && sym->max_symbols > 0 &&
-	    sym->cache_used >= sym->max_symbols) {
-		sym->one.flags = HT_SYM_SKIPPED;
+	one->module = m->name;
+	one->offset = addr - m->rec.bias;
+	if (m->state == MOD_FAILED) {
+		one->flags = m->flags;
 		return 1;
 	}
+	if (sym->max_symbols > 0 && sym->cache_used >= sym->max_symbols) {
+		one->flags = HT_SYM_SKIPPED;
+		return 1;
+	}
+	proto = *one;
 	if (m->state == MOD_UNOPENED) {
 		mod_open(sym, m);
 		if ((m->problem != NULL || m->problem_dropped) &&

@@ -103,9 +103,198 @@ put_hex(FILE *fp, const char *prefix, uint64_t v)
 	fputs(buf + i, fp);
 }
 
-void
-ht_text_frame(FILE *fp, const struct ht_sym_frame *fr)
+/*
+ * The writers of frames build each in a buffer and write it whole: the
+ * frames of a hostile profile are millions, and a dozen stdio calls each
+ * were most of the time of a report of them.  A frame with a string that
+ * is not plain ASCII takes the general path.
+ */
+#define PUT_LIT(p, lit)                                                        \
+	(memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
+
+static char *
+put_hexp(char *p, uint64_t v)
 {
+	char tmp[16];
+	int k = 16;
+
+	do {
+		tmp[--k] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	*p++ = '0';
+	*p++ = 'x';
+	memcpy(p, tmp + k, (size_t)(16 - k));
+	return p + 16 - k;
+}
+
+static char *
+put_uintp(char *p, uint64_t v)
+{
+	char tmp[20];
+	int k = 20;
+
+	do {
+		tmp[--k] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	memcpy(p, tmp + k, (size_t)(20 - k));
+	return p + 20 - k;
+}
+
+static char *
+put_bytes(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* Printable ASCII only: text that every output takes as it is. */
+static int
+ascii(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+			return 0;
+	return 1;
+}
+
+/* The length of s and whether it is plain (JSON: ht_json_plain; text:
+ * ascii), kept for the last string asked about per field, over the frames
+ * of one stack: the symbolizer's strings are interned (equal text, equal
+ * pointer, alive as long as it), and frame after frame has the module of
+ * the one before. */
+struct seen {
+	const char *s;
+	size_t len;
+	int plain;
+};
+
+static int
+str_plain(struct seen *c, const char *s, size_t *len, int json)
+{
+	if (s == NULL) {
+		*len = 0;
+		return 1;
+	}
+	if (s != c->s) {
+		c->s = s;
+		c->len = strlen(s);
+		c->plain = json ? ht_json_plain(s, c->len) : ascii(s, c->len);
+	}
+	*len = c->len;
+	return c->plain;
+}
+
+/* The lengths of a frame's strings (0 for NULL); whether all are plain
+ * (JSON: ht_json_plain; text: ascii) and short enough for a buffer of
+ * HT_JSON_RAW_MAX.  seen: the stack's, zeroed before its first frame. */
+static int
+frame_lens(const struct ht_sym_frame *fr, size_t len[3], int json,
+    struct seen seen[3])
+{
+	const char *s[3] = { fr->module, fr->function, fr->file };
+	int i;
+
+	for (i = 0; i < 3; i++)
+		if (!str_plain(&seen[i], s[i], &len[i], json))
+			return 0;
+	return len[0] + len[1] + len[2] < HT_JSON_RAW_MAX - 256;
+}
+
+/* The line of ht_text_frame for a frame of plain strings, into buf. */
+static size_t
+frame_line(char *buf, const struct ht_sym_frame *fr, const size_t len[3])
+{
+	char *p = PUT_LIT(buf, "      ");
+
+	if (fr->inlined)
+		p = PUT_LIT(p, "[inlined] ");
+	if (fr->function != NULL)
+		p = put_bytes(p, fr->function, len[1]);
+	else if (fr->file != NULL)
+		p = PUT_LIT(p, "??");
+	if (fr->file != NULL) {
+		p = PUT_LIT(p, " (");
+		p = put_bytes(p, fr->file, len[2]);
+		if (fr->line > 0) {
+			*p++ = ':';
+			p = put_uintp(p, (uint64_t)fr->line);
+		}
+		*p++ = ')';
+	} else {
+		if (fr->function != NULL)
+			p = PUT_LIT(p, " (");
+		if (fr->module != NULL) {
+			p = put_bytes(p, fr->module, len[0]);
+			*p++ = '+';
+			p = put_hexp(p, fr->offset);
+		} else
+			p = put_hexp(p, fr->address);
+		if (fr->function != NULL)
+			*p++ = ')';
+	}
+	*p++ = '\n';
+	return (size_t)(p - buf);
+}
+
+/* A JSON string of n plain bytes (or null) at p. */
+static char *
+put_jstr(char *p, const char *s, size_t n)
+{
+	if (s == NULL)
+		return PUT_LIT(p, "null");
+	*p++ = '"';
+	p = put_bytes(p, s, n);
+	*p++ = '"';
+	return p;
+}
+
+/* The object of ht_text_json_frames for a frame of plain strings, at p,
+ * which has HT_JSON_RAW_MAX bytes.  Returns its end. */
+static char *
+frame_json(char *p, const struct ht_sym_frame *fr, const size_t len[3])
+{
+	p = PUT_LIT(p, "{\"address\": \"");
+	p = put_hexp(p, fr->address);
+	p = PUT_LIT(p, "\", \"module\": ");
+	p = put_jstr(p, fr->module, len[0]);
+	p = PUT_LIT(p, ", \"offset\": \"");
+	p = put_hexp(p, fr->offset);
+	p = PUT_LIT(p, "\", \"function\": ");
+	p = put_jstr(p, fr->function, len[1]);
+	p = PUT_LIT(p, ", \"file\": ");
+	p = put_jstr(p, fr->file, len[2]);
+	p = PUT_LIT(p, ", \"line\": ");
+	if (fr->line > 0)
+		p = put_uintp(p, (uint64_t)fr->line);
+	else
+		p = PUT_LIT(p, "null");
+	if (fr->inlined)
+		p = PUT_LIT(p, ", \"inlined\": true");
+	else
+		p = PUT_LIT(p, ", \"inlined\": false");
+	if (fr->flags & HT_SYM_BUILD_ID_MISMATCH)
+		p = PUT_LIT(p, ", \"build_id_mismatch\": true");
+	if (fr->flags & HT_SYM_SKIPPED)
+		p = PUT_LIT(p, ", \"skipped\": true");
+	*p++ = '}';
+	return p;
+}
+
+/* ht_text_frame with the stack's string lengths. */
+static void
+text_frame(FILE *fp, const struct ht_sym_frame *fr, struct seen seen[3])
+{
+	char buf[HT_JSON_RAW_MAX];
+	size_t len[3];
+
+	if (frame_lens(fr, len, 0, seen)) {
+		fwrite(buf, 1, frame_line(buf, fr, len), fp);
+		return;
+	}
 	fputs("      ", fp);
 	if (fr->inlined)
 		fputs("[inlined] ", fp);
@@ -135,17 +324,66 @@ ht_text_frame(FILE *fp, const struct ht_sym_frame *fr)
 	putc('\n', fp);
 }
 
+void
+ht_text_frame(FILE *fp, const struct ht_sym_frame *fr)
+{
+	struct seen seen[3];
+
+	memset(seen, 0, sizeof(seen));
+	text_frame(fp, fr, seen);
+}
+
 int
 ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r)
 {
 	const struct ht_sym_frame *fr;
-	int nfr, i;
+	const uint64_t *addrs;
+	struct seen seen[3];
+	uint32_t k, na;
+	int nfr, i, total = 0;
 
-	if ((nfr = ht_view_frames(v, r, &fr)) < 0)
-		return -1;
-	for (i = 0; i < nfr; i++)
-		ht_text_frame(fp, &fr[i]);
-	return nfr;
+	memset(seen, 0, sizeof(seen));
+	na = ht_view_addrs(r, &addrs);
+	for (k = 0; k < na; k++) {
+		if ((nfr = ht_sym_lookup(v->sym, addrs[k], &fr)) < 0)
+			return -1;
+		for (i = 0; i < nfr; i++)
+			text_frame(fp, &fr[i], seen);
+		total += nfr;
+	}
+	return total;
+}
+
+/* One frame as an object of the array "frames" (the keys of DESIGN.md
+ * section 2). */
+static void
+json_frame(struct ht_json *j, const struct ht_sym_frame *fr,
+    struct seen seen[3])
+{
+	size_t len[3];
+	char *p;
+
+	if (frame_lens(fr, len, 1, seen)) {
+		p = ht_json_raw_begin(j, NULL, HT_JSON_RAW_MAX);
+		ht_json_raw_end(j, frame_json(p, fr, len));
+		return;
+	}
+	ht_json_object_line(j, NULL);
+	ht_json_hex(j, "address", fr->address);
+	ht_json_string(j, "module", fr->module);
+	ht_json_hex(j, "offset", fr->offset);
+	ht_json_string(j, "function", fr->function);
+	ht_json_string(j, "file", fr->file);
+	if (fr->line > 0)
+		ht_json_uint(j, "line", fr->line);
+	else
+		ht_json_null(j, "line");
+	ht_json_bool(j, "inlined", fr->inlined);
+	if (fr->flags & HT_SYM_BUILD_ID_MISMATCH)
+		ht_json_bool(j, "build_id_mismatch", 1);
+	if (fr->flags & HT_SYM_SKIPPED)
+		ht_json_bool(j, "skipped", 1);
+	ht_json_object_end(j);
 }
 
 int
@@ -153,28 +391,20 @@ ht_text_json_frames(struct ht_json *j, struct ht_view *v,
     const struct ht_view_row *r)
 {
 	const struct ht_sym_frame *fr;
-	int nfr = 0, i;
+	const uint64_t *addrs = NULL;
+	struct seen seen[3];
+	uint32_t k, na = 0;
+	int nfr, i;
 
+	memset(seen, 0, sizeof(seen));
 	ht_json_array_begin(j, "frames");
-	if (r != NULL && (nfr = ht_view_frames(v, r, &fr)) < 0)
-		return -1;
-	for (i = 0; i < nfr; i++) {
-		ht_json_object_begin(j, NULL);
-		ht_json_hex(j, "address", fr[i].address);
-		ht_json_string(j, "module", fr[i].module);
-		ht_json_hex(j, "offset", fr[i].offset);
-		ht_json_string(j, "function", fr[i].function);
-		ht_json_string(j, "file", fr[i].file);
-		if (fr[i].line > 0)
-			ht_json_uint(j, "line", fr[i].line);
-		else
-			ht_json_null(j, "line");
-		ht_json_bool(j, "inlined", fr[i].inlined);
-		if (fr[i].flags & HT_SYM_BUILD_ID_MISMATCH)
-			ht_json_bool(j, "build_id_mismatch", 1);
-		if (fr[i].flags & HT_SYM_SKIPPED)
-			ht_json_bool(j, "skipped", 1);
-		ht_json_object_end(j);
+	if (r != NULL)
+		na = ht_view_addrs(r, &addrs);
+	for (k = 0; k < na; k++) {
+		if ((nfr = ht_sym_lookup(v->sym, addrs[k], &fr)) < 0)
+			return -1;
+		for (i = 0; i < nfr; i++)
+			json_frame(j, &fr[i], seen);
 	}
 	ht_json_array_end(j);
 	return 0;

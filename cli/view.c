@@ -152,15 +152,16 @@ row_cmp(const void *a, const void *b)
 	if ((c = figures_cmp(cur_sort, &x->f, &y->f)) != 0)
 		return c;
 	/* The same profile always prints in the same order. */
-	n = x->site->nframes < y->site->nframes ? x->site->nframes :
-						  y->site->nframes;
-	if (n > HT_PROFILE_MAX_FRAMES)
-		n = HT_PROFILE_MAX_FRAMES;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	n = x->nframes < y->nframes ? x->nframes : y->nframes;
 	for (i = 0; i < n; i++)
-		if (x->site->frames[i] != y->site->frames[i])
-			return x->site->frames[i] < y->site->frames[i] ? -1 : 1;
-	if (x->site->nframes != y->site->nframes)
-		return x->site->nframes < y->site->nframes ? -1 : 1;
+		if (x->frames[i] != y->frames[i])
+			return x->frames[i] < y->frames[i] ? -1 : 1;
+	/* (The reader refuses a site of more than HT_PROFILE_MAX_FRAMES,
+	 * so the rows' counts are the sites'.) */
+	if (x->nframes != y->nframes)
+		return x->nframes < y->nframes ? -1 : 1;
 	return 0;
 }
 
@@ -351,6 +352,9 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 		s = &prof->sites[i];
 		r = &v->rows[i];
 		r->site = s;
+		r->frames = s->frames;
+		r->nframes = site_nframes(s);
+		r->first = r->nframes > 0 ? s->frames[0] : 0;
 		site_figures(v, s, &r->f);
 		sat_add(&v->now_inuse_bytes, s->inuse_bytes,
 		    &v->total.saturated);
@@ -359,7 +363,8 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 		v->nsites += s->folded > 0 ? s->folded : 1;
 	}
 	cur_sort = opts->sort;
-	qsort(v->rows, prof->nsites, sizeof(*v->rows), row_cmp);
+	if (!opts->unsorted)
+		qsort(v->rows, prof->nsites, sizeof(*v->rows), row_cmp);
 
 	/* Keep the first top rows that are not below the threshold, in
 	 * order; fold the others into one row, which never drops bytes. */
@@ -405,6 +410,13 @@ out_nomem:
 	return -1;
 }
 
+uint32_t
+ht_view_addrs(const struct ht_view_row *r, const uint64_t **addrs)
+{
+	*addrs = r->site != NULL ? r->frames : NULL;
+	return r->site != NULL ? r->nframes : 0;
+}
+
 int
 ht_view_frames(struct ht_view *v, const struct ht_view_row *r,
     const struct ht_sym_frame **frames)
@@ -448,18 +460,20 @@ ht_view_symbolize(struct ht_view *v)
 {
 	struct ht_view_symbols *st = &v->symbols;
 	const struct ht_sym_frame *fr;
-	const struct ht_profile_site *s;
 	uint32_t k, n;
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
 	st->max = ht_sym_max(v->sym);
 	for (i = 0; i < v->nrows; i++) {
-		if ((s = v->rows[i].site) == NULL)
+		if (i + HT_VIEW_AHEAD < v->nrows)
+			ht_view_prefetch(&v->rows[i + HT_VIEW_AHEAD]);
+		if (v->rows[i].site == NULL)
 			continue;
-		n = site_nframes(s);
+		n = v->rows[i].nframes;
 		for (k = 0; k < n; k++) {
-			if (ht_sym_lookup(v->sym, s->frames[k], &fr) < 0) {
+			if (ht_sym_lookup(v->sym, v->rows[i].frames[k], &fr) <
+			    0) {
 				errno = ENOMEM;
 				return -1;
 			}

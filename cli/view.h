@@ -50,6 +50,9 @@ struct ht_view_opts {
 	/* Fold the sites below this many bytes both in use and allocated. */
 	uint64_t threshold;
 	int at_peak;
+	/* Rows in the profile's order, not sorted (a diff, which sorts by
+	 * its own measure and reads the rows in memory order). */
+	int unsorted;
 };
 
 struct ht_view_figures {
@@ -78,7 +81,30 @@ struct ht_view_row {
 	struct ht_view_figures f;
 	const struct ht_profile_site *site;
 	size_t nfolded;
+	/* The site's innermost frame, or 0: the sort's first tie-break,
+	 * here so that sorting rows of equal figures need not read the
+	 * sites (a cache miss each, the most of a sort of 200,000). */
+	uint64_t first;
+	/* The site's frames (ht_view_addrs), here for the same reason. */
+	const uint64_t *frames;
+	uint32_t nframes;
 };
+
+/*
+ * Ask for the site and frames of row r ahead of a pass over the rows that
+ * reads them: sorted rows meet their sites in no order, and a pass over
+ * millions of frames waited for each site's first ones.  Passes call it
+ * for the row HT_VIEW_AHEAD rows after the one they are at.
+ */
+#define HT_VIEW_AHEAD 4
+static inline void
+ht_view_prefetch(const struct ht_view_row *r)
+{
+	if (r->site != NULL)
+		__builtin_prefetch(r->site);
+	if (r->nframes > 0)
+		__builtin_prefetch(r->frames);
+}
 
 /* What ht_view_symbolize met. */
 struct ht_view_symbols {
@@ -136,6 +162,14 @@ void ht_view_free(struct ht_view *);
  */
 int ht_view_frames(struct ht_view *, const struct ht_view_row *r,
     const struct ht_sym_frame **frames);
+
+/*
+ * The return addresses of row r's stack, innermost first, into *addrs (the
+ * profile's; valid as long as it): their number, 0 for the fold and for a
+ * site without frames.  For writers that look each up (ht_sym_lookup) and
+ * print its frames at once, without ht_view_frames' copy.
+ */
+uint32_t ht_view_addrs(const struct ht_view_row *r, const uint64_t **addrs);
 
 /*
  * Look up the frames of the rows in the order a report prints them (the

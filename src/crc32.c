@@ -3,10 +3,16 @@
  * value all ones), the checksum of zlib's crc32() and of gzip.  The agent
  * may not link zlib (libc only), and the profile format is one module for
  * both zones, so both compute it here; t/crc32-t checks every result
- * against zlib's.  Table-driven, one byte at a time: a dump of 100,000
- * sites is checked in a few milliseconds, and the code runs inside malloc
- * hooks (no allocation, no state but the caller's).
+ * against zlib's.  Table-driven, eight bytes at a time ("slicing by 8":
+ * a byte at a time took 0.35 s of the 4 s of a report of a 121 MB
+ * profile) once the seven further tables are derived from the first,
+ * which the first call does; until they are ready (another thread
+ * deriving them) a call goes one byte at a time.  No allocation, no lock:
+ * the code runs inside malloc hooks.
  */
+#include <stdatomic.h>
+#include <string.h>
+
 #include "crc32.h"
 
 /* table[n] is the CRC of the byte n alone (the register's 8 shifts). */
@@ -269,12 +275,49 @@ static const uint32_t table[256] = {
 	0x2d02ef8d,
 };
 
+/* slice[k][n] is the CRC of byte n followed by k zero bytes. */
+static uint32_t slice[8][256];
+/* 0: not derived, 1: being derived, 2: ready. */
+static atomic_int slice_state;
+
+static int
+slice_ready(void)
+{
+	int expect = 0, k, n;
+
+	if (atomic_load_explicit(&slice_state, memory_order_acquire) == 2)
+		return 1;
+	if (!atomic_compare_exchange_strong(&slice_state, &expect, 1))
+		return 0;
+	for (n = 0; n < 256; n++)
+		slice[0][n] = table[n];
+	for (k = 1; k < 8; k++)
+		for (n = 0; n < 256; n++)
+			slice[k][n] = (slice[k - 1][n] >> 8) ^
+			    table[slice[k - 1][n] & 0xff];
+	atomic_store_explicit(&slice_state, 2, memory_order_release);
+	return 1;
+}
+
 uint32_t
 ht_crc32(uint32_t crc, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
+	uint32_t a, b;
 
 	crc = ~crc;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (len >= 64 && slice_ready())
+		for (; len >= 8; p += 8, len -= 8) {
+			memcpy(&a, p, 4);
+			memcpy(&b, p + 4, 4);
+			a ^= crc;
+			crc = slice[7][a & 0xff] ^ slice[6][(a >> 8) & 0xff] ^
+			    slice[5][(a >> 16) & 0xff] ^ slice[4][a >> 24] ^
+			    slice[3][b & 0xff] ^ slice[2][(b >> 8) & 0xff] ^
+			    slice[1][(b >> 16) & 0xff] ^ slice[0][b >> 24];
+		}
+#endif
 	while (len-- > 0)
 		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return ~crc;

@@ -1,7 +1,7 @@
 /*
  * CRC-32 as zlib's crc32() computes it, for the profile format's checksum
  * (src/profile.c writes it, src/profile-read.c checks it).  Libc only, no
- * allocation: safe inside the agent's malloc hooks.
+ * allocation, no lock: safe inside the agent's malloc hooks.
  */
 #ifndef HT_CRC32_H
 #define HT_CRC32_H

@@ -206,8 +206,8 @@ ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code, const char *msg)
 	return HT_PROTO_HEADER + 4 + n;
 }
 
-/* The allocators, the final profile's directory and the coverage figures
- * of a STATUS: their length, and with q their encoding at q. */
+/* The allocators, the final profile's directory, the coverage figures and
+ * the dumps of a STATUS: their length, and with q their encoding at q. */
 static size_t
 put_unseen_final(uint8_t *q, const struct ht_status *s)
 {
@@ -240,7 +240,25 @@ put_unseen_final(uint8_t *q, const struct ht_status *s)
 		put32(q + len + 30 + k, s->backends_present);
 		put64(q + len + 34 + k, s->rate_asked);
 	}
-	return len + 10 + k + 12 + STATUS_BACKEND;
+	len += 10 + k + 12 + STATUS_BACKEND;
+	/* The dumps (version 7). */
+	k = strnlen(s->dump_written, HT_PROTO_MAX_DUMP_PATH);
+	if (q != NULL) {
+		put64(q + len, s->dumps_written);
+		put64(q + len + 8, s->dump_written_ns);
+		put16(q + len + 16, (uint16_t)k);
+		memcpy(q + len + 18, s->dump_written, k);
+	}
+	len += 18 + k;
+	k = strnlen(s->dump_failed, HT_PROTO_MAX_DUMP_PATH);
+	if (q != NULL) {
+		put64(q + len, s->dumps_failed);
+		put64(q + len + 8, s->dump_failed_ns);
+		put32(q + len + 16, s->dump_failed_errno);
+		put16(q + len + 20, (uint16_t)k);
+		memcpy(q + len + 22, s->dump_failed, k);
+	}
+	return len + 22 + k;
 }
 
 size_t
@@ -338,8 +356,9 @@ get_str(const uint8_t *payload, size_t len, size_t *off, char *dst, size_t max)
 	return 0;
 }
 
-/* The allocators and the final profile's directory, from off to the end
- * of the payload, which they must fill.  Returns 0, or -1. */
+/* The allocators, the final profile's directory, the coverage figures and
+ * the dumps, from off to the end of the payload, which they must fill.
+ * Returns 0, or -1. */
 static int
 get_unseen_final(const uint8_t *payload, size_t len, size_t off,
     struct ht_status *s)
@@ -379,6 +398,23 @@ get_unseen_final(const uint8_t *payload, size_t len, size_t off,
 	s->backends_present = get32(payload + off + 20);
 	s->rate_asked = get64(payload + off + 24);
 	off += 12 + STATUS_BACKEND;
+	if (len - off < 16)
+		return -1;
+	s->dumps_written = get64(payload + off);
+	s->dump_written_ns = get64(payload + off + 8);
+	off += 16;
+	if (get_str(payload, len, &off, s->dump_written,
+		HT_PROTO_MAX_DUMP_PATH) != 0)
+		return -1;
+	if (len - off < 20)
+		return -1;
+	s->dumps_failed = get64(payload + off);
+	s->dump_failed_ns = get64(payload + off + 8);
+	s->dump_failed_errno = get32(payload + off + 16);
+	off += 20;
+	if (get_str(payload, len, &off, s->dump_failed,
+		HT_PROTO_MAX_DUMP_PATH) != 0)
+		return -1;
 	/* One encoding per reply: nothing may follow. */
 	return off == len ? 0 : -1;
 }

@@ -43,7 +43,11 @@
  *            bytes (at most HT_PROTO_MAX_FINAL_DIR), then u32 backend,
  *            u32 coverage_hooked, u32 coverage_unhooked, u32
  *            backend_default, u32 backends, u32 backends_present, u64
- *            rate_asked)
+ *            rate_asked, then the dumps: u64 dumps_written, u64
+ *            dump_written_ns, the last written file's path as u16
+ *            length + bytes, u64 dumps_failed, u64 dump_failed_ns, u32
+ *            dump_failed_errno, the last failed file's path as u16
+ *            length + bytes (paths at most HT_PROTO_MAX_DUMP_PATH))
  *   PROFILE: a profile (src/profile.h)
  *   HELLO, STOP, STATUS, REPORT, DETACH, HOOK requests: empty
  *
@@ -53,8 +57,9 @@
  * and STATUS's allocators, allocators_more, final_armed and final_dir
  * (after the children); version 6 START's backend (in its flags) and
  * STATUS's backend and coverage figures, then its backend_default,
- * backends, backends_present and rate_asked (at its end).  The CLI and
- * the agent speak one version: a CLI meeting an
+ * backends, backends_present and rate_asked (at its end); version 7
+ * STATUS's dumps written and failed (at its end).  The CLI and the agent
+ * speak one version: a CLI meeting an
  * agent of another says so (HT_ERR_VERSION, or a STATUS whose
  * proto_version differs), and what to do.
  *
@@ -67,7 +72,7 @@
 #include <stdint.h>
 
 #define HT_PROTO_MAGIC	     0x50435448u /* "HTCP" little-endian */
-#define HT_PROTO_VERSION     6
+#define HT_PROTO_VERSION     7
 #define HT_PROTO_HEADER	     16
 #define HT_PROTO_MAX_REQUEST 4096
 #define HT_PROTO_MAX_REPLY   (1u << 30)
@@ -113,6 +118,12 @@ enum ht_msg {
 #define HT_PROTO_MAX_ALLOCATORS	    8
 #define HT_PROTO_MAX_ALLOCATOR_PATH 255
 #define HT_PROTO_MAX_FINAL_DIR	    512
+/* A dump's path: the prefix and its .PID.SEQ.heap. */
+#define HT_PROTO_MAX_DUMP_PATH	    (HT_PROTO_MAX_PREFIX + 48)
+/* The most bytes of a STATUS reply, header included, which the agent
+ * builds in a connection's buffer of that size: the most children,
+ * allocators and paths fit. */
+#define HT_PROTO_MAX_STATUS	    6144
 
 enum ht_err {
 	HT_ERR_VERSION = 1,	/* other protocol version */
@@ -188,6 +199,18 @@ struct ht_status {
 	uint32_t backends;
 	uint32_t backends_present;
 	uint64_t rate_asked;
+	/* The dumps the agent wrote by itself (since it was loaded, or
+	 * since this process was forked): how many, and the last one's path
+	 * and time (CLOCK_REALTIME ns); those it failed to write (the
+	 * directory gone, a full disk, EACCES): how many, and the last
+	 * one's path, time and errno.  "" and 0 where there was none. */
+	uint64_t dumps_written;
+	uint64_t dump_written_ns;
+	char dump_written[HT_PROTO_MAX_DUMP_PATH + 1];
+	uint64_t dumps_failed;
+	uint64_t dump_failed_ns;
+	uint32_t dump_failed_errno;
+	char dump_failed[HT_PROTO_MAX_DUMP_PATH + 1];
 };
 
 /*

@@ -100,7 +100,7 @@ make_seeds(void)
 	static const uint64_t rates[] = { 1, 2, 4096, 524288, UINT64_MAX };
 	static struct ht_request r;
 	struct ht_status s;
-	static uint8_t b[HT_PROTO_MAX_REQUEST];
+	static uint8_t b[HT_PROTO_MAX_STATUS];
 	size_t i, n;
 
 	for (i = HT_MSG_HELLO; i <= HT_MSG_HOOK; i++) {
@@ -174,6 +174,15 @@ make_seeds(void)
 	s.allocators_more = 3;
 	s.final_armed = 1;
 	strcpy(s.final_dir, "/home/u/.local/state/heaptool");
+	add_seed(b, ht_proto_encode_status(b, sizeof(b), &s));
+	/* The dumps, written and failed. */
+	s.dumps_written = 4;
+	s.dump_written_ns = 1700000000000000000ull;
+	strcpy(s.dump_written, "/var/tmp/app.4242.4.heap");
+	s.dumps_failed = 2;
+	s.dump_failed_ns = 1700000005000000000ull;
+	s.dump_failed_errno = 28;
+	strcpy(s.dump_failed, "/var/tmp/app.4242.6.heap");
 	add_seed(b, ht_proto_encode_status(b, sizeof(b), &s));
 	/* Another version, and a long request. */
 	memset(&r, 0, sizeof(r));

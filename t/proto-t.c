@@ -461,15 +461,17 @@ static void
 test_status(void)
 {
 	static struct ht_status s, t;
-	static uint8_t b[HT_PROTO_MAX_REQUEST];
+	static uint8_t b[HT_PROTO_MAX_STATUS];
 	size_t n, plen, i, kids;
 
 	fill_status(&s);
 	n = ht_proto_encode_status(b, sizeof(b), &s);
 	/* Up to the children, then no allocator, allocators_more,
-	 * final_armed, no directory, and the backend and coverage. */
+	 * final_armed, no directory, the backend and coverage, then the
+	 * dumps: written (count, time, path) and failed (count, time,
+	 * errno, path). */
 	kids = 6 * 4 + 8 * 8 + 4 + 2 + 5 + 4 + 4 + 2 + 2 * 4;
-	plen = kids + 2 + 4 + 4 + 2 + 12 + 20;
+	plen = kids + 2 + 4 + 4 + 2 + 12 + 20 + 8 + 8 + 2 + 8 + 8 + 4 + 2;
 	ok(n == 16 + plen && get(b + 6, 2) == HT_MSG_STATUS_REPLY &&
 		get(b + 8, 4) == plen,
 	    "STATUS header and length");
@@ -491,7 +493,9 @@ test_status(void)
 		get(b + 153, 4) == 7 &&
 		get(b + 157, 4) == HT_BACKEND_JEMALLOC &&
 		get(b + 161, 4) == 0xa && get(b + 165, 4) == 0x1a &&
-		get(b + 169, 8) == 100000,
+		get(b + 169, 8) == 100000 && get(b + 177, 8) == 0 &&
+		get(b + 193, 2) == 0 && get(b + 211, 4) == 0 &&
+		get(b + 215, 2) == 0,
 	    "STATUS fields in declaration order, little-endian");
 	memset(&t, 0x5a, sizeof(t));
 	ok(ht_proto_decode_status(b + 16, plen, &t) == 0 &&
@@ -512,8 +516,8 @@ test_status(void)
 		if (ht_proto_decode_status(b + 16, plen - i, &t) != -1)
 			break;
 	is_uint(plen - kids + 1, i,
-	    "a STATUS cut in its allocators or final directory refused "
-	    "(every length)");
+	    "a STATUS cut in its allocators, final directory or dumps "
+	    "refused (every length)");
 	b[108] = 6;
 	is_int(-1, ht_proto_decode_status(b + 16, plen, &t),
 	    "version length past the payload refused");
@@ -539,7 +543,7 @@ test_status(void)
 	n = ht_proto_encode_status(b, sizeof(b), &s);
 	ok(n ==
 		    16 + 6 * 4 + 8 * 8 + 4 + 2 + 5 + 10 +
-			4 * HT_PROTO_MAX_CHILDREN + 12 + 12 + 20 &&
+			4 * HT_PROTO_MAX_CHILDREN + 12 + 12 + 20 + 40 &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		t.nchildren == HT_PROTO_MAX_CHILDREN &&
 		t.children[HT_PROTO_MAX_CHILDREN - 1] ==
@@ -552,7 +556,7 @@ test_status(void)
 
 	memset(s.agent_version, 'v', sizeof(s.agent_version));
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	ok(n == 16 + 6 * 4 + 8 * 8 + 4 + 2 + 31 + 10 + 12 + 12 + 20 &&
+	ok(n == 16 + 6 * 4 + 8 * 8 + 4 + 2 + 31 + 10 + 12 + 12 + 20 + 40 &&
 		ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
 		strlen(t.agent_version) == 31,
 	    "an unterminated version is cut at 31 bytes");
@@ -563,8 +567,8 @@ test_status(void)
 	    "a version of 32 bytes (no room for NUL) refused");
 	is_int(-1, ht_proto_decode_status(b + 16, 0, &t), "empty STATUS");
 
-	/* The allocators and the final directory, the longest they hold,
-	 * with the most children: the largest STATUS. */
+	/* The allocators, the final directory and the dumps' paths, the
+	 * longest they hold, with the most children: the largest STATUS. */
 	fill_status(&s);
 	s.nchildren = HT_PROTO_MAX_CHILDREN;
 	s.nallocators = HT_PROTO_MAX_ALLOCATORS;
@@ -576,8 +580,15 @@ test_status(void)
 	s.allocators_more = 5;
 	s.final_armed = 1;
 	memset(s.final_dir, 'd', HT_PROTO_MAX_FINAL_DIR);
+	s.dumps_written = 12;
+	s.dump_written_ns = 1700000000987654321ull;
+	memset(s.dump_written, 'w', HT_PROTO_MAX_DUMP_PATH);
+	s.dumps_failed = 0x0102030405060708ull;
+	s.dump_failed_ns = 1700000001000000000ull;
+	s.dump_failed_errno = 28;
+	memset(s.dump_failed, 'f', HT_PROTO_MAX_DUMP_PATH);
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	ok(n != 0 && n <= HT_PROTO_MAX_REQUEST,
+	ok(n != 0 && n <= HT_PROTO_MAX_STATUS,
 	    "the largest STATUS fits the agent's buffer (%zu bytes)", n);
 	memset(&t, 0x5a, sizeof(t));
 	ok(n != 0 && ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
@@ -592,11 +603,21 @@ test_status(void)
 	s.nallocators = 1;
 	strcpy(s.allocators[0].path, "/bin/x");
 	strcpy(s.final_dir, "/d");
+	strcpy(s.dump_failed, "/f/x");
+	s.dumps_failed = 1;
 	n = ht_proto_encode_status(b, sizeof(b), &s);
-	b[n - 13 - 20] = '\x1b';
+	b[n - 1] = '\x1b';
+	is_int(-1, ht_proto_decode_status(b + 16, n - 16, &t),
+	    "control character in a failed dump's path refused");
+	b[n - 1] = 'x';
+	b[n - 1 - 4 - 40 - 12 - 20] = '\x1b';
 	is_int(-1, ht_proto_decode_status(b + 16, n - 16, &t),
 	    "control character in the final directory refused");
-	b[n - 13 - 20] = 'd';
+	b[n - 1 - 4 - 40 - 12 - 20] = 'd';
+	ok(ht_proto_decode_status(b + 16, n - 16, &t) == 0 &&
+		t.dumps_failed == 1 && strcmp(t.dump_failed, "/f/x") == 0 &&
+		strcmp(t.final_dir, "/d") == 0,
+	    "a failed dump's path decodes");
 	b[16 + kids + 2 + 8 + 2] = '\n';
 	is_int(-1, ht_proto_decode_status(b + 16, n - 16, &t),
 	    "control character in an allocator's path refused");

@@ -23,8 +23,12 @@
 # of the symbolizer: 200 sites of 64 distinct addresses in heaptool's own
 # code, with --max-symbols 1000: one warning line in every format says
 # 11800 of the 12800 frames were left, and the addresses symbolized are
-# exactly the first 1000 the report prints.  bench/hostile.sh runs the
-# full sizes (200,000 sites of 64 frames: 121 MB).
+# exactly the first 1000 the report prints.  Then a fifth of the full
+# size (40,000 sites of 64 frames: 24 MB): every export and detail within
+# 3 s of CPU, the issue's 5 s at the full size scaled to a fifth (1 s)
+# with room for a loaded machine; the build before the work on their time
+# took 3.5 s for diff --json and 5.5 s for pprof there.  bench/hostile.sh runs
+# the full sizes (200,000 sites of 64 frames: 121 MB).
 . "$(dirname "$0")/tap/libtap.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
@@ -41,7 +45,9 @@ python3 "$gen" modules "$HT_TMP/mods.heap" --sites 16384 &&
     bail "hthostile.py could not write the profiles"
 
 # bounded NAME BYTES CMD...: CMD, whose profiles are BYTES long, ends within
-# 5 s of CPU with status 0 and its peak within the bound.  Sets peak (KiB).
+# $cpu_max (5) s of CPU with status 0 and its peak within the bound.  Sets
+# peak (KiB).
+cpu_max=5
 bounded() {
 	_what=$1
 	_bytes=$2
@@ -51,7 +57,7 @@ bounded() {
 	peak=${2:-0}
 	_limit=$((64 * 1024 + 3 * _bytes / 1024))
 	[ "$1" = 0 ] && [ "$peak" -le $_limit ] &&
-	    awk -v c="${4:-99}" 'BEGIN { exit !(c <= 5) }'
+	    awk -v c="${4:-99}" -v m=$cpu_max 'BEGIN { exit !(c <= m) }'
 	_ok=$?
 	ok $_ok "$_what: status $1, peak $peak KiB (bound $_limit), ${4:-?} s CPU, $3 s wall"
 	[ $_ok -eq 0 ] || diag "stderr: $(head -c 300 "$HT_TMP/out.err")"
@@ -182,5 +188,30 @@ bounded "heaptool's code: report --json --detail (under the default limit)" \
     "$HEAPTOOL" report --json --detail "$HT_TMP/self.heap"
 ! grep -q 'warning' "$HT_TMP/out.err" && ! grep -q '"skipped"' "$HT_TMP/out"
 ok $? "under the default limit (100000): every frame symbolized, no warning"
+
+# A fifth of the full size, at a fifth of the issue's time (and room).
+python3 "$gen" sites "$HT_TMP/fifth.heap" --sites 40000 ||
+    bail "hthostile.py could not write the fifth"
+p=$HT_TMP/fifth.heap
+size=$(wc -c <"$p")
+cpu_max=3
+for v in detail json pprof collapsed svg; do
+	case $v in
+	detail) set -- --detail ;;
+	json) set -- --json --detail ;;
+	*) set -- --format $v ;;
+	esac
+	bounded "a fifth ($size bytes): report $*" $size \
+	    "$HEAPTOOL" report "$@" "$p"
+done
+for v in detail json; do
+	case $v in
+	detail) set -- --detail ;;
+	json) set -- --json --detail ;;
+	esac
+	bounded "a fifth: diff $* of it with itself" $((2 * size)) \
+	    "$HEAPTOOL" diff "$@" "$p" "$p"
+done
+cpu_max=5
 
 done_testing

@@ -450,10 +450,19 @@ def cmd_pprof(args):
         if smp["values"] != want:
             bad_v.append("  sample %d: %s, site %s" % (i, smp["values"],
                                                       want))
-        got = [(fn[0], fn[2] or None, line or None)
-               for loc in smp["locations"] for fn, line in loc["lines"]]
+        # A location without lines is an address nothing is known of
+        # (no function, no file): pprof names it by address and module.
+        got = []
+        for loc in smp["locations"]:
+            if not loc["lines"]:
+                got.append(("<address %#x>" % (loc["address"] + 1), None,
+                            None))
+            got.extend((fn[0], fn[2] or None, line or None)
+                       for fn, line in loc["lines"])
         if site["frames"]:
-            exp = [(f["function"] or
+            exp = [("<address %s>" % f["address"], None, None)
+                   if f["function"] is None and f["file"] is None else
+                   (f["function"] or
                     ("%s+%s" % (f["module"], f["offset"]) if f["module"]
                      else f["address"]), f["file"], f["line"])
                    for f in site["frames"]]
@@ -478,7 +487,7 @@ def cmd_pprof(args):
             if not site["frames"]:
                 break
             f = site["frames"][fi]
-            fi += len(loc["lines"])
+            fi += max(len(loc["lines"]), 1)
             m = prof["mappings"].get(loc["mapping"])
             if f["module"] is None:
                 continue
