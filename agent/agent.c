@@ -578,12 +578,63 @@ install(uint64_t rate, uint64_t max_samples, const struct ht_dump_cfg *cfg,
 	return rc;
 }
 
+/*
+ * Launch mode with the jemalloc backend, as attach does it: the slots
+ * patched with no session (the hooks sample nothing while jemalloc's
+ * session runs, but follow dlopen, fork and exit), then the session
+ * started, then the main thread's countdown settled (jemprof.h), all
+ * before main.  A backend chosen by default falls back to the hooks.
+ */
+static int
+launch_jemalloc(uint64_t rate, uint64_t max_samples,
+    const struct ht_dump_cfg *cfg, int flags, int asked)
+{
+	int rc;
+
+	if (install(0, 0, NULL, 0) < 0)
+		return -1;
+	rc = ht_agent_start(rate, max_samples, cfg,
+	    (flags & HT_AGENT_FOLLOW) | HT_AGENT_RESTART |
+		HT_AGENT_BACKEND(HT_BACKEND_JEMALLOC));
+	if (rc == 0) {
+		(void)ht_jemprof_settle();
+		return 0;
+	}
+	if (rc != HT_AGENT_EBACKEND || asked)
+		return rc == HT_AGENT_EBACKEND ? HT_AGENT_EBACKEND : -1;
+	return ht_agent_start(rate, max_samples, cfg,
+		   (flags & HT_AGENT_FOLLOW) | HT_AGENT_RESTART |
+		       HT_AGENT_BACKEND(HT_BACKEND_GOT)) == 0 ?
+	    0 :
+	    -1;
+}
+
 int
 ht_agent_launch(uint64_t rate, uint64_t max_samples,
     const struct ht_dump_cfg *cfg, int flags)
 {
+	uint32_t b = HT_AGENT_BACKEND_OF(flags);
+	int asked = b != HT_BACKEND_NONE;
+
 	launch_pid = getpid();
-	if (setup() != 0 || install(rate, max_samples, cfg, flags) < 0)
+	if (setup() != 0)
+		return -1;
+	/* The backend: jemalloc where it samples by itself (found here,
+	 * with dlsym, before any of the agent's locks), else the hooks.
+	 * jemalloc is initialized by its first mallctl if not yet. */
+	if (!asked)
+		b = ht_jemprof_detect() == HT_NATIVE_READY ?
+		    HT_BACKEND_JEMALLOC :
+		    HT_BACKEND_GOT;
+	else if (b == HT_BACKEND_JEMALLOC &&
+	    ht_jemprof_detect() != HT_NATIVE_READY)
+		return HT_AGENT_EBACKEND;
+	if (b == HT_BACKEND_JEMALLOC)
+		return launch_jemalloc(rate, max_samples, cfg, flags, asked);
+	if (b != HT_BACKEND_GOT && b != HT_BACKEND_INLINE)
+		return HT_AGENT_EBACKEND;
+	if (install(rate, max_samples, cfg,
+		(flags & ~HT_AGENT_BACKEND(0xf)) | HT_AGENT_BACKEND(b)) < 0)
 		return -1;
 	return 0;
 }

@@ -90,8 +90,15 @@ const char *ht_agent_backend_why(uint32_t b);
  * none) and flags (HT_AGENT_FOLLOW), then patch every GOT slot, so that
  * the first allocation after the patch is sampled.  This process writes
  * the launch profile at exit (ht_agent_exit); its children never do.
- * Returns 0, or -1 with nothing patched (the session then stopped, or
- * never started if setup failed).
+ * The backend is the one of flags (HT_AGENT_BACKEND: got or inline, the
+ * hooks; jemalloc), or by default jemalloc where it samples by itself
+ * (opt.prof on), else the hooks; a jemalloc session patches first and
+ * starts after, as attach does, then settles the main thread's countdown
+ * (ht_jemprof_settle), so that main's first allocation is sampled at the
+ * rate.  Returns 0, HT_AGENT_EBACKEND (the backend asked for cannot run:
+ * ht_agent_backend_why() says why; nothing started, the slots may be
+ * patched), or -1 with nothing patched (the session then stopped, or never
+ * started if setup failed).
  */
 int ht_agent_launch(uint64_t rate, uint64_t max_samples,
     const struct ht_dump_cfg *cfg, int flags);

@@ -11,7 +11,10 @@
  * HEAPTOOL_DUMP_EVERY, HEAPTOOL_DUMP_AT_RSS and HEAPTOOL_THRESHOLD (bytes,
  * decimal), and HEAPTOOL_FOLLOW_FORKS=1 (children of fork start sessions
  * of their own: HT_AGENT_FOLLOW), HEAPTOOL_INLINE_FD (a socket on which
- * heaptool run hooks inline before main, inline.h).  HEAPTOOL_SEED (a fixed seed for the
+ * heaptool run hooks inline before main, inline.h), HEAPTOOL_BACKEND
+ * (got: the hooks; jemalloc: jemalloc's own sampling, refused where it
+ * cannot run; unset: jemalloc where it samples by itself, else the hooks;
+ * agent.h's ht_agent_launch).  HEAPTOOL_SEED (a fixed seed for the
  * sampler) is read in every mode.  The constructor sets up, starts the
  * session and patches (ht_agent_launch), then starts the control thread
  * (control.h) if a trigger needs it, HEAPTOOL_LIVE=1 asks for a live
@@ -40,6 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "allocnames.h"
 #include "agent.h"
 #include "ctlthread.h"
 #include "dump.h"
@@ -134,7 +138,8 @@ agent_init(void)
 	uint64_t pid, rate = DEFAULT_RATE, seed, max_samples;
 	const char *s;
 	size_t len;
-	int follow, fd;
+	int follow, fd, rc;
+	uint32_t backend;
 
 	ht_ctlthread_init();
 	if (parse_u64(getenv("HEAPTOOL_SEED"), &seed) == 0)
@@ -173,8 +178,22 @@ agent_init(void)
 	 * child's session begins at its fork: not it). */
 	ht_snapshot_launched = getpid();
 
-	if (ht_agent_launch(rate, max_samples, &cfg,
-		follow ? HT_AGENT_FOLLOW : 0) != 0) {
+	s = getenv("HEAPTOOL_BACKEND");
+	backend = s == NULL	       ? HT_BACKEND_NONE :
+	    strcmp(s, "got") == 0      ? HT_BACKEND_GOT :
+	    strcmp(s, "jemalloc") == 0 ? HT_BACKEND_JEMALLOC :
+					 HT_BACKEND_NONE;
+	rc = ht_agent_launch(rate, max_samples, &cfg,
+	    (follow ? HT_AGENT_FOLLOW : 0) | HT_AGENT_BACKEND(backend));
+	if (rc == HT_AGENT_EBACKEND) {
+		/* No profile at exit: the page keeps saying why. */
+		output[0] = '\0';
+		ht_runpage_why(ht_agent_backend_why(backend));
+		ht_runpage_set(HT_RUNSTAT_NOBACKEND, 0);
+		drop_inline_fd();
+		return;
+	}
+	if (rc != 0) {
 		ht_runpage_set(HT_RUNSTAT_NOSTART, errno);
 		drop_inline_fd();
 		return;

@@ -18,6 +18,7 @@
 #include "jemprof.h"
 #include "lock.h"
 #include "modules.h"
+#include "prim.h"
 #include "profile.h"
 #include "sampler.h"
 #include "sampling.h"
@@ -44,7 +45,15 @@ typedef void (*bt_hook_fn)(void **, unsigned *, unsigned);
  */
 #define IDLE_LG	 12
 
+/* The settling churn of launch mode (ht_jemprof_settle): blocks of this
+ * size, at most this many (256 MiB in all). */
+#define SETTLE_SIZE ((size_t)64 * 1024)
+#define SETTLE_MAX  4096
+
 static mallctl_fn mallctl_p;
+static unsigned jem_prefix; /* which of names[] found mallctl */
+static pid_t settle_tid;    /* the thread that settles, or 0 */
+static int settle_hit;	    /* jemalloc took a sample of it */
 static int state = HT_NATIVE_ABSENT;
 static const char *why = "the process has no jemalloc (no mallctl)";
 static int accum; /* opt.prof_accum: allocated totals known */
@@ -112,7 +121,9 @@ detect_locked(void)
 	if (state == HT_NATIVE_READY)
 		return state;
 	for (i = 0; f == NULL && i < sizeof(names) / sizeof(names[0]); i++)
-		f = (mallctl_fn)(uintptr_t)dlsym(RTLD_DEFAULT, names[i]);
+		if ((f = (mallctl_fn)(uintptr_t)dlsym(RTLD_DEFAULT,
+			 names[i])) != NULL)
+			jem_prefix = (unsigned)i;
 	if (f == NULL) {
 		state = HT_NATIVE_ABSENT;
 		why = "the process has no jemalloc (no mallctl)";
@@ -205,6 +216,9 @@ backtrace_hook(void **vec, unsigned *len, unsigned max)
 	struct ht_regs regs;
 	int n, i;
 
+	if (__atomic_load_n(&settle_tid, __ATOMIC_ACQUIRE) != 0 &&
+	    ht_prim_tid() == settle_tid)
+		__atomic_store_n(&settle_hit, 1, __ATOMIC_RELEASE);
 	if (max > HT_MAX_FRAMES)
 		max = HT_MAX_FRAMES;
 	if (ht_guard_held() || max == 0) {
@@ -336,6 +350,52 @@ int
 ht_jemprof_activate(void)
 {
 	return mallctl_p != NULL ? set_active(1) : -1;
+}
+
+int
+ht_jemprof_settle(void)
+{
+	typedef void *(*mallocx_fn)(size_t, int);
+	typedef void (*dallocx_fn)(void *, int);
+	static const char *const mx_names[] = { "mallocx", "je_mallocx",
+		"_rjem_mallocx" };
+	static const char *const dx_names[] = { "dallocx", "je_dallocx",
+		"_rjem_dallocx" };
+	mallocx_fn mx;
+	dallocx_fn dx;
+	size_t lg = lg_sample;
+	void *p;
+	int i, rc = -1;
+
+	if (mallctl_p == NULL || state != HT_NATIVE_READY || jem_prefix > 2)
+		return -1;
+	/* jemalloc's own entry points, next to its mallctl: not the
+	 * program's malloc, which may be another allocator's. */
+	mx = (mallocx_fn)(uintptr_t)dlsym(RTLD_DEFAULT, mx_names[jem_prefix]);
+	dx = (dallocx_fn)(uintptr_t)dlsym(RTLD_DEFAULT, dx_names[jem_prefix]);
+	if (mx == NULL || dx == NULL)
+		return -1;
+	ht_guard_enter();
+	ht_plock_acquire(&jem_lock);
+	__atomic_store_n(&settle_hit, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&settle_tid, ht_prim_tid(), __ATOMIC_RELEASE);
+	/* Until jemalloc samples this thread: its next countdown is drawn
+	 * at the session's rate. */
+	for (i = 0;
+	     i < SETTLE_MAX && !__atomic_load_n(&settle_hit, __ATOMIC_ACQUIRE);
+	     i++) {
+		if ((p = mx(SETTLE_SIZE, 0)) == NULL)
+			break;
+		dx(p, 0);
+	}
+	__atomic_store_n(&settle_tid, 0, __ATOMIC_RELEASE);
+	/* The churn's sample is forgotten with the rest: a new epoch. */
+	if (__atomic_load_n(&settle_hit, __ATOMIC_ACQUIRE) &&
+	    mallctl_p("prof.reset", NULL, NULL, &lg, sizeof(lg)) == 0)
+		rc = 0;
+	ht_plock_release(&jem_lock);
+	ht_guard_leave();
+	return rc;
 }
 
 static int collect_locked(void);

@@ -62,6 +62,19 @@ int ht_jemprof_prepare(uint64_t rate);
 /* After the session started: sample (prof.active true).  Returns 0 or
  * -1. */
 int ht_jemprof_activate(void);
+/*
+ * Launch mode, after activate, before main: prof.reset does not draw the
+ * threads' countdowns again, and the main thread's was drawn when it first
+ * allocated, at opt.lg_prof_sample (or the idle rate).  So the calling
+ * thread allocates and frees jemalloc's own blocks (mallocx: 64 KiB, at
+ * most 256 MiB in all) until jemalloc samples one, which draws its next
+ * countdown at the session's rate, then prof.reset forgets that sample:
+ * from then on every allocation of the thread is sampled as the rate says
+ * (threads created later draw theirs at it).  Returns 0, or -1 (no
+ * mallocx, or no sample came: the thread's first sample comes when the
+ * old countdown runs out).  Not from a hook; without the agent's locks.
+ */
+int ht_jemprof_settle(void);
 /* Stop sampling (prof.active false) and collect once more, so that the
  * stopped session's profile stays as it was.  As prepare. */
 void ht_jemprof_stop(void);

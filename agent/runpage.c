@@ -79,3 +79,16 @@ ht_runpage_set(unsigned state, int err)
 	p->egid = (uint32_t)getegid();
 	__atomic_store_n(&p->state, state, __ATOMIC_RELEASE);
 }
+
+void
+ht_runpage_why(const char *why)
+{
+	volatile struct ht_runstat *p = page;
+	size_t i;
+
+	if (p == NULL || getpid() != owner)
+		return;
+	for (i = 0; i + 1 < sizeof(p->why) && why[i] != '\0'; i++)
+		p->why[i] = why[i];
+	p->why[i] = '\0';
+}

@@ -18,5 +18,7 @@ void ht_runpage_open(void);
  * process's current ids; only in the process that took the page (a forked
  * child shares the mapping). */
 void ht_runpage_set(unsigned state, int err);
+/* Before ht_runpage_set(HT_RUNSTAT_NOBACKEND, 0): why, cut to fit. */
+void ht_runpage_why(const char *why);
 
 #endif

@@ -17,6 +17,9 @@
  *                     the session's dumps (--dump-prefix ... --threshold:
  *                     an absolute prefix, milliseconds, bytes), each set
  *                     only when given and removed otherwise
+ *   HEAPTOOL_BACKEND  got (--backend got or inline, or inline by default:
+ *                     the hooks) or jemalloc (--backend jemalloc); removed
+ *                     otherwise (jemalloc where it samples, else the GOT)
  *   HEAPTOOL_FOLLOW_FORKS  1 with --follow-forks (children of fork start
  *                     sessions of their own), removed otherwise
  *   HEAPTOOL_STATUS_FD, HEAPTOOL_STATUS_COOKIE
@@ -50,6 +53,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "allocnames.h"
 #include "cli.h"
 #include "cmd.h"
 #include "dumpopts.h"
@@ -57,6 +61,7 @@
 #include "profile.h"
 #include "report.h"
 #include "runstat.h"
+#include "size.h"
 #include "staging.h"
 #include "symbolize.h"
 
@@ -65,7 +70,7 @@ static const char run_usage[] =
     "                    [--follow-forks] [--dump-prefix P]\n"
     "                    [--dump-interval DUR] [--dump-every SIZE]\n"
     "                    [--dump-at-rss SIZE] [--threshold SIZE]\n"
-    "                    [--backend got|inline] [--] CMD [ARG...]\n"
+    "                    [--backend got|inline|jemalloc] [--] CMD [ARG...]\n"
     "\n"
     "Run CMD with the heap profiler loaded from its start.  When CMD exits,\n"
     "its profile is saved to FILE (as the user CMD runs as then) and a\n"
@@ -85,8 +90,12 @@ static const char run_usage[] =
     "                     functions no GOT slot leads to (an allocator in\n"
     "                     the executable) are hooked inline too, before\n"
     "                     main (heaptool traces CMD for that moment);\n"
-    "                     default: inline if CMD's executable defines an\n"
-    "                     allocator function, else got\n"
+    "                     jemalloc: jemalloc's own sampling (CMD's jemalloc\n"
+    "                     must run with opt.prof on, e.g. MALLOC_CONF=\n"
+    "                     prof:true,prof_active:false; the rate rounded to\n"
+    "                     a power of 2), refused if it cannot; default:\n"
+    "                     inline if CMD's executable defines an allocator\n"
+    "                     function, else jemalloc where it samples, else got\n"
     "      --dump-prefix P     also write dumps P.PID.SEQ.heap: when an\n"
     "                          allocation fails, at exit, and on the\n"
     "                          triggers below\n" HT_DUMP_HELP
@@ -258,7 +267,7 @@ close_bell(int *bell)
 static void
 exec_child(char **cmd, const char *agent, uint64_t rate, uint64_t max_samples,
     const char *output, int live, int follow, const struct ht_dump_opts *d,
-    const struct page *pg, int bell)
+    const struct page *pg, int bell, int backend)
 {
 	char num[32], *preload;
 	const char *old;
@@ -292,6 +301,9 @@ exec_child(char **cmd, const char *agent, uint64_t rate, uint64_t max_samples,
 	    setenv_u64("HEAPTOOL_MAX_SAMPLES", max_samples) != 0 ||
 	    (bell >= 0 ? setenv_u64("HEAPTOOL_INLINE_FD", (uint64_t)bell) :
 			 unsetenv("HEAPTOOL_INLINE_FD")) != 0 ||
+	    (backend == 0 ? unsetenv("HEAPTOOL_BACKEND") :
+			    setenv("HEAPTOOL_BACKEND",
+				backend == 3 ? "jemalloc" : "got", 1)) != 0 ||
 	    page_env(pg) != 0)
 		return;
 	execvp(cmd[0], cmd);
@@ -463,8 +475,10 @@ no_profile(const char *path, int status, const struct ht_runstat *st)
 
 /* Read the profile of pid at path and print its summary on stderr. */
 static void
-summarize(const char *path, pid_t pid, int status, const struct ht_runstat *st)
+summarize(const char *path, pid_t pid, int status, uint64_t rate,
+    const struct ht_runstat *st)
 {
+	char rs[32], as[32];
 	struct ht_report_opts opts;
 	struct ht_profile *prof;
 	struct ht_sym *sym;
@@ -496,6 +510,14 @@ summarize(const char *path, pid_t pid, int status, const struct ht_runstat *st)
 	if (ht_report_write(stderr, prof, sym, &opts) != 0)
 		ht_warn("summary: %s", strerror(errno));
 	ht_warn("profile written to %s", path);
+	/* jemalloc samples at powers of 2 only. */
+	if (prof->meta.backend == HT_BACKEND_JEMALLOC &&
+	    prof->meta.rate != rate) {
+		ht_size_format(rate, as, sizeof(as));
+		ht_size_format(prof->meta.rate, rs, sizeof(rs));
+		ht_warn("backend jemalloc: the rate %s was rounded to %s (%s)",
+		    as, rs, "jemalloc samples at a power of 2");
+	}
 	ht_cmd_warn_drops(&prof->meta, path);
 	ht_sym_free(sym);
 out_free:
@@ -512,7 +534,9 @@ ht_cmd_run(int argc, char **argv)
 	const char *outopt = NULL;
 	uint64_t rate = HT_CMD_DEFAULT_RATE, max_samples = 0;
 	int c, rc, status, fds[2], child_errno, live = 0, follow = 0;
-	int backend = 0, bell[2] = { -1, -1 }; /* backend: 1 got, 2 inline */
+	/* backend: 0 jemalloc where it samples, else got; 1 got, 2 inline,
+	 * 3 jemalloc */
+	int backend = 0, bell[2] = { -1, -1 };
 	int found;
 	ssize_t n;
 	pid_t pid;
@@ -549,9 +573,11 @@ ht_cmd_run(int argc, char **argv)
 				backend = 1;
 			else if (strcmp(optarg, "inline") == 0)
 				backend = 2;
+			else if (strcmp(optarg, "jemalloc") == 0)
+				backend = 3;
 			else
 				return ht_usage("--backend %s: not a backend; "
-						"use got or inline",
+						"use got, inline or jemalloc",
 				    optarg);
 			break;
 		case 'h':
@@ -614,9 +640,8 @@ ht_cmd_run(int argc, char **argv)
 	/* Inline hooks where the executable has an allocator of its own:
 	 * its agent waits for them before main, on a socket (bell[1] in the
 	 * child, kept across the exec). */
-	if (backend == 0)
-		backend = found && ht_inline_file_has_allocator(exe) == 1 ? 2 :
-									    1;
+	if (backend == 0 && found && ht_inline_file_has_allocator(exe) == 1)
+		backend = 2;
 	if (backend == 2 &&
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, bell) != 0) {
 		ht_warn("run: socketpair: %s", strerror(errno));
@@ -660,7 +685,8 @@ ht_cmd_run(int argc, char **argv)
 			errno = ENAMETOOLONG;
 		else
 			exec_child(argv + optind, agent, rate, max_samples,
-			    output, live, follow, &dumps, &pg, bell[1]);
+			    output, live, follow, &dumps, &pg, bell[1],
+			    backend);
 		child_errno = errno;
 		n = write(fds[1], &child_errno, sizeof(child_errno));
 		(void)n;
@@ -701,10 +727,23 @@ ht_cmd_run(int argc, char **argv)
 		goto out_page;
 	}
 
+	/* The backend asked for could not run: the command ran without
+	 * the agent, which said why on the page. */
+	if (pg.st != NULL && pg.st->pid == (uint64_t)pid &&
+	    pg.st->state == HT_RUNSTAT_NOBACKEND) {
+		pg.st->why[sizeof(pg.st->why) - 1] = '\0';
+		ht_warn("run %s: the backend asked for cannot run in the "
+			"command: %s; run without --backend, or with "
+			"--backend got",
+		    argv[optind],
+		    pg.st->why[0] != '\0' ? pg.st->why : "no reason given");
+		status = HT_EXIT_FAIL;
+		goto out_page;
+	}
 	if (outopt == NULL)
 		(void)default_output(dir, pid, output, sizeof(output));
 	/* The command has exited: its agent wrote what it will. */
-	summarize(output, pid, status,
+	summarize(output, pid, status, rate,
 	    pg.st != NULL &&
 		    (pg.st->state == HT_RUNSTAT_NONE ||
 			pg.st->pid == (uint64_t)pid) ?

@@ -32,13 +32,16 @@
 #define HT_RUNSTAT_MAGIC      0x3154534e55525448ULL
 
 enum ht_runstat_state {
-	HT_RUNSTAT_NONE,     /* the agent never took the page */
-	HT_RUNSTAT_RUNNING,  /* profiling; the exit has not come */
-	HT_RUNSTAT_NOSTART,  /* the session could not start (err) */
-	HT_RUNSTAT_WRITTEN,  /* the profile was written at exit */
-	HT_RUNSTAT_FAILED,   /* writing it at exit failed (err, ids) */
-	HT_RUNSTAT_NOSESSION /* at exit no session ran: nothing to write */
+	HT_RUNSTAT_NONE,      /* the agent never took the page */
+	HT_RUNSTAT_RUNNING,   /* profiling; the exit has not come */
+	HT_RUNSTAT_NOSTART,   /* the session could not start (err) */
+	HT_RUNSTAT_WRITTEN,   /* the profile was written at exit */
+	HT_RUNSTAT_FAILED,    /* writing it at exit failed (err, ids) */
+	HT_RUNSTAT_NOSESSION, /* at exit no session ran: nothing to write */
+	HT_RUNSTAT_NOBACKEND  /* the backend asked for cannot run (why) */
 };
+
+#define HT_RUNSTAT_WHY 256
 
 struct ht_runstat {
 	uint64_t magic;	 /* HT_RUNSTAT_MAGIC, by heaptool run */
@@ -49,6 +52,9 @@ struct ht_runstat {
 	 * written as its effective user and group. */
 	uint32_t uid, euid, gid, egid;
 	uint32_t state; /* enum ht_runstat_state */
+	/* With HT_RUNSTAT_NOBACKEND: the agent's phrase, NUL-terminated
+	 * (heaptool run ends it with the NUL whatever it reads). */
+	char why[HT_RUNSTAT_WHY];
 };
 
 #endif

@@ -16,12 +16,15 @@
  *                                       "done dlopen"
  *   latecall N      N x malloc(5555) in ctl_late_alloc, in that library,
  *                   kept                "done latecall N"
- *   quit (or EOF)   print the checksum  "sum HEX"
+ *   quit (or EOF)   free every block, print the checksum  "sum HEX"
+ *   exit            print the checksum and exit(0) with the blocks kept
+ *                                       "sum HEX"
  *
  * OBJECTS and BYTES are what site S holds now, BYTES counted in usable
  * sizes (malloc_usable_size: what jemalloc samples and reports); the
  * sizes the tests use are size classes, where the two agree.  It starts
- * with "ready".  The checksum covers the data written, so a run with the
+ * with "ready" (after "early N BYTES" with the argument early: main's
+ * first N allocations, of 64 bytes, kept to the end).  The checksum covers the data written, so a run with the
  * agent must print what a run without does.
  */
 #include <sys/prctl.h>
@@ -131,13 +134,35 @@ load_late(void)
 	return late_alloc != NULL ? 0 : -1;
 }
 
+/* With the argument "early": main's first allocations, small ones, kept
+ * to the end (a sampler that skips the first bytes of main misses them). */
+#define EARLY_N 2000
+static void *early[EARLY_N];
+
+FX_NOINLINE static void
+jem_site_early(void)
+{
+	uint64_t bytes = 0;
+	size_t i;
+
+	for (i = 0; i < EARLY_N; i++) {
+		early[i] = malloc(64 * one); /* SITE jem_site_early */
+		if (early[i] == NULL)
+			exit(1);
+		bytes += malloc_usable_size(early[i]);
+	}
+	printf("early %d %" PRIu64 "\n", EARLY_N, bytes);
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	char line[256], name[8];
 	unsigned long n, size;
 	struct site *s;
 
+	if (argc > 1 && strcmp(argv[1], "early") == 0)
+		jem_site_early();
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	sites[0].blocks = calloc(MAX_KEPT, sizeof(void *));
@@ -178,7 +203,11 @@ main(void)
 			printf("done latecall %lu\n", n);
 		} else if (strncmp(line, "quit", 4) == 0)
 			break;
-		else
+		else if (strncmp(line, "exit", 4) == 0) {
+			/* The blocks kept are live at exit. */
+			printf("sum %016" PRIx64 "\n", sum);
+			exit(0);
+		} else
 			printf("error %s", line);
 	}
 	release(&sites[0]);
