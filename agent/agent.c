@@ -489,6 +489,12 @@ fork_child(void)
 	ht_final_fork_child(follow);
 	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
+	/* A followed child of jemalloc's session samples with the hooks
+	 * (jemalloc's controls are not called in a fork's child, whose
+	 * jemalloc may not have taken back its locks yet): its account of
+	 * coverage, and the backend its profiles name, are the hooks'. */
+	if (follow && ht_coverage_backend() >= HT_BACKEND_JEMALLOC)
+		coverage_after_start(HT_BACKEND_GOT);
 	if (fork_hook != NULL)
 		fork_hook(follow);
 	ht_guard_leave();

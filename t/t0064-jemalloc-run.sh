@@ -8,6 +8,8 @@
 #   rate before the agent came, is settled before main);
 # - --backend got on the same: the hooks' figures, just as exact;
 # - a rate that is not a power of 2 is rounded, and run says so;
+# - a child that --follow-forks follows samples with the hooks (backend
+#   got in its profiles), its parent with jemalloc;
 # - --backend jemalloc where jemalloc cannot sample (opt.prof off) or is
 #   absent is refused, exit 1, with one line that says why.
 . "$(dirname "$0")/tap/libtap.sh"
@@ -20,7 +22,7 @@
 JEM=$(native_lib libjemalloc.so.2)
 [ -n "$JEM" ] || skip_all "libjemalloc.so.2 not found (apt-get install libjemalloc2)"
 
-plan 20
+plan 23
 
 printf 'alloc a 1000 4096\nalloc b 300 16384\nexit\n' >"$HT_TMP/in"
 # The fixture's own counts, and its checksum, without the agent.
@@ -124,3 +126,16 @@ st=$?
 	"$HT_TMP/r6.err"
 ok $? "without jemalloc: refused, exit 1, one line" ||
     diag "status $st: $(cat "$HT_TMP/r6.err")"
+
+# A followed fork's child samples with the hooks, and says so.
+printf 'alloc a 1000 4096\nfork 700 4096\nexit\n' >"$HT_TMP/in"
+run_fx r7 MALLOC_CONF=prof:true,prof_active:false -- --rate 1 \
+    --follow-forks --dump-prefix "$HT_TMP/d"
+ok $st "run --follow-forks (opt.prof on, rate 1)"
+child=$(awk '$1 == "done" && $2 == "fork" { print $3 }' "$HT_TMP/r7.out")
+is "$(counts r7)" "jemalloc | $early | $cnt_a | none" \
+    "the parent's profile: jemalloc's, site a exactly"
+set -- "$HT_TMP"/d."$child".*.heap
+cp "$1" "$HT_TMP/r7c.heap" 2>/dev/null
+is "$(counts r7c)" "got | none | none | 700 $((700 * 4096))" \
+    "the child's exit dump: the hooks', its 700 blocks at site b"

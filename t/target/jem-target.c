@@ -11,6 +11,9 @@
  *                                       "done free S"
  *   churn N SIZE    N x malloc(SIZE) then free, at site c
  *                                       "done churn"
+ *   fork N SIZE     fork a child that makes N x malloc(SIZE) at site b
+ *                   and exits with them kept; wait for it
+ *                                       "done fork PID"
  *   dlopen          load libctl-late.so (next to this program) with
  *                   dlopen(3), through the agent's hook
  *                                       "done dlopen"
@@ -28,6 +31,7 @@
  * agent must print what a run without does.
  */
 #include <sys/prctl.h>
+#include <sys/wait.h>
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -191,6 +195,19 @@ main(int argc, char **argv)
 		} else if (sscanf(line, "churn %lu %lu", &n, &size) == 2) {
 			jem_churn(n, size);
 			printf("done churn\n");
+		} else if (sscanf(line, "fork %lu %lu", &n, &size) == 2 &&
+		    n <= MAX_KEPT - sites[1].n) {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				/* Kept at the child's exit. */
+				jem_site_b(n, size);
+				exit(0);
+			}
+			if (pid < 0 || waitpid(pid, NULL, 0) != pid)
+				printf("error fork\n");
+			else
+				printf("done fork %ld\n", (long)pid);
 		} else if (strncmp(line, "dlopen", 6) == 0) {
 			if (load_late() == 0)
 				printf("done dlopen\n");
