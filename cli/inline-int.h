@@ -6,6 +6,8 @@
  *                  define (ELF symbols), and the agent's block;
  *   inline-code.c  Zydis: what can be displaced, the trampoline, the
  *                  branches into the patched bytes;
+ *   inline-ipa.c   Zydis: whether callers may rely on registers the
+ *                  function leaves (its call closure is closed);
  *   inline-stop.c  every thread stopped with ptrace, and let go;
  *   inline-mem.c   the process's memory through /proc/PID/mem.
  */
@@ -93,6 +95,15 @@ size_t
 ht_inl_tramp(struct inl_fn *f, uint64_t t, const uint8_t *code, uint8_t *out);
 void ht_inl_stub(uint64_t hook, uint8_t *out);
 int ht_inl_patch(const struct inl_fn *f, uint64_t stub, uint8_t *out);
+
+/*
+ * inline-ipa.c: 0 if f's call closure (followed from its entry through
+ * direct calls and jumps inside its module, through pid's memory) reaches
+ * a target no compiler knows (an indirect call, a PLT entry, another
+ * module), so that its callers can assume nothing of the registers it
+ * leaves; -1 with f->why and HT_COV_CLOSED if not, or if too big to see.
+ */
+int ht_inl_closure(pid_t pid, struct inl_fn *f);
 
 /*
  * inline-stop.c.  Every thread of pid stopped (seized, interrupted, new

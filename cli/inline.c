@@ -239,7 +239,8 @@ plan_one(struct run *r, struct inl_fn *f)
 		free(code);
 		return;
 	}
-	(void)ht_inl_plan(r->pid, f, code, n);
+	if (ht_inl_plan(r->pid, f, code, n) == 0)
+		(void)ht_inl_closure(r->pid, f);
 	free(code);
 }
 

@@ -124,6 +124,9 @@ ht_cov_reason_text(unsigned r)
 		[HT_COV_DETACHED] = "the hooks are out (detached)",
 		[HT_COV_PREEMPTED] =
 		    "unused: another module's is the one calls bind to",
+		[HT_COV_CLOSED] =
+		    "closed call graph: callers may rely on registers it "
+		    "leaves (interprocedural register allocation)",
 	};
 
 	return r < HT_NCOVREASONS && text[r] != NULL ? text[r] : "?";

@@ -440,8 +440,9 @@ enum ht_cov_reason {
 	HT_COV_UNDECODED = 12,	/* its first instructions would not decode */
 	HT_COV_DETACHED = 13,	/* the hooks are out (detach) */
 	HT_COV_PREEMPTED = 14,	/* another module's is the one calls reach */
+	HT_COV_CLOSED = 15,	/* callers may keep values in its free regs */
 };
-#define HT_NCOVREASONS 15
+#define HT_NCOVREASONS 16
 
 /* The backend's name ("got", "inline", ...; "none"; "?" if unknown). */
 const char *ht_backend_name(unsigned b);
