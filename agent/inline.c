@@ -196,6 +196,20 @@ account_one(uint64_t fn, uint32_t index, int on, unsigned reason, int hooked)
 	return on && reason == HT_COV_PATCHED;
 }
 
+/* Is the function at fn patched inline now? */
+static int
+patched_at(const struct ht_inline_shared *b, uint64_t fn)
+{
+	size_t i;
+
+	for (i = 0; i < HT_INLINE_RECORDS; i++)
+		if (b->rec[i].fn == fn && b->rec[i].kind == HT_INLINE_HOOK &&
+		    __atomic_load_n(&b->rec[i].state, __ATOMIC_ACQUIRE) ==
+			HT_INLINE_PATCHED)
+			return 1;
+	return 0;
+}
+
 void
 ht_inline_account(int hooked)
 {
@@ -212,9 +226,17 @@ ht_inline_account(int hooked)
 	for (i = 0; i < n && i < HT_INLINE_REFUSALS; i++) {
 		const struct ht_inline_refusal *f = &b->refusals[i];
 
-		if (f->reason == 0 || f->reason >= HT_NCOVREASONS ||
-		    f->reason == HT_COV_PATCHED)
+		if (f->reason == 0 || f->reason >= HT_NCOVREASONS)
 			continue;
+		/* Another name of a function hooked under its first name
+		 * (cli/inline-elf.c): patched if that function is. */
+		if (f->reason == HT_COV_PATCHED) {
+			int p = patched_at(b, f->fn);
+
+			patched += account_one(f->fn, f->index, on,
+			    p ? HT_COV_PATCHED : HT_COV_REFUSED, hooked);
+			continue;
+		}
 		(void)account_one(f->fn, f->index, on, f->reason, hooked);
 	}
 	for (i = 0; i < HT_INLINE_RECORDS; i++) {

@@ -172,6 +172,68 @@ fn_at(struct collect *c, uint64_t addr)
 	return NULL;
 }
 
+/* Is the function named name one of the C++ operators? */
+static int
+cxx_named(const char *name)
+{
+	int i = ht_allocfns_find(name);
+
+	return i >= 0 && strcmp(ht_allocfns[i].family, "c++") == 0;
+}
+
+/* A free of one pointer, with or without more arguments (P1, P)? */
+static int
+free_sig(int i)
+{
+	return ht_allocfns[i].kind == HT_KIND_FREE &&
+	    (ht_allocfns[i].sig == HT_SIG_P1 || ht_allocfns[i].sig == HT_SIG_P);
+}
+
+/*
+ * name (entry i of the table) is at f's address too.  One function, one
+ * hook: if both names have the same kind and signature (free and operator
+ * delete, operator new and new[], memalign and aligned_alloc), either
+ * hook counts its calls right, so f keeps one (the C name rather than a
+ * C++ operator's) and the other is its alias, hooked with it; so do frees
+ * of one pointer whatever else they take (see below).  Otherwise the
+ * function is refused.
+ */
+static void
+alias(struct inl_fn *f, const char *name, int i)
+{
+	int a = ht_allocfns_find(f->name), b = ht_allocfns_find(name);
+	size_t k;
+
+	for (k = 0; k < f->naliases; k++)
+		if (f->aliases[k] == i)
+			return;
+	if (a < 0 || b < 0 || ht_allocfns[a].kind != ht_allocfns[b].kind ||
+	    (ht_allocfns[a].sig != ht_allocfns[b].sig &&
+		!(free_sig(a) && free_sig(b))) ||
+	    f->naliases == INL_MAX_ALIASES) {
+		if (f->why[0] == '\0')
+			snprintf(f->why, sizeof(f->why),
+			    "%s is at the same address, and is not the same "
+			    "kind of function",
+			    name);
+		return;
+	}
+	/* One code for every name: a free that takes more arguments
+	 * (operator delete's size, its nothrow tag) hands them all on to it,
+	 * so its hook serves the plain free too, not the other way round. */
+	if (ht_allocfns[b].sig == HT_SIG_P && ht_allocfns[a].sig == HT_SIG_P1 ?
+		1 :
+		ht_allocfns[a].sig == HT_SIG_P &&
+		    ht_allocfns[b].sig == HT_SIG_P1 ?
+		0 :
+		cxx_named(f->name) && !cxx_named(name)) {
+		f->aliases[f->naliases++] = f->index;
+		snprintf(f->name, sizeof(f->name), "%s", name);
+		f->index = i;
+	} else
+		f->aliases[f->naliases++] = i;
+}
+
 static void
 on_func(void *arg, const char *name, const GElf_Sym *sym, int dyn)
 {
@@ -200,9 +262,8 @@ on_func(void *arg, const char *name, const GElf_Sym *sym, int dyn)
 		f->addr = addr;
 		f->size = sym->st_size;
 		f->rec = -1;
-	} else if (strcmp(f->name, name) != 0 && f->why[0] == '\0')
-		snprintf(f->why, sizeof(f->why),
-		    "%s is at the same address: one hook per function", name);
+	} else if (strcmp(f->name, name) != 0)
+		alias(f, name, (int)i);
 	if (dyn && GELF_ST_BIND(sym->st_info) != STB_LOCAL &&
 	    GELF_ST_VISIBILITY(sym->st_other) == STV_DEFAULT)
 		f->exported = 1;
@@ -247,6 +308,20 @@ never_patched(const char *base)
 	return strncmp(base, "ld-linux", 8) == 0 ||
 	    strncmp(base, "libc.so", 7) == 0 ||
 	    strncmp(base, "libc-2.", 7) == 0 || ht_staging_is_agent(base);
+}
+
+/* Has f a C name among its aliases (free, for an operator delete that
+ * is free)? */
+static int
+c_alias(const struct inl_fn *f)
+{
+	size_t k;
+
+	for (k = 0; k < f->naliases; k++)
+		if (f->aliases[k] >= 0 && f->aliases[k] < HT_NALLOCFNS &&
+		    strcmp(ht_allocfns[f->aliases[k]].family, "c++") != 0)
+			return 1;
+	return 0;
 }
 
 /* Is name one of the C++ operators that are entry points of an allocator
@@ -312,7 +387,8 @@ ht_inl_candidates(pid_t pid, char *const *names, size_t n, struct inl_fn *fns,
 		 * are counted there. */
 		for (j = k = c.first; j < c.n; j++)
 			if ((mods[i].main || !fns[j].exported) &&
-			    (alloc || !cxx_operator(fns[j].name)))
+			    (alloc || !cxx_operator(fns[j].name) ||
+				c_alias(&fns[j])))
 				fns[k++] = fns[j];
 		c.n = k;
 		if (c.n > c.first)

@@ -39,6 +39,8 @@ struct inl_mod {
 };
 
 /* One candidate function, and its plan. */
+#define INL_MAX_ALIASES 8
+
 struct inl_fn {
 	char name[64];
 	int index; /* in the agent's table */
@@ -58,6 +60,10 @@ struct inl_fn {
 	int exclude;   /* calls a hooked candidate */
 	int rec;       /* its record in the block, -1 */
 	int done;      /* patched before this apply */
+	/* Other names of the table at the same address (free and operator
+	 * delete, say), of the same kind and signature: hooked with it. */
+	int aliases[INL_MAX_ALIASES];
+	size_t naliases;
 };
 
 /* inline-mem.c: all of len bytes, or -1 with errno. */

@@ -244,6 +244,50 @@ plan_one(struct run *r, struct inl_fn *f)
 	free(code);
 }
 
+/* Is f a free that will not be hooked (a wrapper counted where it calls
+ * is not one)? */
+static int
+free_unhooked(const struct inl_fn *f)
+{
+	return f->index >= 0 && f->index < HT_NALLOCFNS &&
+	    ht_allocfns[f->index].kind == HT_KIND_FREE && !f->done &&
+	    f->why[0] != '\0' && !f->exclude;
+}
+
+/*
+ * A module whose free cannot be hooked keeps its allocations unhooked too:
+ * with the blocks counted and their frees unseen, in use and the peak
+ * would grow without end while the report says "exact".  What GOT slots
+ * see of them is counted as before.
+ */
+static void
+unpaired(struct run *r)
+{
+	char why[200];
+	size_t i, j;
+
+	for (i = 0; i < r->nfns; i++) {
+		const struct inl_fn *g = &r->fns[i];
+
+		if (!free_unhooked(g))
+			continue;
+		snprintf(why, sizeof(why),
+		    "%s in its module cannot be hooked inline, so its frees "
+		    "would go unseen",
+		    g->name);
+		for (j = 0; j < r->nfns; j++) {
+			struct inl_fn *f = &r->fns[j];
+
+			if (f->mod != g->mod || !hookable(f) || f->done ||
+			    f->index < 0 || f->index >= HT_NALLOCFNS ||
+			    !ht_allocfn_allocates((unsigned)f->index))
+				continue;
+			refuse(f, why);
+			f->cov = HT_COV_REFUSED;
+		}
+	}
+}
+
 /* Step 2's exclusions and the one-function-per-name rule. */
 static void
 choose(struct run *r)
@@ -291,6 +335,7 @@ choose(struct run *r)
 			    "another function of this name is hooked "
 			    "inline already (one per name)");
 	}
+	unpaired(r);
 }
 
 static int
@@ -572,6 +617,25 @@ refusals(struct run *r)
 		x->reason = f->cov != 0 ? f->cov :
 		    f->exclude		? HT_COV_WRAPPER :
 					  HT_COV_REFUSED;
+	}
+	/* Each alias as its function: patched (the agent checks the
+	 * record at that address) or refused for the same reason. */
+	for (i = 0; i < r->nfns; i++) {
+		const struct inl_fn *f = &r->fns[i];
+		size_t k;
+
+		for (k = 0;
+		     k < f->naliases && r->b->nrefusals < HT_INLINE_REFUSALS;
+		     k++) {
+			x = &r->b->refusals[r->b->nrefusals++];
+			x->fn = f->addr;
+			x->index = (uint32_t)f->aliases[k];
+			x->reason = f->done || f->why[0] == '\0' ?
+			    HT_COV_PATCHED :
+			    f->cov != 0 ? f->cov :
+			    f->exclude	? HT_COV_WRAPPER :
+					  HT_COV_REFUSED;
+		}
 	}
 }
 
