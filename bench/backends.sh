@@ -27,7 +27,7 @@
 # usage: backends.sh [BUILDDIR]
 # environment:
 #   BENCH_RUNS=N     rounds (default 9)
-#   BENCH_PAIRS=N    churn's pairs a run (default 5000000)
+#   BENCH_PAIRS=N    churn's pairs a run (default 20000000)
 #   BENCH_INLINE_COST=0  skip bench/inline-cost.sh
 set -u
 export LC_ALL=C
@@ -37,7 +37,7 @@ srcdir=$(cd "$(dirname "$0")/.." && pwd) || exit 1
 heaptool=$builddir/heaptool
 bin=$builddir/bench
 runs=${BENCH_RUNS:-9}
-pairs=${BENCH_PAIRS:-5000000}
+pairs=${BENCH_PAIRS:-20000000}
 results=$bin/backends-results.md
 jemconf=prof:true,prof_active:false
 
@@ -209,10 +209,10 @@ if [ "${BENCH_INLINE_COST:-1}" != 0 ] && command -v gdb >/dev/null 2>&1 &&
 	echo "backends: bench/inline-cost.sh" >&2
 	sh "$srcdir/bench/inline-cost.sh" "$builddir" >"$tmp/cost" 2>&1 &&
 	    cost=$(awk '
-		/glibc, plain/ { g0 = $3 }
-		/GOT hooks/ { g1 = $4 }
-		/own, plain/ { o0 = $3 }
-		/inline hooks/ && !/cost/ { o1 = $4 }
+		/^  glibc, plain / { g0 = $3 }
+		/^  glibc, GOT hooks / { g1 = $4 }
+		/^  own, plain / { o0 = $3 }
+		/^  own, inline hooks / { o1 = $4 }
 		END {
 			if (g0 == "" || g1 == "" || o0 == "" || o1 == "")
 				exit 1
