@@ -155,6 +155,68 @@ tail_through_memory(const ZydisDecodedInstruction *in,
 	    ops[0].mem.index == ZYDIS_REGISTER_NONE;
 }
 
+/*
+ * Registers along one path that hold a pointer loaded from memory: a load
+ * with no index register from a RIP-relative address or from such a
+ * pointer (mov g(%rip),%rax; mov 0x40(%rax),%rax).  A jmp through one is
+ * a tail call through a pointer whose target the compiler could not know
+ * (chromium's free: its allocator shim's dispatch table), so an escape.
+ * A switch's jump table is never reached so: its entry is loaded with an
+ * index, or from an address computed with one, and what it jumps through
+ * is that entry plus the table's base.  Any other write, and every call,
+ * forgets.
+ */
+struct ptrs {
+	uint8_t loaded[ZYDIS_REGISTER_MAX_VALUE + 1];
+};
+
+static ZydisRegister
+reg64(ZydisRegister r)
+{
+	ZydisRegister w =
+	    ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+
+	return w != ZYDIS_REGISTER_NONE ? w : r;
+}
+
+static void
+ptrs_track(struct ptrs *pt, const ZydisDecodedInstruction *in,
+    const ZydisDecodedOperand *ops)
+{
+	ZydisRegister dst = ZYDIS_REGISTER_NONE, base;
+	int load = 0;
+	size_t i;
+
+	if (in->mnemonic == ZYDIS_MNEMONIC_MOV &&
+	    in->operand_count_visible == 2 &&
+	    ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER && ops[0].size == 64 &&
+	    ops[1].type == ZYDIS_OPERAND_TYPE_MEMORY &&
+	    ops[1].mem.index == ZYDIS_REGISTER_NONE &&
+	    ops[1].mem.segment != ZYDIS_REGISTER_FS &&
+	    ops[1].mem.segment != ZYDIS_REGISTER_GS) {
+		base = ops[1].mem.base;
+		load = base == ZYDIS_REGISTER_RIP ||
+		    (base != ZYDIS_REGISTER_NONE && pt->loaded[reg64(base)]);
+		dst = reg64(ops[0].reg.value);
+	}
+	for (i = 0; i < in->operand_count; i++)
+		if (ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+		    (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+			pt->loaded[reg64(ops[i].reg.value)] = 0;
+	if (dst != ZYDIS_REGISTER_NONE && load)
+		pt->loaded[dst] = 1;
+}
+
+/* A jmp through a register holding a loaded pointer (struct ptrs). */
+static int
+tail_through_pointer(const struct ptrs *pt, const ZydisDecodedInstruction *in,
+    const ZydisDecodedOperand *ops)
+{
+	return in->operand_count_visible >= 1 &&
+	    ops[0].type == ZYDIS_OPERAND_TYPE_REGISTER &&
+	    pt->loaded[reg64(ops[0].reg.value)];
+}
+
 /* Decode from a until the path ends (a return, a jump, a trap), queueing
  * the direct targets. */
 static void
@@ -162,11 +224,13 @@ walk(struct ipa *x, uint64_t a, unsigned depth)
 {
 	ZydisDecodedInstruction in;
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	struct ptrs pt;
 	const uint8_t *p;
 	uint64_t t;
 	size_t n;
 	int rel;
 
+	memset(&pt, 0, sizeof(pt));
 	for (;;) {
 		if (seen(x, a))
 			return;
@@ -191,6 +255,7 @@ walk(struct ipa *x, uint64_t a, unsigned depth)
 				return;
 			}
 			direct(x, a, t, depth + 1);
+			memset(&pt, 0, sizeof(pt));
 			break;
 		case ZYDIS_CATEGORY_UNCOND_BR:
 			if (rel)
@@ -198,6 +263,9 @@ walk(struct ipa *x, uint64_t a, unsigned depth)
 			else if (tail_through_memory(&in, ops))
 				escapes(x, a,
 				    "an indirect jump through memory");
+			else if (tail_through_pointer(&pt, &in, ops))
+				escapes(x, a,
+				    "a jump through a pointer it loaded");
 			return;
 		case ZYDIS_CATEGORY_COND_BR:
 			if (rel)
@@ -213,6 +281,7 @@ walk(struct ipa *x, uint64_t a, unsigned depth)
 			if (in.mnemonic == ZYDIS_MNEMONIC_UD2 ||
 			    in.mnemonic == ZYDIS_MNEMONIC_HLT)
 				return;
+			ptrs_track(&pt, &in, ops);
 			break;
 		}
 		if (x->escape != 0 || x->limit != NULL)

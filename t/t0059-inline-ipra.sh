@@ -55,7 +55,7 @@ both_refused() {
 	return 0
 }
 
-plan 13
+plan 15
 
 # The hazard is real in this build: right after a call to tc_malloc or
 # tc_free, work() reads a call-clobbered register it did not set since
@@ -115,10 +115,21 @@ python3 "$HT_SRCDIR/t/lib/fnbytes.py" "$pid" "$EXE" $FNS >"$HT_TMP/before"
 
 ht_ok attach "attach" attach "$pid"
 cat "$HT_TMP/attach.out" "$HT_TMP/attach.err" >"$HT_TMP/attach.all"
-! grep -q "^heaptool: inline: hooked " "$HT_TMP/attach.all" &&
+grep "^heaptool: inline: hooked " "$HT_TMP/attach.all" >"$HT_TMP/hooked"
+! grep -q -E "\btc_(malloc|free)\b" "$HT_TMP/hooked" &&
     both_refused "$HT_TMP/attach.all"
 ok $? "attach hooks neither inline: a closed call graph" ||
     diag "$(cat "$HT_TMP/attach.all")"
+# tc_delete tail-jumps through a pointer it loads: an escape, so hooked
+# (and it still calls what the pointer names).
+grep -q -E "\btc_delete\b" "$HT_TMP/hooked"
+ok $? "attach hooks tc_delete inline: its jump through a loaded pointer escapes" ||
+    diag "$(cat "$HT_TMP/attach.all")"
+echo "del 1000" >&8
+wait_line "$HT_TMP/ip.fx" '^deleted ' || true
+grep -q '^deleted 1000$' "$HT_TMP/ip.fx"
+ok $? "hooked, tc_delete still reaches the function its pointer names" ||
+    diag "$(cat "$HT_TMP/ip.fx")"
 
 # shellcheck disable=SC2086
 python3 "$HT_SRCDIR/t/lib/fnbytes.py" "$pid" "$EXE" $FNS >"$HT_TMP/after"

@@ -50,6 +50,38 @@ tc_free(void *p)
 		nfree++;
 }
 
+/*
+ * A free that tail-jumps through a pointer it loads (mov g(%rip), then
+ * mov 8(%rax), then jmp *%rax), as chromium's allocator shim does: its
+ * target is unknown to any compiler, so its callers assume every
+ * call-clobbered register lost, and it is hooked inline.  Written in
+ * assembly, since GCC would fold the last two into jmp *8(%rax).
+ */
+struct ip_dispatch {
+	void *unused;
+	void (*del)(void *);
+};
+static uint64_t ndelete;
+
+static void
+count_delete(void *p)
+{
+	if (p != NULL)
+		ndelete++;
+}
+
+static struct ip_dispatch ip_table = { NULL, count_delete };
+struct ip_dispatch *ip_dispatch = &ip_table;
+void tc_delete(void *p);
+__asm__(".text\n"
+	".globl tc_delete\n"
+	".type tc_delete, @function\n"
+	"tc_delete:\n"
+	"\tmovq ip_dispatch(%rip), %rax\n"
+	"\tmovq 8(%rax), %rax\n"
+	"\tjmp *%rax\n"
+	".size tc_delete, .-tc_delete\n");
+
 /* Four values live across each call, more than the call-saved registers
  * GCC has left once the loop's own are taken. */
 __attribute__((noinline)) static uint64_t
@@ -85,7 +117,14 @@ main(void)
 		if (sscanf(line, "work %u", &n) == 1)
 			printf("checksum %016llx\n",
 			    (unsigned long long)work(n, n));
-		else if (strcmp(line, "quit\n") == 0)
+		else if (sscanf(line, "del %u", &n) == 1) {
+			static unsigned char block[16];
+			unsigned i;
+
+			for (i = 0; i < n; i++)
+				tc_delete(block);
+			printf("deleted %llu\n", (unsigned long long)ndelete);
+		} else if (strcmp(line, "quit\n") == 0)
 			break;
 	}
 	return 0;
