@@ -13,6 +13,7 @@
  *   api       the in-process API of include/heaptool.h
  *   ctlthread the agent's thread: its start, revival and fork child
  *   control   the control channel the thread serves (its socket)
+ *   status    what its STATUS reply says (status.c)
  *   agent     this file: the lifecycle
  *   hooks     the allocator entry points, and the table of hooked names
  *   jemprof, miprof
@@ -29,7 +30,8 @@
  *   coverage  which allocator functions of which modules a backend
  *             hooks, and why not the others; the backend in use
  *   got       GOT patching, over reloc (relocations and symbols), maps
- *             (page protections), orig (per-module originals) and wrap
+ *             (page protections), orig (per-module originals), redirect
+ *             (the originals the inline backend replaced) and wrap
  *             (the C++ operators' code, whose frames are not sites)
  *   unwind    the stack walker, over cfa (CFA programs), ehframe (FDE
  *             lookup) and dwarf (bounded readers)

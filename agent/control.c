@@ -43,14 +43,10 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "allocators.h"
-#include "coverage.h"
 #include "config.h"
 #include "control.h"
 #include "inline.h"
 #include "dump.h"
-#include "final.h"
-#include "follow.h"
 #include "jemprof.h"
 #include "got.h"
 #include "guard.h"
@@ -60,6 +56,7 @@
 #include "proto.h"
 #include "session.h"
 #include "snapshot.h"
+#include "status.h"
 #include "tables.h"
 
 #define REQUEST_S  2 /* to send a whole request, from the accept */
@@ -367,81 +364,13 @@ drop(struct conn *c, uint32_t code, const char *msg)
 	conn_close(c);
 }
 
-/* The status tail: the allocators the hooks do not reach, and the final
- * profile. */
-static void
-status_tail(struct ht_status *st)
-{
-	size_t i, k = 0, n = ht_allocators_count(), len, more = 0;
-	const struct ht_allocator *a;
-	uint64_t names;
-
-	for (i = 0; i < n; i++) {
-		a = ht_allocators_get(i);
-		/* Only what no backend sees: a function hooked inline is. */
-		if ((names = ht_coverage_unseen(a->path, a->names)) == 0)
-			continue;
-		if (k == HT_PROTO_MAX_ALLOCATORS) {
-			more++;
-			continue;
-		}
-		st->allocators[k].names = names;
-		len = strnlen(a->path, HT_PROTO_MAX_ALLOCATOR_PATH);
-		memcpy(st->allocators[k].path, a->path, len);
-		st->allocators[k].path[len] = '\0';
-		k++;
-	}
-	st->nallocators = (uint32_t)k;
-	st->allocators_more = (uint32_t)(more + ht_allocators_overflow());
-	st->final_armed =
-	    (uint32_t)ht_final_state(st->final_dir, sizeof(st->final_dir));
-	st->backend = ht_coverage_backend();
-	ht_coverage_summary(&st->coverage_hooked, &st->coverage_unhooked);
-}
-
 static void
 reply_status(struct conn *c)
 {
 	static struct ht_status st; /* large; this thread only */
-	size_t n, slots, modules;
-	int hooked;
+	size_t n;
 
-	memset(&st, 0, sizeof(st));
-	st.proto_version = HT_PROTO_VERSION;
-	st.pid = (uint32_t)getpid();
-	ht_agent_state(&hooked, &slots, &modules);
-	st.hooked = (uint32_t)hooked;
-	st.slots_patched = (uint32_t)slots;
-	st.modules = (uint32_t)modules;
-	ht_lock_acquire(&ht_lock_global);
-	st.state = ht_session.state;
-	st.epoch = ht_session.epoch;
-	st.rate = ht_session.rate;
-	st.start_ns = ht_session.start_ns;
-	st.samples = ht_session.samples;
-	st.live_samples = ht_live_count();
-	st.dropped_samples = ht_session.dropped;
-	st.follow = ht_session.follow;
-	st.parent_pid = (uint32_t)ht_session.parent;
-	st.max_samples = ht_session.max_samples;
-	st.flags = ht_session.released ? HT_STATUS_RELEASED : 0;
-	st.rate_asked = ht_session.rate_asked;
-	if (ht_session.native_flags != 0)
-		st.live_samples = ht_session.native_live;
-	ht_lock_release(&ht_lock_global);
-	/* The allocators are looked for again: this is the agent's thread,
-	 * where dlsym may run. */
-	st.backends = ht_agent_backends(&st.backends_present);
-	st.backend_default = ht_agent_backend_default();
-	st.nchildren =
-	    (uint32_t)ht_follow_children(st.children, HT_PROTO_MAX_CHILDREN);
-	st.overhead_bytes = ht_mem_overhead();
-	memcpy(st.agent_version, PACKAGE_VERSION,
-	    sizeof(PACKAGE_VERSION) < sizeof(st.agent_version) ?
-		sizeof(PACKAGE_VERSION) :
-		sizeof(st.agent_version) - 1);
-	status_tail(&st);
-	ht_dump_outcomes(&st);
+	ht_status_fill(&st);
 	n = ht_proto_encode_status(c->buf, sizeof(c->buf), &st);
 	if (n == 0)
 		reply_err(c, HT_ERR_INTERNAL, "status does not fit");

@@ -40,6 +40,7 @@
 #include "modules.h"
 #include "orig.h"
 #include "prim.h"
+#include "redirect.h"
 #include "reloc.h"
 #include "wrap.h"
 
@@ -116,13 +117,6 @@ static size_t overflows;
 static const char *const *wrapnames;
 static size_t nwrapnames;
 static const char *wrapretry;
-/* The inline backend's (ht_got_redirect, ht_got_exclude). */
-static struct {
-	void *from, *to;
-} redirects[HT_GOT_MAX_REDIRECTS];
-static size_t nredirects;
-static void *excluded[HT_GOT_MAX_REDIRECTS];
-static size_t nexcluded;
 
 static int
 got_enter(void)
@@ -268,22 +262,6 @@ retarget(struct ctx *c, size_t index, uintptr_t from, void *to)
 	for (i = 0; i < nslots; i++)
 		if (slots[i].index == index && slots[i].orig == (void *)from)
 			slots[i].orig = to;
-}
-
-/* What a call to orig must reach now (ht_got_redirect), or NULL if no
- * slot may lead to orig (ht_got_exclude). */
-static void *
-redirected(void *orig)
-{
-	size_t i;
-
-	for (i = 0; i < nexcluded; i++)
-		if (excluded[i] == orig)
-			return NULL;
-	for (i = 0; i < nredirects; i++)
-		if (redirects[i].from == orig)
-			return redirects[i].to;
-	return orig;
 }
 
 /* FNV-1a of the NUL-terminated name at s, read no further than n bytes:
@@ -481,7 +459,7 @@ visit(struct ctx *c, struct work *w, int pass, uintptr_t off, unsigned type,
 	if ((c->hooks[h].rules & HT_GOT_IN_ALLOCATOR) &&
 	    !in_allocator(c, (uintptr_t)orig))
 		return;
-	if ((orig = redirected(orig)) == NULL)
+	if ((orig = ht_redirect_of(orig)) == NULL)
 		return; /* excluded: counted inside by an inline hook */
 	if (pass == PASS_EAGER && w->eager[h] == NULL)
 		w->eager[h] = orig;
@@ -861,7 +839,7 @@ ht_got_restore_all(void)
 		set_nslots(0);
 		nmods = 0;
 	}
-	nexcluded = 0;
+	ht_redirect_forget_excluded();
 	got_leave();
 	if (have)
 		ht_modules_release(&set);
@@ -875,18 +853,11 @@ ht_got_redirect(struct ht_hook_def *hooks, size_t n, void *from, void *to)
 
 	if (got_enter() != 0)
 		return -1;
-	for (i = 0; i < nredirects && redirects[i].from != from; i++)
-		;
-	if (i == nredirects) {
-		if (nredirects == HT_GOT_MAX_REDIRECTS) {
-			got_leave();
-			errno = ENOSPC;
-			return -1;
-		}
-		nredirects++;
+	if (ht_redirect_set(from, to) != 0) {
+		got_leave();
+		errno = ENOSPC;
+		return -1;
 	}
-	redirects[i].from = from;
-	redirects[i].to = to;
 	/* Every original already stored: the hooks' common ones, the
 	 * per-module ones, the slots'.  Each store is atomic and both values
 	 * are right (to does what from does), so a hook reading one meanwhile
@@ -913,15 +884,10 @@ ht_got_exclude(void *fn)
 
 	if (got_enter() != 0)
 		return -1;
-	for (i = 0; i < nexcluded && excluded[i] != fn; i++)
-		;
-	if (i == nexcluded) {
-		if (nexcluded == HT_GOT_MAX_REDIRECTS) {
-			got_leave();
-			errno = ENOSPC;
-			return -1;
-		}
-		excluded[nexcluded++] = fn;
+	if (ht_redirect_exclude(fn) != 0) {
+		got_leave();
+		errno = ENOSPC;
+		return -1;
 	}
 	for (i = 0; i < nslots;) {
 		if (slots[i].orig != fn) {
