@@ -10,28 +10,12 @@
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/ptrace.sh"
 . "$(dirname "$0")/lib/htrun.sh"
+. "$(dirname "$0")/lib/htinline.sh"
 
-command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
-command -v nm >/dev/null 2>&1 || skip_all "nm not found"
-[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
 EXE=$TARGETS/inline-hammer
-[ -x "$EXE" ] || bail "$EXE not built (make check builds it)"
-[ "$(uname -m)" = x86_64 ] || skip_all "attach supports x86-64 only"
-require_ptrace
-
-unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_AGENT
-XDG_STATE_HOME=$HT_TMP/state
-export XDG_STATE_HOME
-T=60
+inline_prereq "$EXE"
 N=${HT_INLINE_ROUNDS:-50}
 FNS="malloc free calloc realloc"
-
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	rm -rf "$HT_TMP"
-}
-trap cleanup EXIT
 
 plan 7
 

@@ -18,38 +18,12 @@
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/ptrace.sh"
 . "$(dirname "$0")/lib/htrun.sh"
+. "$(dirname "$0")/lib/htinline.sh"
 
-command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
-command -v nm >/dev/null 2>&1 || skip_all "nm not found"
-[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
 EXE=$TARGETS/inline-cxx
 OWN=$TARGETS/inline-own
-[ -x "$EXE" ] || bail "$EXE not built (make check builds it)"
-[ "$(uname -m)" = x86_64 ] || skip_all "attach supports x86-64 only"
-require_ptrace
-
-unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_AGENT
-XDG_STATE_HOME=$HT_TMP/state
-export XDG_STATE_HOME
-T=60
+inline_prereq "$EXE"
 FNS="malloc free calloc realloc _Znwm _Znam _ZdlPv _ZdaPv _ZdlPvm _ZdaPvm"
-
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	rm -rf "$HT_TMP"
-}
-trap cleanup EXIT
-
-wait_line() {
-	_i=0
-	while [ "$(grep -c "$2" "$1" 2>/dev/null)" -lt "${3:-1}" ]; do
-		_i=$((_i + 1))
-		[ $_i -gt $((T * 20)) ] && return 1
-		sleep 0.05
-	done
-	return 0
-}
 
 plan 18
 
