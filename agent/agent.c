@@ -269,6 +269,24 @@ coverage_after_start(uint32_t backend)
 	ht_guard_leave();
 }
 
+/*
+ * The backend of a start at rate that asks for none.  At rate 1, the hooks
+ * where they reach jemalloc (a shared library: its GOT slots): they count
+ * every block, while jemalloc's own sampling misses each thread's first
+ * bytes after a start (its countdowns are not drawn again: jemprof.c).
+ * Where jemalloc is in the executable the hooks would see nothing of it,
+ * so jemalloc samples, and the reports say its figures are floors.
+ */
+static uint32_t
+backend_default_at(uint64_t rate)
+{
+	uint32_t b = ht_agent_backend_default();
+
+	if (rate == 1 && b == HT_BACKEND_JEMALLOC && ht_jemprof_shared())
+		return HT_BACKEND_GOT;
+	return b;
+}
+
 /* Before a start at rate with the backend of flags: make the allocator
  * ready (outside the agent's locks: it calls into it).  Returns the
  * backend to record, or 0 if the one asked for cannot run.  One that was
@@ -280,7 +298,7 @@ backend_prepare(uint64_t rate, int flags)
 	int asked = b != HT_BACKEND_NONE, rc;
 
 	if (!asked)
-		b = ht_agent_backend_default();
+		b = backend_default_at(rate);
 	switch (b) {
 	case HT_BACKEND_GOT:
 	case HT_BACKEND_INLINE: /* the same hooks: the CLI patched them in */
@@ -626,10 +644,12 @@ ht_agent_launch(uint64_t rate, uint64_t max_samples,
 	if (setup() != 0)
 		return -1;
 	/* The backend: jemalloc where it samples by itself (found here,
-	 * with dlsym, before any of the agent's locks), else the hooks.
+	 * with dlsym, before any of the agent's locks), else the hooks, and
+	 * the hooks at rate 1 where they reach it (backend_default_at).
 	 * jemalloc is initialized by its first mallctl if not yet. */
 	if (!asked)
-		b = ht_jemprof_detect() == HT_NATIVE_READY ?
+		b = ht_jemprof_detect() == HT_NATIVE_READY &&
+			!(rate == 1 && ht_jemprof_shared()) ?
 		    HT_BACKEND_JEMALLOC :
 		    HT_BACKEND_GOT;
 	else if (b == HT_BACKEND_JEMALLOC &&

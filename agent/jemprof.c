@@ -2,6 +2,7 @@
  * The jemalloc backend (jemprof.h): jemalloc 5.3's controls, our unwinder
  * in its backtrace hook, and its heap profile read into the tables.
  */
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -240,6 +241,22 @@ backtrace_hook(void **vec, unsigned *len, unsigned max)
 	for (i = 0; i < n; i++)
 		vec[i] = (void *)pcs[i];
 	*len = (unsigned)n;
+}
+
+/* With dladdr, not the agent's module set: launch mode asks before the
+ * set is scanned.  The executable is the object that holds its program
+ * headers. */
+int
+ht_jemprof_shared(void)
+{
+	Dl_info jem, exe;
+	void *phdr = (void *)(uintptr_t)getauxval(AT_PHDR);
+
+	if (mallctl_p == NULL || phdr == NULL ||
+	    dladdr((void *)(uintptr_t)mallctl_p, &jem) == 0 ||
+	    dladdr(phdr, &exe) == 0)
+		return 0;
+	return jem.dli_fbase != exe.dli_fbase;
 }
 
 /* jemalloc's text, whose frames are stripped: the module that holds

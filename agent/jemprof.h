@@ -49,6 +49,9 @@ const char *ht_jemprof_why(void);
  * it), once a session was prepared; NULL before, or where it is the
  * executable. */
 const char *ht_jemprof_module(void);
+/* Whether the jemalloc found is in a shared library (GOT slots lead to
+ * it, so the hooks see every block it hands out), not the executable. */
+int ht_jemprof_shared(void);
 
 /* jemalloc's rate for rate bytes: the nearest power of 2 (in log2
  * terms), rate 1 giving lg_sample 0.  Returns 2^lg. */

@@ -52,6 +52,16 @@ static const struct option status_options[] = {
 
 /* Seconds since the session started, or -1 when not running (the status
  * carries no end time). */
+/* Whether the session's figures are exact: at rate 1, nothing dropped, and
+ * sampled by the agent's hooks (an allocator's own sampling misses each
+ * thread's first bytes after a start: ht_view_meta_floor). */
+static int
+status_exact(const struct ht_status *st)
+{
+	return st->rate == 1 && st->dropped_samples == 0 &&
+	    st->backend < HT_BACKEND_JEMALLOC;
+}
+
 static double
 running_for(const struct ht_status *st)
 {
@@ -151,8 +161,13 @@ status_text(pid_t pid, const struct ht_status *st)
 	else {
 		printf("  session         %" PRIu64 " %s, ", st->epoch,
 		    ht_profile_state_name(st->state));
-		if (st->rate == 1 && st->dropped_samples == 0)
+		if (status_exact(st))
 			printf("rate 1 (every allocation, exact)");
+		else if (st->rate == 1 && st->backend >= HT_BACKEND_JEMALLOC)
+			printf("rate 1 (NOT EXACT: %s's own sampling misses "
+			       "each thread's first bytes after the start; "
+			       "--backend got counts exactly)",
+			    ht_backend_name(st->backend));
 		else if (st->rate == 1)
 			printf("rate 1 (every allocation; NOT EXACT: samples "
 			       "dropped)");
@@ -236,7 +251,7 @@ status_json(pid_t pid, const struct ht_status *st)
 	ht_json_string(&j, "state", ht_profile_state_name(st->state));
 	ht_json_uint(&j, "epoch", st->epoch);
 	ht_json_uint(&j, "rate", st->rate);
-	ht_json_bool(&j, "exact", st->rate == 1 && st->dropped_samples == 0);
+	ht_json_bool(&j, "exact", status_exact(st));
 	if (st->max_samples != 0)
 		ht_json_uint(&j, "max_samples", st->max_samples);
 	else

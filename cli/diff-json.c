@@ -44,26 +44,55 @@ json_session(struct ht_json *j, const char *key, const struct ht_diff *d, int k)
 	ht_json_object_end(j);
 }
 
-/* {"old": o, "new": n, "delta": n - o} */
+/* {"old": o, "new": n, "delta": n - o}, null where column c of a side is
+ * unknown (ht_diff_unknown). */
 static void
-json_triple(struct ht_json *j, const char *key, uint64_t o, uint64_t n)
+json_triple(struct ht_json *j, const struct ht_diff *d, int c, const char *key,
+    uint64_t o, uint64_t n)
 {
+	int uo = ht_diff_unknown(d, 0, c), un = ht_diff_unknown(d, 1, c);
+
 	ht_json_object_begin(j, key);
-	ht_json_uint(j, "old", o);
-	ht_json_uint(j, "new", n);
-	ht_json_int(j, "delta", ht_diff_delta(o, n));
+	if (uo)
+		ht_json_null(j, "old");
+	else
+		ht_json_uint(j, "old", o);
+	if (un)
+		ht_json_null(j, "new");
+	else
+		ht_json_uint(j, "new", n);
+	if (uo || un)
+		ht_json_null(j, "delta");
+	else
+		ht_json_int(j, "delta", ht_diff_delta(o, n));
 	ht_json_object_end(j);
 }
 
+/* Side k of a site: null where a column is unknown. */
 static void
-json_side(struct ht_json *j, const char *key, const struct ht_diff_side *s)
+json_side(struct ht_json *j, const struct ht_diff *d, int k,
+    const struct ht_diff_side *s)
 {
 	int c;
 
-	ht_json_object_begin(j, key);
+	ht_json_object_begin(j, k == 0 ? "old" : "new");
 	for (c = 0; c < HT_DIFF_NCOLS; c++)
-		ht_json_uint(j, col_keys[c], s->v[c]);
+		if (ht_diff_unknown(d, k, c))
+			ht_json_null(j, col_keys[c]);
+		else
+			ht_json_uint(j, col_keys[c], s->v[c]);
 	ht_json_object_end(j);
+}
+
+/* An end of a change's interval, null where it is unknown (d->floor). */
+static void
+json_bound(struct ht_json *j, const struct ht_diff *d, const char *key,
+    int64_t v)
+{
+	if (d->floor)
+		ht_json_null(j, key);
+	else
+		ht_json_int(j, key, v);
 }
 
 static int
@@ -74,14 +103,17 @@ json_site(struct ht_json *j, struct ht_diff *d, const struct ht_diff_site *s)
 
 	ht_json_object_begin(j, NULL);
 	ht_json_string(j, "status", ht_diff_status_name(s->status));
-	json_side(j, "old", &s->s[0]);
-	json_side(j, "new", &s->s[1]);
+	json_side(j, d, 0, &s->s[0]);
+	json_side(j, d, 1, &s->s[1]);
 	ht_json_object_begin(j, "delta");
 	for (c = 0; c < HT_DIFF_NCOLS; c++)
-		ht_json_int(j, col_keys[c], ht_diff_change(s->s, c));
+		if (ht_diff_unknown(d, 0, c) || ht_diff_unknown(d, 1, c))
+			ht_json_null(j, col_keys[c]);
+		else
+			ht_json_int(j, col_keys[c], ht_diff_change(s->s, c));
 	ht_diff_interval(d, &s->s[0], &s->s[1], &lo, &hi);
-	ht_json_int(j, "inuse_bytes_low", lo);
-	ht_json_int(j, "inuse_bytes_high", hi);
+	json_bound(j, d, "inuse_bytes_low", lo);
+	json_bound(j, d, "inuse_bytes_high", hi);
 	ht_json_object_end(j);
 	ht_json_uint(j, "folded_sites",
 	    s->status == HT_DIFF_FOLDED ? s->nfolded : 0);
@@ -113,7 +145,7 @@ ht_diff_json(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts)
 	ht_json_object_begin(&j, "totals");
 	for (c = 0; c < HT_DIFF_NCOLS; c++) {
 		if (c != HT_DIFF_INUSE_BYTES) {
-			json_triple(&j, col_keys[c], o->v[c], n->v[c]);
+			json_triple(&j, d, c, col_keys[c], o->v[c], n->v[c]);
 			continue;
 		}
 		ht_json_object_begin(&j, col_keys[c]);
@@ -121,13 +153,14 @@ ht_diff_json(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts)
 		ht_json_uint(&j, "new", n->v[c]);
 		ht_json_int(&j, "delta", ht_diff_delta(o->v[c], n->v[c]));
 		ht_diff_interval(d, o, n, &lo, &hi);
-		ht_json_int(&j, "delta_low", lo);
-		ht_json_int(&j, "delta_high", hi);
+		json_bound(&j, d, "delta_low", lo);
+		json_bound(&j, d, "delta_high", hi);
 		ht_json_object_end(&j);
 	}
-	json_triple(&j, "peak_inuse_bytes", ht_view_peak_bytes(&d->v[0]),
-	    ht_view_peak_bytes(&d->v[1]));
-	json_triple(&j, "site_count", d->v[0].nsites, d->v[1].nsites);
+	json_triple(&j, d, HT_DIFF_PEAK, "peak_inuse_bytes",
+	    ht_view_peak_bytes(&d->v[0]), ht_view_peak_bytes(&d->v[1]));
+	json_triple(&j, d, HT_DIFF_SAMPLES, "site_count", d->v[0].nsites,
+	    d->v[1].nsites);
 	ht_json_object_end(&j);
 
 	ht_json_object_begin(&j, "status_counts");
@@ -140,7 +173,7 @@ ht_diff_json(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts)
 		ht_json_object_begin(&j, NULL);
 		ht_json_string(&j, "module", d->mods[i].name);
 		for (c = 0; c < HT_DIFF_MOD_COLS; c++)
-			json_triple(&j, col_keys[c], d->mods[i].v[0][c],
+			json_triple(&j, d, c, col_keys[c], d->mods[i].v[0][c],
 			    d->mods[i].v[1][c]);
 		ht_json_object_end(&j);
 	}

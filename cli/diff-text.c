@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "allocnames.h"
 #include "diff.h"
 #include "text.h"
 
@@ -61,6 +62,9 @@ text_session(const struct text *t, const char *label,
 	    (m->flags & HT_META_AT_EXIT) ? " at exit" : "");
 	if (ht_view_meta_exact(m))
 		fprintf(t->fp, "rate 1 (exact)");
+	else if (ht_view_meta_floor(m))
+		fprintf(t->fp, "rate 1 (NOT EXACT: %s's own sampling; floors)",
+		    ht_backend_name(m->backend));
 	else if (m->rate == 1)
 		fprintf(t->fp, "rate 1 (NOT EXACT: samples dropped)");
 	else
@@ -82,12 +86,15 @@ text_session(const struct text *t, const char *label,
 #define ROW_BYTES   1
 #define ROW_COUNT   2
 
+/* A row of the totals, column c of the diff (HT_DIFF_*, HT_DIFF_PEAK):
+ * "unknown" for a side that has no such figure, and for the delta then. */
 static void
-text_row(const struct text *t, const char *label, uint64_t o, uint64_t n,
-    int kind)
+text_row(const struct text *t, const struct ht_diff *d, int col,
+    const char *label, uint64_t o, uint64_t n, int kind)
 {
 	char a[32], b[32], c[32];
 	int bytes = kind == ROW_BYTES;
+	int uo = ht_diff_unknown(d, 0, col), un = ht_diff_unknown(d, 1, col);
 
 	if (bytes) {
 		size_str(t, o, a, sizeof(a));
@@ -96,9 +103,11 @@ text_row(const struct text *t, const char *label, uint64_t o, uint64_t n,
 		snprintf(a, sizeof(a), "%" PRIu64, o);
 		snprintf(b, sizeof(b), "%" PRIu64, n);
 	}
-	fprintf(t->fp, TLABEL TCOL TCOL TCOL, label, a, b,
-	    delta_str(t, ht_diff_delta(o, n), bytes,
-		!t->exact && kind != ROW_COUNT, c, sizeof(c)));
+	fprintf(t->fp, TLABEL TCOL TCOL TCOL, label, uo ? "unknown" : a,
+	    un ? "unknown" : b,
+	    uo || un ? "unknown" :
+		       delta_str(t, ht_diff_delta(o, n), bytes,
+			   !t->exact && kind != ROW_COUNT, c, sizeof(c)));
 }
 
 /* The row of column c of the totals. */
@@ -106,7 +115,7 @@ static void
 text_total(const struct text *t, const struct ht_diff *d, const char *label,
     int c, int kind)
 {
-	text_row(t, label, d->tot[0].v[c], d->tot[1].v[c], kind);
+	text_row(t, d, c, label, d->tot[0].v[c], d->tot[1].v[c], kind);
 }
 
 static void
@@ -121,6 +130,10 @@ text_summary(const struct ht_diff *d, const struct text *t)
 	text_session(t, "new:", d->prof[1]);
 	if (d->exact)
 		fputs("deltas are exact (both profiles at rate 1)\n", t->fp);
+	else if (d->floor)
+		fputs("deltas are NOT EXACT (a profile's figures are floors: "
+		      "an allocator's own sampling at rate 1)\n",
+		    t->fp);
 	else if (om->rate == 1 && nm->rate == 1)
 		fputs("deltas are NOT EXACT (samples were dropped)\n", t->fp);
 	else
@@ -142,7 +155,9 @@ text_summary(const struct ht_diff *d, const struct text *t)
 	fprintf(t->fp, "\n" TLABEL TCOL TCOL TCOL "\n", "", "old", "new",
 	    "delta");
 	text_total(t, d, "in use", HT_DIFF_INUSE_BYTES, ROW_BYTES);
-	if (!d->exact) {
+	if (d->floor)
+		fprintf(t->fp, "  (a change of floors: no interval)");
+	else if (!d->exact) {
 		ht_diff_interval(d, &d->tot[0], &d->tot[1], &lo, &hi);
 		fprintf(t->fp, "  (95%% %s..%s)",
 		    delta_str(t, lo, 1, 0, a, sizeof(a)),
@@ -158,12 +173,13 @@ text_summary(const struct ht_diff *d, const struct text *t)
 	putc('\n', t->fp);
 	text_total(t, d, "freed", HT_DIFF_FREED_BYTES, ROW_BYTES);
 	putc('\n', t->fp);
-	text_row(t, "peak", ht_view_peak_bytes(&d->v[0]),
+	text_row(t, d, HT_DIFF_PEAK, "peak", ht_view_peak_bytes(&d->v[0]),
 	    ht_view_peak_bytes(&d->v[1]), ROW_BYTES);
 	putc('\n', t->fp);
 	text_total(t, d, "samples", HT_DIFF_SAMPLES, ROW_COUNT);
 	putc('\n', t->fp);
-	text_row(t, "sites", d->v[0].nsites, d->v[1].nsites, ROW_COUNT);
+	text_row(t, d, HT_DIFF_SAMPLES, "sites", d->v[0].nsites, d->v[1].nsites,
+	    ROW_COUNT);
 	putc('\n', t->fp);
 
 	if (d->nmods == 0)
@@ -182,8 +198,11 @@ text_summary(const struct ht_diff *d, const struct text *t)
 		    size_str(t, m->v[1][0], b, sizeof(b)),
 		    delta_str(t, ht_diff_delta(m->v[0][0], m->v[1][0]), 1,
 			!t->exact, c, sizeof(c)),
-		    delta_str(t, ht_diff_delta(m->v[0][2], m->v[1][2]), 1,
-			!t->exact, e, sizeof(e)));
+		    ht_diff_unknown(d, 0, HT_DIFF_ALLOC_BYTES) ||
+			    ht_diff_unknown(d, 1, HT_DIFF_ALLOC_BYTES) ?
+			"unknown" :
+			delta_str(t, ht_diff_delta(m->v[0][2], m->v[1][2]), 1,
+			    !t->exact, e, sizeof(e)));
 	}
 }
 
@@ -235,12 +254,18 @@ text_detail(struct ht_diff *d, const struct text *t)
 		text_change(t, "in use", s, HT_DIFF_INUSE_BYTES,
 		    HT_DIFF_INUSE_OBJECTS);
 		fputs("\n    ", t->fp);
-		text_change(t, "allocated", s, HT_DIFF_ALLOC_BYTES,
-		    HT_DIFF_ALLOC_OBJECTS);
+		if (ht_diff_unknown(d, 0, HT_DIFF_ALLOC_BYTES) ||
+		    ht_diff_unknown(d, 1, HT_DIFF_ALLOC_BYTES))
+			fputs("allocated unknown", t->fp);
+		else
+			text_change(t, "allocated", s, HT_DIFF_ALLOC_BYTES,
+			    HT_DIFF_ALLOC_OBJECTS);
 		fprintf(t->fp, "\n    %" PRIu64 " -> %" PRIu64 " samples; ",
 		    s->s[0].v[HT_DIFF_SAMPLES], s->s[1].v[HT_DIFF_SAMPLES]);
 		if (d->exact)
 			fputs("exact\n", t->fp);
+		else if (d->floor)
+			fputs("a change of floors: no interval\n", t->fp);
 		else {
 			ht_diff_interval(d, &s->s[0], &s->s[1], &lo, &hi);
 			fprintf(t->fp, "in use change 95%% %s..%s\n",

@@ -644,6 +644,8 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 	d->prof[1] = new;
 	d->exact = ht_view_meta_exact(&old->meta) &&
 	    ht_view_meta_exact(&new->meta);
+	d->floor = ht_view_meta_floor(&old->meta) ||
+	    ht_view_meta_floor(&new->meta);
 	/* Whole views: every site a row of its own (but those the agent
 	 * folded), so that the diff folds by its own measure. */
 	memset(&vopts, 0, sizeof(vopts));
@@ -794,12 +796,34 @@ clamp_i64(double x)
 	return (int64_t)llround(x);
 }
 
+int
+ht_diff_unknown(const struct ht_diff *d, int k, int c)
+{
+	uint32_t f = d->prof[k]->meta.flags;
+
+	switch (c) {
+	case HT_DIFF_ALLOC_BYTES:
+	case HT_DIFF_ALLOC_OBJECTS:
+	case HT_DIFF_FREED_BYTES:
+		return (f & HT_META_ALLOC_UNKNOWN) != 0;
+	case HT_DIFF_PEAK:
+		return (f & HT_META_PEAK_UNKNOWN) != 0;
+	default:
+		return 0;
+	}
+}
+
 void
 ht_diff_interval(const struct ht_diff *d, const struct ht_diff_side *a,
     const struct ht_diff_side *b, int64_t *lo, int64_t *hi)
 {
 	double dv, w;
 
+	if (d->floor) {
+		*lo = INT64_MIN;
+		*hi = INT64_MAX;
+		return;
+	}
 	dv = (double)ht_diff_delta(a->v[HT_DIFF_INUSE_BYTES],
 	    b->v[HT_DIFF_INUSE_BYTES]);
 	w = d->exact ? 0 : 1.96 * sqrt(a->var + b->var);

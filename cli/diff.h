@@ -100,6 +100,7 @@ struct ht_diff {
 	struct ht_view v[2];
 	int built[2];
 	int exact; /* both at rate 1, neither with samples dropped */
+	int floor; /* either's figures are floors (ht_view_meta_floor) */
 	struct ht_diff_site *sites;
 	size_t nsites;
 	struct ht_view_index index;
@@ -137,11 +138,19 @@ int ht_diff_symbolize(struct ht_diff *d);
 int64_t ht_diff_delta(uint64_t old, uint64_t new);
 /* The absolute value of a delta. */
 uint64_t ht_diff_magnitude(int64_t);
+/* Whether column c (HT_DIFF_*, or HT_DIFF_PEAK) of profile k (0 old, 1
+ * new) is unknown: what was allocated and freed where jemalloc's sampling
+ * kept no count of it (HT_META_ALLOC_UNKNOWN), the peak where it kept none
+ * (HT_META_PEAK_UNKNOWN).  A delta with either side unknown is unknown. */
+#define HT_DIFF_PEAK HT_DIFF_NCOLS
+int ht_diff_unknown(const struct ht_diff *, int k, int c);
+
 /* The delta of column c of a site's or the totals' two sides. */
 int64_t ht_diff_change(const struct ht_diff_side s[2], int c);
 
 /* The 95% interval of the change of bytes in use from side a to side b
- * (0 wide when the diff is exact). */
+ * (0 wide when the diff is exact; INT64_MIN..INT64_MAX, unknown, where a
+ * profile's figures are floors). */
 void ht_diff_interval(const struct ht_diff *, const struct ht_diff_side *a,
     const struct ht_diff_side *b, int64_t *lo, int64_t *hi);
 

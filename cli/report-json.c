@@ -39,6 +39,17 @@ json_alloc(struct ht_json *j, const struct ht_view *v, uint64_t bytes,
 	}
 }
 
+/* The high end of an interval, null where it is unknown (the figures are
+ * floors: ht_view_meta_floor). */
+static void
+json_high(struct ht_json *j, const struct ht_view *v, uint64_t hi)
+{
+	if (ht_view_meta_floor(&v->prof->meta))
+		ht_json_null(j, "inuse_bytes_high");
+	else
+		ht_json_uint(j, "inuse_bytes_high", hi);
+}
+
 static void
 json_figures(struct ht_json *j, const struct ht_view *v,
     const struct ht_view_figures *f)
@@ -52,7 +63,7 @@ json_figures(struct ht_json *j, const struct ht_view *v,
 	ht_json_uint(j, "samples", f->samples);
 	json_live(j, v, f->live_samples);
 	ht_json_uint(j, "inuse_bytes_low", lo);
-	ht_json_uint(j, "inuse_bytes_high", hi);
+	json_high(j, v, hi);
 }
 
 static int
@@ -117,7 +128,7 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	ht_json_uint(&j, "samples", v->total.samples);
 	json_live(&j, v, v->total.live_samples);
 	ht_json_uint(&j, "inuse_bytes_low", lo);
-	ht_json_uint(&j, "inuse_bytes_high", hi);
+	json_high(&j, v, hi);
 	ht_json_uint(&j, "site_count", v->nsites);
 	ht_json_bool(&j, "saturated", v->total.saturated);
 	ht_json_object_end(&j);

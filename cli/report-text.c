@@ -43,7 +43,7 @@ text_interval(const struct text *t, const struct ht_view *v,
 	ht_view_interval(v, f, &lo, &hi);
 	if (v->every) {
 		fprintf(t->fp, "at least");
-		if (m->dropped_bytes > 0)
+		if (m->dropped_bytes > 0 && !ht_view_meta_floor(m))
 			fprintf(t->fp, ", at most %s",
 			    size_str(t, hi, hi_s, sizeof(hi_s)));
 		return;
@@ -81,6 +81,12 @@ text_summary(const struct ht_view *v, const struct text *t)
 	fputs(", ", t->fp);
 	if (v->exact)
 		fprintf(t->fp, "rate 1 (every allocation, exact)");
+	else if (ht_view_meta_floor(m))
+		fprintf(t->fp,
+		    "rate 1 (NOT EXACT: %s's own sampling misses each "
+		    "thread's first bytes after a start; figures are floors, "
+		    "--backend got counts exactly)",
+		    ht_backend_name(m->backend));
 	else if (v->every)
 		fprintf(t->fp,
 		    "rate 1 (every allocation; NOT EXACT: samples "

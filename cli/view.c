@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocnames.h"
 #include "sampling.h"
 #include "view.h"
 
@@ -77,7 +78,14 @@ ht_view_value_name(const struct ht_view *v)
 int
 ht_view_meta_exact(const struct ht_meta *m)
 {
-	return m->rate == 1 && m->dropped_samples == 0;
+	return m->rate == 1 && m->dropped_samples == 0 &&
+	    m->backend < HT_BACKEND_JEMALLOC;
+}
+
+int
+ht_view_meta_floor(const struct ht_meta *m)
+{
+	return m->rate == 1 && m->backend >= HT_BACKEND_JEMALLOC;
 }
 
 void
@@ -97,6 +105,8 @@ ht_view_interval(const struct ht_view *v, const struct ht_view_figures *f,
 					  (uint64_t)(h + 0.5);
 	if (m->dropped_samples > 0)
 		*hi = ht_view_sat_add(*hi, m->dropped_bytes);
+	if (ht_view_meta_floor(m))
+		*hi = UINT64_MAX;
 }
 
 /* The columns of the sort, most significant first. */

@@ -201,13 +201,21 @@ uint64_t ht_view_value(const struct ht_view *, const struct ht_view_figures *f);
 const char *ht_view_value_name(const struct ht_view *);
 
 /* Whether the figures of a profile with meta m are exact: at rate 1, with no
- * sample dropped. */
+ * sample dropped, and sampled by the agent's hooks. */
 int ht_view_meta_exact(const struct ht_meta *m);
+
+/* Whether its figures at rate 1 are only lower bounds, with no known high
+ * end: sampled by an allocator's own sampling (the jemalloc and mimalloc
+ * backends), where each thread's first sample after a start waits for
+ * what remains of a countdown drawn before it (jemprof.c), and the bytes
+ * until then go uncounted. */
+int ht_view_meta_floor(const struct ht_meta *m);
 
 /* The 95% interval of f's bytes in use, a row's or the total of v; where
  * samples were dropped, its high end is raised by what they stood for (any
  * of them may belong to any row).  At rate 1 with nothing dropped, lo and
- * hi are the figure itself. */
+ * hi are the figure itself; where the figure is a floor
+ * (ht_view_meta_floor), hi is UINT64_MAX: unknown. */
 void ht_view_interval(const struct ht_view *, const struct ht_view_figures *,
     uint64_t *lo, uint64_t *hi);
 

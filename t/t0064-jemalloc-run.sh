@@ -2,12 +2,16 @@
 # heaptool run chooses the jemalloc backend as attach does, where the
 # command's jemalloc samples by itself (Debian's libjemalloc.so.2 preloaded
 # with MALLOC_CONF=prof:true,prof_active:false), and --backend forces one:
-# - by default at rate 1: backend jemalloc in the summary and the profile,
-#   and every block of the fixture's counted exactly, main's first small
+# - by default at rate 1: the hooks (they reach jemalloc, a shared
+#   library, through its GOT slots), exact, the summary naming no jemalloc;
+# - --backend got on the same: the same figures;
+# - --backend jemalloc at rate 1: backend jemalloc in the summary and the
+#   profile, and every block of the fixture's counted, main's first small
 #   allocations too (the main thread's countdown, drawn at jemalloc's own
-#   rate before the agent came, is settled before main);
-# - --backend got on the same: the hooks' figures, just as exact;
-# - a rate that is not a power of 2 is rounded, and run says so;
+#   rate before the agent came, is settled before main), the header saying
+#   the figures are floors (another thread's would not be settled);
+# - by default at a sampling rate, jemalloc's sampling; a rate that is not
+#   a power of 2 is rounded, and run says so;
 # - a child that --follow-forks follows samples with the hooks (backend
 #   got in its profiles), its parent with jemalloc;
 # - --backend jemalloc where jemalloc cannot sample (opt.prof off) or is
@@ -22,7 +26,7 @@
 JEM=$(native_lib libjemalloc.so.2)
 [ -n "$JEM" ] || skip_all "libjemalloc.so.2 not found (apt-get install libjemalloc2)"
 
-plan 23
+plan 26
 
 printf 'alloc a 1000 4096\nalloc b 300 16384\nexit\n' >"$HT_TMP/in"
 # The fixture's own counts, and its checksum, without the agent.
@@ -68,19 +72,20 @@ print(" | ".join([j["session"]["backend"], site("jem_site_early"),
     site("jem_site_a"), site("jem_site_b")]))' "$HT_TMP/$1.json"
 }
 
-# By default: jemalloc's sampling.
+# By default at rate 1: the hooks, exact.
 run_fx r1 MALLOC_CONF=prof:true,prof_active:false -- --rate 1
 ok $st "run (opt.prof on, rate 1)"
 is "$(grep '^sum ' "$HT_TMP/r1.out")" "$sum" \
     "the command's results are its own"
-grep -q "backend jemalloc (its own sampling" "$HT_TMP/r1.err"
-ok $? "the summary's header names backend jemalloc"
-is "$(counts r1)" "jemalloc | $early | $cnt_a | $cnt_b" \
-    "backend jemalloc; main's first blocks and sites a and b, exactly"
-is "$(json_get "$HT_TMP/r1.json" '[j["coverage"]["backend"], j["session"]["rate"]]')" \
-    "['jemalloc', 1]" "the coverage is jemalloc's, at rate 1"
+grep -q "rate 1 (every allocation, exact)" "$HT_TMP/r1.err" &&
+    ! grep -q "backend jemalloc" "$HT_TMP/r1.err"
+ok $? "the summary's header says exact, and names no jemalloc backend"
+is "$(counts r1)" "got | $early | $cnt_a | $cnt_b" \
+    "backend got; main's first blocks and sites a and b, exactly"
+is "$(json_get "$HT_TMP/r1.json" '[j["coverage"]["backend"], j["session"]["rate"], j["session"]["exact"]]')" \
+    "['got', 1, True]" "the coverage is the hooks', at rate 1, exact"
 ! grep -q "rounded" "$HT_TMP/r1.err"
-ok $? "rate 1 is a power of 2: nothing said"
+ok $? "rate 1: nothing said of rounding"
 
 # Forced to the hooks.
 run_fx r2 MALLOC_CONF=prof:true,prof_active:false -- --rate 1 --backend got
@@ -96,7 +101,23 @@ run_fx r3 MALLOC_CONF=prof:true,prof_active:false -- --rate 1 \
     --backend jemalloc
 ok $st "run --backend jemalloc (opt.prof on)"
 is "$(counts r3)" "jemalloc | $early | $cnt_a | $cnt_b" \
-    "forced: the same exact figures from jemalloc"
+    "forced: every block counted by jemalloc too, main's first ones included"
+grep -q "rate 1 (NOT EXACT: jemalloc's own sampling misses each thread's first bytes after a start; figures are floors" \
+    "$HT_TMP/r3.err" && ! grep -q "exact)" "$HT_TMP/r3.err"
+ok $? "forced: the header says the figures are floors, not exact" ||
+    diag "$(head -n 1 "$HT_TMP/r3.err")"
+# A diff of the hooks' profile and jemalloc's: what jemalloc did not count
+# is unknown, never 0, and a change of floors has no interval.
+"$HEAPTOOL" diff --json --detail "$HT_TMP/r2.heap" "$HT_TMP/r3.heap" \
+    >"$HT_TMP/d23.json"
+is "$(json_get "$HT_TMP/d23.json" '[j["totals"]["alloc_bytes"], j["totals"]["peak_inuse_bytes"]["delta"], j["totals"]["inuse_bytes"]["delta_low"], j["exact"], sorted(set((s["new"]["alloc_bytes"], s["delta"]["freed_bytes"]) for s in j["sites"] if s["status"] != "gone"))]')" \
+    "[{'old': $(json_get "$HT_TMP/r2.json" 'j["totals"]["alloc_bytes"]'), 'new': None, 'delta': None}, None, None, False, [(None, None)]]" \
+    "diff with jemalloc's profile: allocated, freed and peak unknown (null), no interval"
+"$HEAPTOOL" diff "$HT_TMP/r2.heap" "$HT_TMP/r3.heap" >"$HT_TMP/d23.txt"
+grep -Eq '^  allocated +[0-9.]+ [KM]iB +unknown +unknown$' "$HT_TMP/d23.txt" &&
+    grep -q "a change of floors: no interval" "$HT_TMP/d23.txt"
+ok $? "the text diff says unknown, and no interval" ||
+    diag "$(cat "$HT_TMP/d23.txt")"
 
 # A rate jemalloc cannot take as it is.
 run_fx r4 MALLOC_CONF=prof:true,prof_active:false -- --rate 100000
@@ -130,7 +151,7 @@ ok $? "without jemalloc: refused, exit 1, one line" ||
 # A followed fork's child samples with the hooks, and says so.
 printf 'alloc a 1000 4096\nfork 700 4096\nexit\n' >"$HT_TMP/in"
 run_fx r7 MALLOC_CONF=prof:true,prof_active:false -- --rate 1 \
-    --follow-forks --dump-prefix "$HT_TMP/d"
+    --backend jemalloc --follow-forks --dump-prefix "$HT_TMP/d"
 ok $st "run --follow-forks (opt.prof on, rate 1)"
 child=$(awk '$1 == "done" && $2 == "fork" { print $3 }' "$HT_TMP/r7.out")
 is "$(counts r7)" "jemalloc | $early | $cnt_a | none" \
