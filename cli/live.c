@@ -187,7 +187,13 @@ ht_live_current(struct ht_live *l, const struct ht_live_snap **snap, char *err,
 	struct ht_profile *prof;
 	uint64_t now = ht_live_now_ns();
 
+	/* A kept profile of a process that is gone is not served: the
+	 * reader is told at once. */
 	if (l->cur.prof != NULL && now - l->cur.taken_ns < l->max_age_ns) {
+		if (check_process(l, err, errlen) != 0) {
+			ht_live_snap_free(&l->cur);
+			return -1;
+		}
 		*snap = &l->cur;
 		return 0;
 	}

@@ -28,11 +28,16 @@ struct ht_serve {
 	/* Held while a profile is taken or written: the live handle and
 	 * the symbolizers are not thread-safe. */
 	pthread_mutex_t lock;
-	/* Guards stopping; deltas wait on wake. */
+	/* Guards stopping and inflight; deltas wait on wake, the stop on
+	 * idle. */
 	pthread_mutex_t stop_lock;
-	pthread_cond_t wake;
+	pthread_cond_t wake, idle;
 	int stopping;
+	unsigned inflight; /* requests answered but not yet sent */
 };
+
+/* How long a stop waits for the requests in flight to be sent. */
+#define STOP_GRACE_S 5
 
 /* A response body: malloc'd bytes, or the one-line reason of a failure
  * with its status. */
@@ -353,8 +358,12 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	(void)version;
 	(void)upload_data;
 	(void)upload_data_size;
-	(void)req_cls;
 	memset(&b, 0, sizeof(b));
+	/* Counted until sent (completed()), so that a stop lets it go. */
+	*req_cls = s;
+	pthread_mutex_lock(&s->stop_lock);
+	s->inflight++;
+	pthread_mutex_unlock(&s->stop_lock);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD) != 0) {
 		fail(&b, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -381,6 +390,23 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 	return send_body(conn, &b, allow);
 }
 
+static void
+completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+    enum MHD_RequestTerminationCode why)
+{
+	struct ht_serve *s = cls;
+
+	(void)conn;
+	(void)why;
+	if (*req_cls == NULL)
+		return;
+	*req_cls = NULL;
+	pthread_mutex_lock(&s->stop_lock);
+	if (--s->inflight == 0)
+		pthread_cond_broadcast(&s->idle);
+	pthread_mutex_unlock(&s->stop_lock);
+}
+
 struct ht_serve *
 ht_serve_start(const struct ht_serve_opts *opts, char *err, size_t errlen)
 {
@@ -401,6 +427,7 @@ ht_serve_start(const struct ht_serve_opts *opts, char *err, size_t errlen)
 		pthread_condattr_init(&ca);
 		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 		pthread_cond_init(&s->wake, &ca);
+		pthread_cond_init(&s->idle, &ca);
 		pthread_condattr_destroy(&ca);
 	}
 	if ((s->live = ht_live_new(opts->pid, opts->start, &opts->files,
@@ -413,14 +440,14 @@ ht_serve_start(const struct ht_serve_opts *opts, char *err, size_t errlen)
 	 * sends nothing, holds its own thread only.  poll(): no limit on
 	 * descriptor numbers. */
 	flags = MHD_USE_THREAD_PER_CONNECTION |
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC;
 	if (opts->ipv6)
 		flags |= MHD_USE_IPv6;
 	s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 	    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)opts->listen_fd,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)opts->connections,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)opts->timeout_s,
-	    MHD_OPTION_END);
+	    MHD_OPTION_NOTIFY_COMPLETED, completed, s, MHD_OPTION_END);
 	if (s->daemon == NULL) {
 		snprintf(err, errlen,
 		    "serve: libmicrohttpd did not start (%s); check the "
@@ -432,6 +459,7 @@ ht_serve_start(const struct ht_serve_opts *opts, char *err, size_t errlen)
 	return s;
 out_free:
 	ht_live_free(s->live);
+	pthread_cond_destroy(&s->idle);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->stop_lock);
 	pthread_mutex_destroy(&s->lock);
@@ -442,15 +470,30 @@ out_free:
 void
 ht_serve_stop(struct ht_serve *s)
 {
+	struct timespec until;
+	MHD_socket fd;
+
 	if (s == NULL)
 		return;
+	/* No new connection; the deltas that wait are woken and answer
+	 * 503; what is answered is given a few seconds to be sent, since
+	 * MHD_stop_daemon closes the connections as they are. */
+	fd = MHD_quiesce_daemon(s->daemon);
+	if (fd != MHD_INVALID_SOCKET)
+		close(fd);
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += STOP_GRACE_S;
 	pthread_mutex_lock(&s->stop_lock);
 	s->stopping = 1;
 	pthread_cond_broadcast(&s->wake);
+	while (s->inflight > 0 &&
+	    pthread_cond_timedwait(&s->idle, &s->stop_lock, &until) !=
+		ETIMEDOUT)
+		;
 	pthread_mutex_unlock(&s->stop_lock);
-	/* Joins the connections' threads: the deltas have woken. */
 	MHD_stop_daemon(s->daemon);
 	ht_live_free(s->live);
+	pthread_cond_destroy(&s->idle);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->stop_lock);
 	pthread_mutex_destroy(&s->lock);
