@@ -357,8 +357,13 @@ handle(void *cls, struct MHD_Connection *conn, const char *url,
 
 	(void)version;
 	(void)upload_data;
-	(void)upload_data_size;
 	memset(&b, 0, sizeof(b));
+	/* Answered at the first call; a body that comes after (a POST's)
+	 * is read and dropped. */
+	if (*req_cls != NULL) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
 	/* Counted until sent (completed()), so that a stop lets it go. */
 	*req_cls = s;
 	pthread_mutex_lock(&s->stop_lock);

@@ -17,7 +17,7 @@
  * whose body is one line saying why; the server goes on.
  *
  * One process: a thread per connection, at most opts->connections of them
- * (further clients wait in the listen queue), each closed after
+ * (libmicrohttpd closes a connection past them at once), each closed after
  * opts->timeout_s seconds without a byte from its client, so that a
  * client that sends nothing holds one thread for that long and blocks no
  * other.  The profiles are taken and written one request at a time (the

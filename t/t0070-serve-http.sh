@@ -138,6 +138,32 @@ ok $? "the silent client is disconnected after --timeout"
 kill -TERM $s_pid
 stopped $s_pid
 is 0 "$st" "SIGTERM: serve ends with status 0"
+
+# --connections 1: while a client holds the one, the next is closed
+# without a reply; once it is cut (--timeout), the next is served.
+serve_start c -p $nopid --connections 1 --timeout 2s
+port=${base##*:}
+python3 - "$port" >"$HT_TMP/idle2.out" 2>&1 <<'PY' &
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+print("connected", flush=True)
+s.settimeout(60)
+try:
+    print("closed" if s.recv(1) == b"" else "data", flush=True)
+except Exception as e:
+    print("error", e, flush=True)
+PY
+others="$others $!"
+wait_line "$HT_TMP/idle2.out" '^connected$' || bail "the idle client did not connect"
+get lim /debug/pprof/
+ok $([ "$code" = 000 ] && grep -Eq 'Empty reply|reset' "$HT_TMP/lim.curl" &&
+    ! grep -q closed "$HT_TMP/idle2.out"; echo $?) \
+    "--connections 1: a second client is closed without a reply"
+wait_line "$HT_TMP/idle2.out" '^closed$' || bail "the idle client was not cut"
+get lim2 /debug/pprof/
+is 200 "$code" "--connections 1: served once the first is cut"
+kill -TERM $c_pid
+stopped $c_pid
 ok $(grep -v '^heaptool: serve: [A-Z]* /' "$HT_TMP/s.err" | grep -q .
     [ $? -ne 0 ]; echo $?) "--verbose: nothing on stderr but the request lines"
 ok $(grep -q '^heaptool: serve: POST /debug/pprof/heap: 405, ' "$HT_TMP/s.err"
