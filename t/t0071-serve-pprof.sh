@@ -10,12 +10,16 @@
 # it; ?gc=1 is accepted.  A session started during a delta makes it a 503;
 # SIGTERM during one ends serve (status 0) and answers it with a 503.
 # After detach, and once the process is gone, the profile is a 503 with
-# the reason, and serve goes on.
+# the reason, and serve goes on.  A delta of what was freed
+# (t/target/dump-target freeing its blocks) has negative values, as go
+# tool pprof reads them.
 . "$(dirname "$0")/tap/libtap.sh"
 . "$HT_SRCDIR/t/lib/ptrace.sh"
 . "$HT_SRCDIR/t/lib/htserve.sh"
 
 serve_attach_prereq
+[ -x "$TARGETS/dump-target" ] ||
+    bail "$TARGETS/dump-target not built (make check builds it)"
 command -v go >/dev/null 2>&1 || skip_all "go not found (golang-go)"
 # go keeps its caches and pprof its fetched profiles under these.
 export HOME="$HT_TMP/home" GOPATH="$HT_TMP/go" GOCACHE="$HT_TMP/gocache" \
@@ -135,4 +139,35 @@ ok $([ "$code" = 503 ] &&
     echo $?) "the process gone: 503, no such process"
 get g3 /debug/pprof/
 ok $([ "$code" = 200 ] && alive $s2_pid; echo $?) "serve goes on"
+
+# What shrinks: t/target/dump-target keeps 10 x 1000 bytes at dt_keep and
+# 3 x 500 at dt_other, and frees them all during a delta, whose values are
+# then negative, as pprof reads them.
+exec 7>&-
+rm -f "$HT_TMP/fx.in" "$HT_TMP/fx.out"
+mkfifo "$HT_TMP/fx.in"
+"$TARGETS/dump-target" <"$HT_TMP/fx.in" >"$HT_TMP/fx.out" 2>&1 &
+fx=$!
+exec 7>"$HT_TMP/fx.in"
+wait_line "$HT_TMP/fx.out" '^ready' || bail "dump-target did not start"
+timeout $T "$HEAPTOOL" attach "$fx" >/dev/null 2>&1 || bail "attach failed"
+timeout $T "$HEAPTOOL" start -p "$fx" --rate 1 >/dev/null 2>&1 ||
+    bail "start failed"
+fixture_do 'alloc 10 1000' 'done alloc 10 1000'
+fixture_do 'other 3 500' 'done other 3 500'
+serve_start s3 -p $fx
+nfirst=0
+get n1 '/debug/pprof/heap?seconds=2' &
+gp=$!
+wait_line "$HT_TMP/s3.err" 'first profile taken' || bail "no delta began"
+fixture_do free 'done free'
+wait $gp
+pprof n1 -unit=B "$HT_TMP/n1.body"
+ok $([ "$top_value $top_name" = "-10000B dt_keep" ] &&
+    grep -Eq '^ +-1500B .* dt_other$' "$HT_TMP/n1.top"; echo $?) \
+    "a delta of what was freed: dt_keep -10000 bytes, dt_other -1500"
+[ $? -eq 0 ] || diag "$(cat "$HT_TMP/n1.top")"
+pprof n2 -sample_index=alloc_space "$HT_TMP/n1.body"
+ok $(grep -q 'Total samples = 0 *$' "$HT_TMP/n2.top"; echo $?) \
+    "and nothing allocated during it"
 done_testing
