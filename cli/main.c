@@ -48,6 +48,10 @@ static const char usage_text[] =
     "        save the target's profile to FILE\n"
     "  diff [--detail] [--json] [--top N] [--bytes] [-o OUT] OLD NEW\n"
     "        compare two profiles: what grew, per module and per site\n"
+    "  serve [-p PID] --listen [ADDR:]PORT [--allow-remote] [--top N]\n"
+    "        serve the target's live profile over HTTP until interrupted:\n"
+    "        /debug/pprof/heap (pprof, as Go serves it) and /metrics\n"
+    "        (Prometheus)\n"
     "  detach [-p PID]\n"
     "        end the session, remove every hook, give the agent's tables\n"
     "        back, forget the target\n"
@@ -91,6 +95,7 @@ static const struct command commands[] = {
 	{ "detach", ht_cmd_detach },
 	{ "baseline", ht_cmd_baseline },
 	{ "diff", ht_cmd_diff },
+	{ "serve", ht_cmd_serve },
 };
 
 static const struct command *

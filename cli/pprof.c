@@ -131,6 +131,10 @@ struct pprof {
 	uint64_t made_up; /* ids of locations for rows without frames */
 	struct pmapping *mappings; /* one per profile module */
 	size_t *by_start;	   /* module indexes by start */
+	/* A delta (ht_pprof_write_delta): each row's values, signed, and
+	 * the time the delta spans; NULL for a profile's own figures. */
+	const int64_t (*values)[4];
+	uint64_t delta_start_ns, delta_ns;
 	/* For the index callbacks: the key being looked up. */
 	const char *key_s;
 	size_t key_len;
@@ -596,10 +600,20 @@ put_samples(struct pprof *pp)
 		}
 		ht_pb_message(smp, SAMPLE_LOCATION_ID, packed);
 		ht_pb_reset(packed);
-		ht_pb_varint(packed, (uint64_t)clamp(r->f.alloc_objects));
-		ht_pb_varint(packed, (uint64_t)clamp(r->f.alloc_bytes));
-		ht_pb_varint(packed, (uint64_t)clamp(r->f.inuse_objects));
-		ht_pb_varint(packed, (uint64_t)clamp(r->f.inuse_bytes));
+		if (pp->values != NULL)
+			/* int64 fields: a negative value is its 64-bit two's
+			 * complement as a varint. */
+			for (k = 0; k < 4; k++)
+				ht_pb_varint(packed,
+				    (uint64_t)pp->values[i][k]);
+		else {
+			ht_pb_varint(packed,
+			    (uint64_t)clamp(r->f.alloc_objects));
+			ht_pb_varint(packed, (uint64_t)clamp(r->f.alloc_bytes));
+			ht_pb_varint(packed,
+			    (uint64_t)clamp(r->f.inuse_objects));
+			ht_pb_varint(packed, (uint64_t)clamp(r->f.inuse_bytes));
+		}
 		ht_pb_message(smp, SAMPLE_VALUE, packed);
 		ht_pb_message(&pp->out, PROFILE_SAMPLE, smp);
 		out_flush(pp, 1 << 16);
@@ -726,6 +740,14 @@ put_trailer(struct pprof *pp, const int64_t *fixed)
 			   " (estimates)");
 	if ((comments[ncomments++] = intern(pp, text)) < 0)
 		return -1;
+	if (pp->values != NULL) {
+		snprintf(text, sizeof(text),
+		    "delta over %.3f s: the later profile minus the earlier, "
+		    "sites that did not change left out",
+		    (double)pp->delta_ns / 1e9);
+		if ((comments[ncomments++] = intern(pp, text)) < 0)
+			return -1;
+	}
 	if (m->dropped_samples > 0) {
 		ht_text_drop_line(m, text, sizeof(text));
 		if ((comments[ncomments++] = intern(pp, text)) < 0)
@@ -760,9 +782,14 @@ put_trailer(struct pprof *pp, const int64_t *fixed)
 	deftype = v->opts.sort == HT_VIEW_ALLOC ? fixed[S_ALLOC_SPACE] :
 	    v->opts.sort == HT_VIEW_OBJECTS	? fixed[S_INUSE_OBJECTS] :
 						  fixed[S_INUSE_SPACE];
-	if (m->start_ns != 0)
+	if (pp->values != NULL) {
+		ht_pb_int(&pp->out, PROFILE_TIME_NANOS,
+		    clamp(pp->delta_start_ns));
+		ht_pb_int(&pp->out, PROFILE_DURATION_NANOS,
+		    clamp(pp->delta_ns));
+	} else if (m->start_ns != 0)
 		ht_pb_int(&pp->out, PROFILE_TIME_NANOS, clamp(m->start_ns));
-	if (m->start_ns != 0 && m->end_ns >= m->start_ns)
+	if (pp->values == NULL && m->start_ns != 0 && m->end_ns >= m->start_ns)
 		ht_pb_int(&pp->out, PROFILE_DURATION_NANOS,
 		    clamp(m->end_ns - m->start_ns));
 	value_type(pp, PROFILE_PERIOD_TYPE, fixed[S_SPACE], fixed[S_BYTES]);
@@ -773,8 +800,10 @@ put_trailer(struct pprof *pp, const int64_t *fixed)
 	return 0;
 }
 
-int
-ht_pprof_write(FILE *fp, struct ht_view *v)
+/* Write v, with values (or NULL: the rows' figures) as the samples'. */
+static int
+write_view(FILE *fp, struct ht_view *v, const int64_t (*values)[4],
+    uint64_t delta_start_ns, uint64_t delta_ns)
 {
 	const struct ht_profile *prof = v->prof;
 	struct pprof pp;
@@ -784,6 +813,9 @@ ht_pprof_write(FILE *fp, struct ht_view *v)
 
 	memset(&pp, 0, sizeof(pp));
 	pp.v = v;
+	pp.values = values;
+	pp.delta_start_ns = delta_start_ns;
+	pp.delta_ns = delta_ns;
 	if (ht_pb_gz_open(&pp.gz, fp) != 0)
 		return -1;
 	pp.mappings = calloc(prof->nmodules + 1, sizeof(*pp.mappings));
@@ -842,5 +874,65 @@ out:
 	ht_pb_free(&pp.line);
 	ht_pb_free(&pp.sample);
 	ht_pb_free(&pp.packed);
+	return rc;
+}
+
+int
+ht_pprof_write(FILE *fp, struct ht_view *v)
+{
+	return write_view(fp, v, NULL, 0, 0);
+}
+
+/* The delta of column c of site s, 0 where either side does not know it. */
+static int64_t
+delta_of(const struct ht_diff *d, const struct ht_diff_site *s, int c)
+{
+	if (ht_diff_unknown(d, 0, c) || ht_diff_unknown(d, 1, c))
+		return 0;
+	return ht_diff_change(s->s, c);
+}
+
+int
+ht_pprof_write_delta(FILE *fp, struct ht_diff *d)
+{
+	static const int cols[4] = { HT_DIFF_ALLOC_OBJECTS, HT_DIFF_ALLOC_BYTES,
+		HT_DIFF_INUSE_OBJECTS, HT_DIFF_INUSE_BYTES };
+	const struct ht_meta *om = &d->prof[0]->meta, *nm = &d->prof[1]->meta;
+	const struct ht_diff_site *s;
+	struct ht_view_row *rows;
+	int64_t(*values)[4];
+	struct ht_view v;
+	size_t i, n = 0;
+	int k, rc, any;
+
+	rows = calloc(d->nshown + 1, sizeof(*rows));
+	values = calloc(d->nshown + 1, sizeof(*values));
+	if (rows == NULL || values == NULL) {
+		free(rows);
+		free(values);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (i = 0; i < d->nshown; i++) {
+		s = d->shown[i];
+		any = 0;
+		for (k = 0; k < 4; k++)
+			any |= (values[n][k] = delta_of(d, s, cols[k])) != 0;
+		if (!any)
+			continue;
+		rows[n] = *s->row[ht_diff_site_side(s)];
+		rows[n].nfolded = s->nfolded;
+		n++;
+	}
+	/* The later profile's view, its modules and symbolizer, with the
+	 * changed sites as its rows (a gone site's frames are looked up in
+	 * the later profile's modules: those of one process). */
+	v = d->v[1];
+	v.rows = rows;
+	v.nrows = n;
+	rc = write_view(fp, &v, (const int64_t(*)[4])values, om->end_ns,
+	    nm->end_ns > om->end_ns ? nm->end_ns - om->end_ns : 0);
+	free(rows);
+	free(values);
 	return rc;
 }

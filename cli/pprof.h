@@ -20,10 +20,21 @@
 
 #include <stdio.h>
 
+#include "diff.h"
 #include "view.h"
 
 /* Write v to fp.  Returns 0, or -1 with errno set (ENOMEM, or a write
  * error). */
 int ht_pprof_write(FILE *fp, struct ht_view *v);
+
+/*
+ * Write the delta of d (built whole, no --top) to fp, as Go's
+ * net/http/pprof serves heap?seconds=N: one sample per site whose figures
+ * changed, valued new - old in each of the four sample types (a negative
+ * value where a figure went down), with the later profile's mappings and
+ * period; time and duration are those between the two profiles.  Sites
+ * that did not change are left out.  Returns as ht_pprof_write.
+ */
+int ht_pprof_write_delta(FILE *fp, struct ht_diff *d);
 
 #endif
