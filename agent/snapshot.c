@@ -23,6 +23,7 @@
 #include "session.h"
 #include "snapshot.h"
 #include "tables.h"
+#include "tags.h"
 
 #define ENC_BUF (64 * 1024)
 
@@ -118,6 +119,25 @@ site_record(const struct ht_site *s, struct ht_site_rec *r)
 	for (i = 0; i < s->nframes; i++)
 		r->frames[i] = f[i];
 	r->folded = 0;
+	r->tag = s->tag;
+	r->kind = s->kind;
+}
+
+/* The TAG record of tag id: its name and its lines' peaks. */
+static void
+tag_record(uint32_t id, struct ht_tag_rec *r)
+{
+	const struct ht_tagline *l;
+	uint32_t k;
+
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	r->name = ht_tags_name(id);
+	for (k = 0; k < 2; k++)
+		if ((l = ht_taglines_get(id, k, 0)) != NULL) {
+			r->peak_bytes[k] = round_est(l->peak_bytes);
+			r->peak_objects[k] = round_est(l->peak_objects);
+		}
 }
 
 /* Add a site's (rounded) figures to the folded record: the file's totals,
@@ -166,6 +186,7 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	static struct ht_thread_rec thr;
 	static struct ht_allocator_rec alloc;
 	static struct ht_coverage_rec cov;
+	static struct ht_tag_rec tag;
 	struct ht_coverage_item it;
 	struct ht_pwriter w;
 	size_t i;
@@ -217,6 +238,10 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	meta.live_samples = ht_live_count() + ht_session.native_live;
 	meta.backend = ht_coverage_backend();
 	meta.flags |= ht_session.native_flags;
+	meta.tags = ht_tags_count();
+	meta.tags_refused = ht_tags_refused();
+	meta.tag_cache_bytes = ht_tags_mapped();
+	meta.tag_name_bytes = ht_tags_name_bytes();
 
 	ht_pw_init(&w, enc_buf, ENC_BUF, write_all, &fd);
 	ht_pw_meta(&w, &meta);
@@ -240,7 +265,10 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	memset(&folded, 0, sizeof(folded));
 	for (i = 0; i < ht_sites_count(); i++) {
 		site_record(ht_sites_get(i), &site);
-		if (site.inuse_bytes < threshold &&
+		/* Only untagged malloc sites fold: the fold has no tag, and
+		 * a tag's line must stay the sum of its own sites. */
+		if (site.tag == 0 && site.kind == 0 &&
+		    site.inuse_bytes < threshold &&
 		    site.alloc_bytes < threshold)
 			fold(&folded, &site);
 		else
@@ -248,6 +276,10 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	}
 	if (folded.folded > 0)
 		ht_pw_site(&w, &folded);
+	for (i = 0; i < meta.tags; i++) {
+		tag_record((uint32_t)i, &tag);
+		ht_pw_tag(&w, &tag);
+	}
 	for (i = 0; i < ht_allocators_count(); i++) {
 		alloc.path = ht_allocators_get(i)->path;
 		/* Only what no backend sees: a function hooked inline is. */
