@@ -191,6 +191,7 @@ text_summary(const struct ht_view *v, const struct text *t)
 				    sizeof(b)));
 		}
 	}
+	ht_report_tags_text(t->fp, v, t->raw);
 	if (v->nthreads > 0) {
 		fprintf(t->fp, "\n%-24s %10s %10s\n", "by thread", "in use",
 		    "allocated");
@@ -278,6 +279,7 @@ text_detail(struct ht_view *v, const struct text *t)
 		fputs("; in use ", t->fp);
 		text_interval(t, v, &r->f);
 		putc('\n', t->fp);
+		ht_report_tag_site_text(t->fp, v, r);
 		if (ht_text_frames(t->fp, v, r) < 0)
 			return -1;
 	}
