@@ -411,6 +411,21 @@ ht_view_kind_name(uint32_t kind)
 	return kind != 0 ? "arena" : "malloc";
 }
 
+const char *
+ht_view_tag_root(const struct ht_view *v, const struct ht_view_row *r,
+    char *buf, size_t len)
+{
+	char nb[32];
+
+	if (r->site == NULL)
+		snprintf(buf, len, "tag (several)");
+	else
+		snprintf(buf, len, "tag %s (%s)",
+		    ht_view_tag_name(v, r->site->tag, nb, sizeof(nb)),
+		    ht_view_kind_name(r->site->kind));
+	return buf;
+}
+
 void
 ht_view_free(struct ht_view *v)
 {

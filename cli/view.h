@@ -57,6 +57,8 @@ struct ht_view_opts {
 	 * totals are then that tag's. */
 	int filter_tag;
 	uint32_t tag;
+	/* Stack formats (collapsed, svg): each stack rooted at its tag. */
+	int group_by_tag;
 };
 
 struct ht_view_figures {
@@ -244,6 +246,10 @@ ht_view_tag_name(const struct ht_view *, uint32_t id, char *buf, size_t len);
 int64_t ht_view_tag_find(const struct ht_profile *prof, const char *name);
 /* "malloc" or "arena". */
 const char *ht_view_kind_name(uint32_t kind);
+/* The root frame of row r's stack under --group-by tag: "tag NAME
+ * (KIND)", or "tag (several)" for the fold.  Returns buf. */
+const char *ht_view_tag_root(const struct ht_view *,
+    const struct ht_view_row *r, char *buf, size_t len);
 
 /* The session's peak of bytes in use, never below the total in use. */
 uint64_t ht_view_peak_bytes(const struct ht_view *);

@@ -133,6 +133,7 @@ res(l is not None and (l["inuse_bytes"], l["inuse_objects"],
     line(j, "Thread", "arena") is None,
     "new session: one new chunk under Chunk, nothing under Thread (%r)" % l)
 EOF_PY
+py=$?
 while IFS= read -r l; do
 	case $l in
 	"ok	"*) ok 0 "${l#ok	}" ;;
@@ -140,6 +141,7 @@ while IFS= read -r l; do
 	*) diag "$l" ;;
 	esac
 done <"$HT_TMP/py.out"
+is 0 "$py" "the checks ran to their end (python exit status)"
 
 timeout $T "$HEAPTOOL" report --detail "$D/4.heap" >"$HT_TMP/text" 2>&1
 grep -q '^by tag' "$HT_TMP/text"

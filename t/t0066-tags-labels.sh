@@ -70,6 +70,7 @@ res(not u or all(s["frames"] == [] or s["frames"][0].get("function") !=
     "labelled_alloc" for s in j["sites"] if s["tag"] == "untagged"),
     "no labelled block left untagged")
 EOF_PY
+py=$?
 while IFS= read -r l; do
 	case $l in
 	"ok	"*) ok 0 "${l#ok	}" ;;
@@ -77,4 +78,5 @@ while IFS= read -r l; do
 	*) diag "$l" ;;
 	esac
 done <"$HT_TMP/py.out"
+is 0 "$py" "the checks ran to their end (python exit status)"
 done_testing

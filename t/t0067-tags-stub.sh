@@ -70,6 +70,7 @@ res(g == ("cxx", "malloc", 4, 1024), "C++ tag_scope: cxx_tagged under cxx (%r)" 
 g = site(j, "cxx_untagged")
 res(g == ("untagged", "malloc", 1, 128), "C++: cxx_untagged after the scope (%r)" % (g,))
 EOF_PY
+py=$?
 while IFS= read -r l; do
 	case $l in
 	"ok	"*) ok 0 "${l#ok	}" ;;
@@ -77,4 +78,5 @@ while IFS= read -r l; do
 	*) diag "$l" ;;
 	esac
 done <"$HT_TMP/py.out"
+is 0 "$py" "the checks ran to their end (python exit status)"
 done_testing
