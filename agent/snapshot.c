@@ -158,6 +158,66 @@ fold(struct ht_site_rec *acc, const struct ht_site_rec *r)
 	acc->folded++;
 }
 
+/* A site below the threshold into its line's fold (tables.h).  Returns 0,
+ * or -1 when the line is missing (never grown to: the site is then written
+ * as it is). */
+static int
+line_fold(const struct ht_site_rec *r)
+{
+	struct ht_tagline *l = ht_taglines_get(r->tag, r->kind, 0);
+	struct ht_tagfold *f;
+
+	if (l == NULL)
+		return -1;
+	f = &l->fold;
+	f->v[0] += r->inuse_bytes;
+	f->v[1] += r->inuse_objects;
+	f->v[2] += r->alloc_bytes;
+	f->v[3] += r->alloc_objects;
+	f->v[4] += r->samples;
+	f->v[5] += r->live_samples;
+	f->v[6] += r->peak_inuse_bytes;
+	f->v[7] += r->peak_inuse_objects;
+	f->inuse_var += r->inuse_var;
+	f->alloc_var += r->alloc_var;
+	f->folded++;
+	return 0;
+}
+
+/* The folded record of each line that has one, written, and the line's
+ * fold emptied for the next snapshot. */
+static void
+line_folds_write(struct ht_pwriter *w, struct ht_site_rec *r)
+{
+	struct ht_tagline *l;
+	struct ht_tagfold *f;
+	size_t i, k;
+
+	for (i = 0; i < ht_taglines_count(); i++)
+		for (k = 0; k < 2; k++) {
+			l = ht_taglines_get((uint32_t)i, (uint32_t)k, 0);
+			if (l == NULL || l->fold.folded == 0)
+				continue;
+			f = &l->fold;
+			memset(r, 0, sizeof(*r));
+			r->inuse_bytes = f->v[0];
+			r->inuse_objects = f->v[1];
+			r->alloc_bytes = f->v[2];
+			r->alloc_objects = f->v[3];
+			r->samples = f->v[4];
+			r->live_samples = f->v[5];
+			r->peak_inuse_bytes = f->v[6];
+			r->peak_inuse_objects = f->v[7];
+			r->inuse_var = f->inuse_var;
+			r->alloc_var = f->alloc_var;
+			r->folded = f->folded;
+			r->tag = (uint32_t)i;
+			r->kind = (uint32_t)k;
+			ht_pw_site(w, r);
+			memset(f, 0, sizeof(*f));
+		}
+}
+
 /* In a signal handler: take ht_lock_global within wait_ms, never spinning
  * longer (its holder may be a thread that will not run again soon).
  * Returns 0 with the lock held, or -1. */
@@ -265,17 +325,20 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	memset(&folded, 0, sizeof(folded));
 	for (i = 0; i < ht_sites_count(); i++) {
 		site_record(ht_sites_get(i), &site);
-		/* Only untagged malloc sites fold: the fold has no tag, and
-		 * a tag's line must stay the sum of its own sites. */
-		if (site.tag == 0 && site.kind == 0 &&
-		    site.inuse_bytes < threshold &&
-		    site.alloc_bytes < threshold)
+		/* Untagged malloc sites fold into one record, as before
+		 * tags; a tagged one into its line's, so that each line stays
+		 * the sum of its own records. */
+		if (site.inuse_bytes >= threshold ||
+		    site.alloc_bytes >= threshold)
+			ht_pw_site(&w, &site);
+		else if (site.tag == 0 && site.kind == 0)
 			fold(&folded, &site);
-		else
+		else if (line_fold(&site) != 0)
 			ht_pw_site(&w, &site);
 	}
 	if (folded.folded > 0)
 		ht_pw_site(&w, &folded);
+	line_folds_write(&w, &site);
 	for (i = 0; i < meta.tags; i++) {
 		tag_record((uint32_t)i, &tag);
 		ht_pw_tag(&w, &tag);

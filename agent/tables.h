@@ -100,6 +100,14 @@ struct ht_tagline {
 	struct ht_stats st;
 	double peak_bytes;
 	double peak_objects;
+	/* A snapshot's scratch (snapshot.c, under ht_lock_global): the
+	 * rounded figures of the line's sites below a dump's threshold, to
+	 * fold into one record of this tag and kind. */
+	struct ht_tagfold {
+		uint64_t v[8]; /* in use, allocated, samples, live, peak */
+		double inuse_var, alloc_var;
+		uint32_t folded;
+	} fold;
 };
 
 struct ht_thread {

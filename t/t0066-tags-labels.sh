@@ -4,7 +4,9 @@
 # each time.  Exactly 1,000 tags interned, each its own line with exactly
 # its blocks (the test recomputes the fixture's sizes), every line the sum
 # of its sites, and the agent's label cache reported with the bytes its
-# names take.
+# names take.  Then the same under --dump-prefix --threshold 1M: the dump
+# at exit folds every site (each label's below 1 MiB) into one record per
+# tag and kind, and each line is still exactly what it is unfolded.
 . "$(dirname "$0")/tap/libtap.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
@@ -22,13 +24,24 @@ is "labels 1000" "$(grep '^labels' "$HT_TMP/l.out")" \
 timeout $T "$HEAPTOOL" report --json --detail "$HT_TMP/l.heap" \
     >"$HT_TMP/l.json" 2>"$HT_TMP/r.err"
 ok $? "heaptool report --json reads the profile"
+mkdir -p "$HT_TMP/fold"
+timeout $T "$HEAPTOOL" run --rate 1 --dump-prefix "$HT_TMP/fold/d" \
+    --threshold 1M -o "$HT_TMP/fold.heap" -- "$TARGETS/tags-labels" \
+    >"$HT_TMP/fold.out" 2>"$HT_TMP/fold.err"
+is 0 $? "again with --dump-prefix and --threshold 1M"
+set -- "$HT_TMP"/fold/d.*.heap
+is 1 $# "one dump at exit"
+timeout $T "$HEAPTOOL" report --json --detail "$1" >"$HT_TMP/fold.json" \
+    2>>"$HT_TMP/fold.err"
+ok $? "report reads the dump" || diag "$(cat "$HT_TMP/fold.err")"
 timeout $T "$HEAPTOOL" report "$HT_TMP/l.heap" >"$HT_TMP/l.txt" 2>&1
 grep -q '(1000 tags interned, label cache [0-9.]* KiB)' "$HT_TMP/l.txt"
 ok $? "the text summary says 1000 tags and the label cache's memory"
 
-python3 - "$HT_TMP/l.json" >"$HT_TMP/py.out" 2>&1 <<'EOF_PY'
+python3 - "$HT_TMP/l.json" "$HT_TMP/fold.json" >"$HT_TMP/py.out" 2>&1 <<'EOF_PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
+f = json.load(open(sys.argv[2]))
 def res(ok, what):
     print(("ok" if ok else "not ok") + "\t" + what)
 N, L = 100000, 1000
@@ -65,6 +78,13 @@ for s in j["sites"]:
                                "alloc_objects")):
             a[i] += s[c]
 res(sums == got, "every label's line is the sum of its sites")
+fl = {t["tag"]: t for t in f["tags"]}
+nf = [s for s in f["sites"] if s["folded_sites"] > 0]
+res(all(fl.get(t["tag"]) == t for t in j["tags"] if t["tag"] != "untagged")
+    and len(fl) == len(j["tags"]) and len(f["sites"]) == 1 and
+    nf and nf[0]["folded_sites"] >= 1000,
+    "folded dump: every site folded (%d records), every label's line "
+    "unchanged" % (nf[0]["folded_sites"] if nf else 0))
 u = [t for t in j["tags"] if t["tag"] == "untagged"]
 res(not u or all(s["frames"] == [] or s["frames"][0].get("function") !=
     "labelled_alloc" for s in j["sites"] if s["tag"] == "untagged"),
