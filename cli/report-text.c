@@ -133,8 +133,11 @@ text_summary(const struct ht_view *v, const struct text *t)
 		fprintf(t->fp, LABEL "%10s (%s's samples keep no peak)\n",
 		    "peak", "unknown", ht_backend_name(m->backend));
 	else
-		fprintf(t->fp, LABEL "%10s\n", "peak",
-		    size_str(t, ht_view_peak_bytes(v), a, sizeof(a)));
+		fprintf(t->fp, LABEL "%10s%s\n", "peak",
+		    size_str(t, ht_view_peak_bytes(v), a, sizeof(a)),
+		    v->opts.filter_tag ? " (the session's, every tag: see "
+					 "by tag for this tag's lines)" :
+					 "");
 	if (m->heap_inuse_bytes != 0 || m->heap_free_bytes != 0 ||
 	    m->heap_mmap_bytes != 0) {
 		fprintf(t->fp, LABEL "%10s in use, %s free, %s mmap",

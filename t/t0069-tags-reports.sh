@@ -6,6 +6,9 @@
 # - collapsed and svg with --group-by tag: each stack rooted at "tag NAME
 #   (KIND)", the roots' values the lines' bytes; --group-by with text is a
 #   usage error (exit 2);
+# - --at-peak on step 8's dump: each line as it was when the total peaked
+#   (step 4, as the 100 KiB chunk was made: still Chunk's, before its move
+#   to Compiler): Chunk 132 KiB in 2, Compiler 64 KiB in 2, Thread 32 KiB;
 # - diff step1 -> step4 (text and JSON): by tag, each line's old, new and
 #   delta, the deltas summing to the total's; sites matched by stack and
 #   tag (chunk_new under Chunk and under Compiler stay two).
@@ -40,6 +43,11 @@ h report --format collapsed --group-by tag "$P" >"$D/c.txt"
 is 0 $? "report --format collapsed --group-by tag"
 h report --format svg --group-by tag -o "$D/f.svg" "$P"
 is 0 $? "report --format svg --group-by tag"
+h report --json --detail --at-peak "$D/8.heap" >"$D/peak.json"
+is 0 $? "report --at-peak of step 8"
+h report --tag Compiler "$P" >"$D/comp.txt"
+grep -q "^  peak .*(the session's, every tag" "$D/comp.txt"
+ok $? "--tag: the text says its peak line is the session's"
 h diff "$D/1.heap" "$P" >"$D/diff.txt"
 is 0 $? "diff step 1 -> step 4"
 h diff --json --detail "$D/1.heap" "$P" >"$D/diff.json"
@@ -99,6 +107,14 @@ st = sorted((s["tag"], s["status"]) for s in chunk)
 res(("Chunk", "changed") in st and ("Compiler", "new") in st,
     "diff: chunk_new under Chunk (changed) and under Compiler (new) are "
     "separate sites (%r)" % st)
+pk = json.load(open(d + "/peak.json"))
+got = {(t["tag"], k): (t[k]["inuse_bytes"], t[k]["inuse_objects"])
+       for t in pk["tags"] for k in ("malloc", "arena")
+       if t[k]["inuse_objects"]}
+res(got == {("Chunk", "malloc"): (135168, 2), ("Compiler", "arena"):
+            (65536, 2), ("Thread", "arena"): (32768, 1)} and
+    pk["totals"]["inuse_bytes"] == 233472,
+    "--at-peak: each line as it was at the total's peak (%r)" % got)
 txt = open(d + "/diff.txt").read()
 res("\nby tag" in txt and "Compiler (arena)" in txt,
     "diff text: a by-tag section")
