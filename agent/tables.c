@@ -32,8 +32,9 @@ static size_t live_cap, nlive;
 static struct ht_thread *threads;
 static size_t nthreads;
 
-/* Lines of tags, two a tag (malloc, arena), mapped on the first tag's
- * sample: a session without tags maps none. */
+/* Lines of tags, two a tag (malloc, arena): LINES_MIN mapped with the
+ * other tables (so a session's memory at its start does not depend on
+ * whether a sample came yet), grown to the highest tag sampled. */
 static struct ht_tagline *lines;
 static size_t lines_cap;
 #define LINES_MIN 128
@@ -105,12 +106,14 @@ ht_tables_init(void)
 	frames = ht_mem_map(FRAMES_MIN * sizeof(*frames));
 	live = ht_mem_map(LIVE_MIN * sizeof(*live));
 	threads = ht_mem_map(HT_MAX_THREADS * sizeof(*threads));
+	lines = ht_mem_map(LINES_MIN * sizeof(*lines));
+	lines_cap = LINES_MIN;
 	site_index_cap = SITE_INDEX_MIN;
 	sites_cap = SITES_MIN;
 	frames_cap = FRAMES_MIN;
 	live_cap = LIVE_MIN;
 	if (site_index == NULL || sites == NULL || frames == NULL ||
-	    live == NULL || threads == NULL) {
+	    live == NULL || threads == NULL || lines == NULL) {
 		ht_tables_release();
 		return -1;
 	}
