@@ -14,6 +14,7 @@
  * rescan_lock the loader is entered only by dl_iterate_phdr, whose lock no
  * thread holds while it runs constructors.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -665,6 +666,30 @@ ht_agent_launch(uint64_t rate, uint64_t max_samples,
 	return 0;
 }
 
+/*
+ * heaptool attach loads the agent with dlopen(RTLD_NOW), local: the tag
+ * stubs of heaptool.h, which look for heaptool_tags_v1 with
+ * dlsym(RTLD_DEFAULT), would never see it.  Opening ourselves again with
+ * RTLD_NOLOAD | RTLD_GLOBAL promotes the loaded object to the global scope
+ * (dlopen(3)); the version script exports only heaptool_* names, so no
+ * lookup of the program's can bind to us instead.  From the agent's thread,
+ * never under ht_lock_global (the loader's lock), guarded: the loader may
+ * allocate.  The handle is kept: the agent stays mapped for good anyway.
+ * A failure only leaves the stubs without the agent.
+ */
+static void
+publish_tags(void)
+{
+	Dl_info info;
+
+	ht_guard_enter();
+	if (dladdr((void *)&ht_agent_attach_init, &info) != 0 &&
+	    info.dli_fname != NULL)
+		(void)dlopen(info.dli_fname,
+		    RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+	ht_guard_leave();
+}
+
 int
 ht_agent_attach_init(void)
 {
@@ -672,6 +697,7 @@ ht_agent_attach_init(void)
 		return HT_AGENT_ENOMEM;
 	if (install(0, 0, NULL, 0) < 0)
 		return HT_AGENT_EHOOK;
+	publish_tags();
 	/* The backend a start will take: found now, from the agent's
 	 * thread, with dlsym (never from a hook). */
 	(void)ht_agent_backends(NULL);

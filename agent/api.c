@@ -23,8 +23,10 @@
 #include "lock.h"
 #include "profile.h"
 #include "jemprof.h"
+#include "sampler.h"
 #include "session.h"
 #include "snapshot.h"
+#include "tags.h"
 
 int
 heaptool_start(size_t rate)
@@ -170,3 +172,63 @@ heaptool_strerror(int code)
 		return "unknown heaptool error";
 	}
 }
+
+/*
+ * The entry points of heaptool_tags_v1, which the header's stubs find
+ * (tags.h).  The current tag is the thread's, in the sampler's
+ * initial-exec TLS, which only a sample reads.
+ */
+static uint32_t
+api_tag(const char *name)
+{
+	return ht_tags_intern(name);
+}
+
+/* An id that does not exist changes nothing: the current tag stays. */
+static uint32_t
+api_enter(uint32_t tag)
+{
+	struct ht_tls *t = &ht_tls;
+	uint32_t prev = t->tag;
+
+	if (tag < ht_tags_count())
+		t->tag = tag;
+	return prev;
+}
+
+static void
+api_leave(uint32_t previous)
+{
+	if (previous < ht_tags_count())
+		ht_tls.tag = previous;
+}
+
+static int
+api_assign(const void *block, uint32_t tag, int kind)
+{
+	if (block == NULL || (kind != 0 && kind != 1) || tag >= ht_tags_count())
+		return HT_API_EINVAL;
+	return ht_sampler_assign(block, tag, (uint32_t)kind) == 0 ?
+	    0 :
+	    HT_API_ENOMEM;
+}
+
+/* The layout of struct heaptool_tags_ops (include/heaptool.h), which the
+ * agent may not include; t/target/tags-stub checks the two agree. */
+struct ht_tags_ops {
+	uint32_t version;
+	uint32_t size;
+	uint32_t (*tag)(const char *);
+	uint32_t (*enter)(uint32_t);
+	void (*leave)(uint32_t);
+	int (*assign)(const void *, uint32_t, int);
+};
+
+const struct ht_tags_ops heaptool_tags_v1 HT_API = {
+	.version = 1,
+	.size = sizeof(struct ht_tags_ops),
+	.tag = api_tag,
+	.enter = api_enter,
+	.leave = api_leave,
+	.assign = api_assign,
+};

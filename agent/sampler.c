@@ -54,6 +54,25 @@ site_touch(struct ht_site *s)
 	}
 }
 
+/* A tag line's peak is raised the moment it is passed (issue 12: never
+ * computed at report time). */
+static void
+line_peak(struct ht_tagline *l)
+{
+	if (l->st.inuse_bytes > l->peak_bytes) {
+		l->peak_bytes = l->st.inuse_bytes;
+		l->peak_objects = l->st.inuse_objects;
+	}
+}
+
+/* The line of site s, grown to with grow (a line never grown to holds
+ * nothing to subtract). */
+static struct ht_tagline *
+site_line(const struct ht_site *s, int grow)
+{
+	return ht_taglines_get(s->tag, s->kind, grow);
+}
+
 /* A sample's weight in use: added when taken (or put back), subtracted
  * when freed. */
 static void
@@ -96,11 +115,14 @@ account_free(const struct ht_live *e)
 	struct ht_site *s = ht_sites_get(e->site);
 	struct ht_thread *th = ht_threads_get(e->thread);
 	struct ht_sample_weight w;
+	struct ht_tagline *l;
 
 	weigh(e->size, ht_session.rate, &w);
 	if (s != NULL) {
 		site_touch(s);
 		inuse_sub(&s->st, &w);
+		if ((l = site_line(s, 0)) != NULL)
+			inuse_sub(&l->st, &w);
 	}
 	if (th != NULL)
 		inuse_sub(&th->st, &w);
@@ -290,10 +312,11 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	struct ht_live e, old;
 	struct ht_site *s;
 	struct ht_thread *th;
+	struct ht_tagline *l;
 	int64_t site;
 	int r;
 
-	site = ht_sites_intern(pcs, (uint32_t)n);
+	site = ht_sites_intern_tag(pcs, (uint32_t)n, t->tag, 0);
 	if (site < 0) {
 		drop(size, NULL, 1, site);
 		return 0;
@@ -317,6 +340,10 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	s = ht_sites_get((size_t)site);
 	site_touch(s);
 	stats_add(&s->st, &w);
+	if ((l = site_line(s, 1)) != NULL) {
+		stats_add(&l->st, &w);
+		line_peak(l);
+	}
 	th = ht_threads_get(e.thread);
 	if (th != NULL)
 		stats_add(&th->st, &w);
@@ -457,6 +484,7 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 	struct ht_live old;
 	struct ht_site *s;
 	struct ht_thread *th;
+	struct ht_tagline *l;
 
 	if (ht_guard_held())
 		return;
@@ -468,6 +496,10 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 		weigh(e->size, ht_session.rate, &w);
 		site_touch(s);
 		inuse_add(&s->st, &w);
+		if ((l = site_line(s, 1)) != NULL) {
+			inuse_add(&l->st, &w);
+			line_peak(l);
+		}
 		th = ht_threads_get(e->thread);
 		if (th != NULL)
 			inuse_add(&th->st, &w);
@@ -475,6 +507,80 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 	}
 	ht_lock_release(&ht_lock_global);
 	ht_guard_leave();
+}
+
+/* With the lock held: the record of sample e leaves site from for site
+ * to, and their lines. */
+static void
+move(const struct ht_live *e, struct ht_site *from, struct ht_site *to)
+{
+	struct ht_sample_weight w;
+	struct ht_tagline *l;
+
+	weigh(e->size, ht_session.rate, &w);
+	site_touch(from);
+	site_touch(to);
+	inuse_sub(&from->st, &w);
+	from->st.alloc_bytes -= w.bytes;
+	from->st.alloc_objects -= w.objects;
+	from->st.alloc_var -= w.var_bytes;
+	from->st.samples--;
+	stats_add(&to->st, &w);
+	if ((l = site_line(from, 0)) != NULL) {
+		inuse_sub(&l->st, &w);
+		l->st.alloc_bytes -= w.bytes;
+		l->st.alloc_objects -= w.objects;
+		l->st.alloc_var -= w.var_bytes;
+		l->st.samples--;
+	}
+	if ((l = site_line(to, 1)) != NULL) {
+		stats_add(&l->st, &w);
+		line_peak(l);
+	}
+}
+
+int
+ht_sampler_assign(const void *p, uint32_t tag, uint32_t kind)
+{
+	uintptr_t frames[HT_MAX_FRAMES];
+	struct ht_site *from, *to;
+	struct ht_live *e;
+	uint32_t n = 0;
+	int64_t site;
+	int rc = 0;
+
+	/* Nearly every block is no sample: the free path's filter says so
+	 * without the lock.  Re-entered (a signal handler inside the
+	 * agent), the lock may be ours: the block is left where it is. */
+	if (p == NULL || !ht_live_maybe((uintptr_t)p) || ht_guard_held() ||
+	    __atomic_load_n(&ht_session.state, __ATOMIC_RELAXED) !=
+		HT_STATE_RUNNING)
+		return 0;
+	ht_guard_enter();
+	ht_lock_acquire(&ht_lock_global);
+	if (ht_session.state != HT_STATE_RUNNING ||
+	    (e = ht_live_find((uintptr_t)p)) == NULL ||
+	    (from = ht_sites_get(e->site)) == NULL ||
+	    (from->tag == tag && from->kind == kind))
+		goto out;
+	/* The frames are copied out: a new site may move the pool. */
+	n = from->nframes <= HT_MAX_FRAMES ? from->nframes : HT_MAX_FRAMES;
+	memcpy(frames, ht_sites_frames(from), n * sizeof(frames[0]));
+	site = ht_sites_intern_tag(frames, n, tag, kind);
+	if (site < 0) {
+		rc = (int)site;
+		goto out;
+	}
+	/* The tables may have moved: the entry and the sites again. */
+	e = ht_live_find((uintptr_t)p);
+	from = ht_sites_get(e->site);
+	to = ht_sites_get((size_t)site);
+	move(e, from, to);
+	e->site = (uint32_t)site;
+out:
+	ht_lock_release(&ht_lock_global);
+	ht_guard_leave();
+	return rc;
 }
 
 int

@@ -36,6 +36,9 @@ struct ht_tls {
 	uint32_t npending;
 	uintptr_t pending[HT_PENDING_FREES]; /* frees seen under guard */
 	unsigned native_gen; /* ht_session_gen of ht_sampler_native's draw */
+	/* The thread's current tag (tags.h): read only when a sample is
+	 * taken, so the fast path never touches it. */
+	uint32_t tag;
 };
 
 extern __thread struct ht_tls ht_tls __attribute__((tls_model("initial-exec")));
@@ -77,6 +80,16 @@ void ht_sampler_free(void *p);
  * older epoch's sample). */
 int ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch);
 void ht_sampler_restore(const struct ht_live *e, uint64_t epoch);
+
+/*
+ * heaptool_assign (tags.h): if p is a live sample of the running session,
+ * its record (what it counts in use and what it counted allocated) moves
+ * from its site to the site of the same stack under tag and kind, and
+ * between their tags' lines, at once.  Returns 0 (also when p is no
+ * sample), or HT_TABLES_FULL or HT_TABLES_NOMEM when the new site cannot
+ * be made (p stays where it was).
+ */
+int ht_sampler_assign(const void *p, uint32_t tag, uint32_t kind);
 
 /*
  * For the allocators that sample by themselves.  With ht_lock_global held:

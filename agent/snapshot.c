@@ -23,6 +23,7 @@
 #include "session.h"
 #include "snapshot.h"
 #include "tables.h"
+#include "tags.h"
 
 #define ENC_BUF (64 * 1024)
 
@@ -118,6 +119,25 @@ site_record(const struct ht_site *s, struct ht_site_rec *r)
 	for (i = 0; i < s->nframes; i++)
 		r->frames[i] = f[i];
 	r->folded = 0;
+	r->tag = s->tag;
+	r->kind = s->kind;
+}
+
+/* The TAG record of tag id: its name and its lines' peaks. */
+static void
+tag_record(uint32_t id, struct ht_tag_rec *r)
+{
+	const struct ht_tagline *l;
+	uint32_t k;
+
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	r->name = ht_tags_name(id);
+	for (k = 0; k < 2; k++)
+		if ((l = ht_taglines_get(id, k, 0)) != NULL) {
+			r->peak_bytes[k] = round_est(l->peak_bytes);
+			r->peak_objects[k] = round_est(l->peak_objects);
+		}
 }
 
 /* Add a site's (rounded) figures to the folded record: the file's totals,
@@ -136,6 +156,66 @@ fold(struct ht_site_rec *acc, const struct ht_site_rec *r)
 	acc->peak_inuse_bytes += r->peak_inuse_bytes;
 	acc->peak_inuse_objects += r->peak_inuse_objects;
 	acc->folded++;
+}
+
+/* A site below the threshold into its line's fold (tables.h).  Returns 0,
+ * or -1 when the line is missing (never grown to: the site is then written
+ * as it is). */
+static int
+line_fold(const struct ht_site_rec *r)
+{
+	struct ht_tagline *l = ht_taglines_get(r->tag, r->kind, 0);
+	struct ht_tagfold *f;
+
+	if (l == NULL)
+		return -1;
+	f = &l->fold;
+	f->v[0] += r->inuse_bytes;
+	f->v[1] += r->inuse_objects;
+	f->v[2] += r->alloc_bytes;
+	f->v[3] += r->alloc_objects;
+	f->v[4] += r->samples;
+	f->v[5] += r->live_samples;
+	f->v[6] += r->peak_inuse_bytes;
+	f->v[7] += r->peak_inuse_objects;
+	f->inuse_var += r->inuse_var;
+	f->alloc_var += r->alloc_var;
+	f->folded++;
+	return 0;
+}
+
+/* The folded record of each line that has one, written, and the line's
+ * fold emptied for the next snapshot. */
+static void
+line_folds_write(struct ht_pwriter *w, struct ht_site_rec *r)
+{
+	struct ht_tagline *l;
+	struct ht_tagfold *f;
+	size_t i, k;
+
+	for (i = 0; i < ht_taglines_count(); i++)
+		for (k = 0; k < 2; k++) {
+			l = ht_taglines_get((uint32_t)i, (uint32_t)k, 0);
+			if (l == NULL || l->fold.folded == 0)
+				continue;
+			f = &l->fold;
+			memset(r, 0, sizeof(*r));
+			r->inuse_bytes = f->v[0];
+			r->inuse_objects = f->v[1];
+			r->alloc_bytes = f->v[2];
+			r->alloc_objects = f->v[3];
+			r->samples = f->v[4];
+			r->live_samples = f->v[5];
+			r->peak_inuse_bytes = f->v[6];
+			r->peak_inuse_objects = f->v[7];
+			r->inuse_var = f->inuse_var;
+			r->alloc_var = f->alloc_var;
+			r->folded = f->folded;
+			r->tag = (uint32_t)i;
+			r->kind = (uint32_t)k;
+			ht_pw_site(w, r);
+			memset(f, 0, sizeof(*f));
+		}
 }
 
 /* In a signal handler: take ht_lock_global within wait_ms, never spinning
@@ -166,6 +246,7 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	static struct ht_thread_rec thr;
 	static struct ht_allocator_rec alloc;
 	static struct ht_coverage_rec cov;
+	static struct ht_tag_rec tag;
 	struct ht_coverage_item it;
 	struct ht_pwriter w;
 	size_t i;
@@ -217,6 +298,10 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	meta.live_samples = ht_live_count() + ht_session.native_live;
 	meta.backend = ht_coverage_backend();
 	meta.flags |= ht_session.native_flags;
+	meta.tags = ht_tags_count();
+	meta.tags_refused = ht_tags_refused();
+	meta.tag_cache_bytes = ht_tags_mapped();
+	meta.tag_name_bytes = ht_tags_name_bytes();
 
 	ht_pw_init(&w, enc_buf, ENC_BUF, write_all, &fd);
 	ht_pw_meta(&w, &meta);
@@ -240,14 +325,24 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	memset(&folded, 0, sizeof(folded));
 	for (i = 0; i < ht_sites_count(); i++) {
 		site_record(ht_sites_get(i), &site);
-		if (site.inuse_bytes < threshold &&
-		    site.alloc_bytes < threshold)
+		/* Untagged malloc sites fold into one record, as before
+		 * tags; a tagged one into its line's, so that each line stays
+		 * the sum of its own records. */
+		if (site.inuse_bytes >= threshold ||
+		    site.alloc_bytes >= threshold)
+			ht_pw_site(&w, &site);
+		else if (site.tag == 0 && site.kind == 0)
 			fold(&folded, &site);
-		else
+		else if (line_fold(&site) != 0)
 			ht_pw_site(&w, &site);
 	}
 	if (folded.folded > 0)
 		ht_pw_site(&w, &folded);
+	line_folds_write(&w, &site);
+	for (i = 0; i < meta.tags; i++) {
+		tag_record((uint32_t)i, &tag);
+		ht_pw_tag(&w, &tag);
+	}
 	for (i = 0; i < ht_allocators_count(); i++) {
 		alloc.path = ht_allocators_get(i)->path;
 		/* Only what no backend sees: a function hooked inline is. */

@@ -32,6 +32,14 @@ static size_t live_cap, nlive;
 static struct ht_thread *threads;
 static size_t nthreads;
 
+/* Lines of tags, two a tag (malloc, arena): LINES_MIN mapped with the
+ * other tables (so a session's memory at its start does not depend on
+ * whether a sample came yet), grown to the highest tag sampled. */
+static struct ht_tagline *lines;
+static size_t lines_cap;
+#define LINES_MIN 128
+#define LINES_MAX ((size_t)HT_TAGS_MAX * 2)
+
 static int ready, noted;
 static size_t bound_live = HT_TABLES_DEFAULT_BOUND;
 static size_t bound_sites = HT_TABLES_DEFAULT_BOUND;
@@ -74,6 +82,9 @@ ht_tables_release(void)
 	ht_mem_unmap(frames, frames_cap * sizeof(*frames));
 	ht_mem_unmap(live, live_cap * sizeof(*live));
 	ht_mem_unmap(threads, HT_MAX_THREADS * sizeof(*threads));
+	ht_mem_unmap(lines, lines_cap * sizeof(*lines));
+	lines = NULL;
+	lines_cap = 0;
 	site_index = NULL;
 	sites = NULL;
 	frames = NULL;
@@ -95,12 +106,14 @@ ht_tables_init(void)
 	frames = ht_mem_map(FRAMES_MIN * sizeof(*frames));
 	live = ht_mem_map(LIVE_MIN * sizeof(*live));
 	threads = ht_mem_map(HT_MAX_THREADS * sizeof(*threads));
+	lines = ht_mem_map(LINES_MIN * sizeof(*lines));
+	lines_cap = LINES_MIN;
 	site_index_cap = SITE_INDEX_MIN;
 	sites_cap = SITES_MIN;
 	frames_cap = FRAMES_MIN;
 	live_cap = LIVE_MIN;
 	if (site_index == NULL || sites == NULL || frames == NULL ||
-	    live == NULL || threads == NULL) {
+	    live == NULL || threads == NULL || lines == NULL) {
 		ht_tables_release();
 		return -1;
 	}
@@ -129,9 +142,10 @@ ht_tables_ready(void)
 }
 
 static uint64_t
-hash_frames(const uintptr_t *f, uint32_t n)
+hash_frames(const uintptr_t *f, uint32_t n, uint32_t tag, uint32_t kind)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ n;
+	uint64_t h = 0xcbf29ce484222325ull ^ n ^
+	    (((uint64_t)tag << 1 | kind) * 0x9e3779b97f4a7c15ull);
 	uint32_t i;
 
 	for (i = 0; i < n; i++) {
@@ -188,7 +202,13 @@ grow(void **p, size_t *cap, size_t elem, size_t need, size_t max)
 int64_t
 ht_sites_intern(const uintptr_t *f, uint32_t n)
 {
-	uint64_t h = hash_frames(f, n);
+	return ht_sites_intern_tag(f, n, 0, 0);
+}
+
+int64_t
+ht_sites_intern_tag(const uintptr_t *f, uint32_t n, uint32_t tag, uint32_t kind)
+{
+	uint64_t h = hash_frames(f, n, tag, kind);
 	size_t j = h & (site_index_cap - 1);
 	struct ht_site *s;
 	int r;
@@ -197,7 +217,8 @@ ht_sites_intern(const uintptr_t *f, uint32_t n)
 		return HT_TABLES_NOMEM;
 	while (site_index[j] != 0) {
 		s = &sites[site_index[j] - 1];
-		if (s->hash == h && s->nframes == n &&
+		if (s->hash == h && s->nframes == n && s->tag == tag &&
+		    s->kind == kind &&
 		    memcmp(&frames[s->frames_off], f, n * sizeof(*f)) == 0)
 			return site_index[j] - 1;
 		j = (j + 1) & (site_index_cap - 1);
@@ -221,6 +242,8 @@ ht_sites_intern(const uintptr_t *f, uint32_t n)
 	s->hash = h;
 	s->nframes = n;
 	s->frames_off = (uint32_t)nframes_used;
+	s->tag = tag;
+	s->kind = kind;
 	memcpy(&frames[nframes_used], f, n * sizeof(*f));
 	nframes_used += n;
 	site_index[j] = (uint32_t)++nsites;
@@ -386,6 +409,50 @@ size_t
 ht_live_count(void)
 {
 	return nlive;
+}
+
+struct ht_live *
+ht_live_find(uintptr_t ptr)
+{
+	size_t i;
+
+	if (!ready)
+		return NULL;
+	for (i = live_slot(ptr, live_cap); live[i].ptr != 0;
+	     i = (i + 1) & (live_cap - 1))
+		if (live[i].ptr == ptr)
+			return &live[i];
+	return NULL;
+}
+
+struct ht_tagline *
+ht_taglines_get(uint32_t tag, uint32_t kind, int grow)
+{
+	size_t i = (size_t)tag * 2 + (kind != 0), ncap;
+	struct ht_tagline *n;
+
+	if (!ready)
+		return NULL;
+	if (i < lines_cap)
+		return &lines[i];
+	if (!grow || i >= LINES_MAX)
+		return NULL;
+	for (ncap = lines_cap != 0 ? lines_cap : LINES_MIN; ncap <= i;)
+		ncap *= 2;
+	n = lines == NULL ?
+	    ht_mem_map(ncap * sizeof(*n)) :
+	    ht_mem_remap(lines, lines_cap * sizeof(*n), ncap * sizeof(*n));
+	if (n == NULL)
+		return NULL;
+	lines = n;
+	lines_cap = ncap;
+	return &lines[i];
+}
+
+size_t
+ht_taglines_count(void)
+{
+	return lines_cap / 2;
 }
 
 int64_t

@@ -42,6 +42,8 @@
 #define HT_TABLES_DEFAULT_BOUND (1u << 25)
 #define HT_TABLES_MAX_BOUND	(1u << 30)
 #define HT_TABLES_SITES_LIMIT	(1u << 25)
+/* The most tags a process may intern, "untagged" (0) included (tags.h). */
+#define HT_TAGS_MAX		16384
 
 /* Why a table refused an entry. */
 #define HT_TABLES_FULL	(-1) /* it holds as many as its bound allows */
@@ -62,6 +64,11 @@ struct ht_site {
 	uint64_t hash;
 	uint32_t nframes;
 	uint32_t frames_off; /* index into the frame pool */
+	/* Part of the site's identity (DESIGN.md section 8): the same stack
+	 * under another tag or kind is another site.  Kind is 0 (malloc) or
+	 * 1 (arena), as HEAPTOOL_MALLOC and HEAPTOOL_ARENA. */
+	uint32_t tag;
+	uint32_t kind;
 	struct ht_stats st;
 	/* This site's in-use at the last global peak: valid when peak_gen
 	 * equals the global peak generation, else the site has not changed
@@ -80,6 +87,27 @@ struct ht_live {
 	uint64_t size;
 	uint32_t site;
 	uint32_t thread;
+};
+
+/*
+ * A tag's line of one kind (malloc or arena): the sum of its sites'
+ * statistics, kept as they change, and its peak, the most bytes it held
+ * in use at any moment of the session (with its objects at that moment),
+ * raised when it is reached.  Emptied with the tables: a new session
+ * starts every line at zero.
+ */
+struct ht_tagline {
+	struct ht_stats st;
+	double peak_bytes;
+	double peak_objects;
+	/* A snapshot's scratch (snapshot.c, under ht_lock_global): the
+	 * rounded figures of the line's sites below a dump's threshold, to
+	 * fold into one record of this tag and kind. */
+	struct ht_tagfold {
+		uint64_t v[8]; /* in use, allocated, samples, live, peak */
+		double inuse_var, alloc_var;
+		uint32_t folded;
+	} fold;
 };
 
 struct ht_thread {
@@ -106,8 +134,12 @@ int ht_tables_ready(void);
 size_t ht_tables_bound(size_t n);
 
 /* The site for this stack, added if new.  Returns its index, or
- * HT_TABLES_FULL or HT_TABLES_NOMEM when it is new and cannot be added. */
+ * HT_TABLES_FULL or HT_TABLES_NOMEM when it is new and cannot be added.
+ * ht_sites_intern is the untagged malloc site (tag 0, kind 0).  frames
+ * must not point into the table's own pool (it may move). */
 int64_t ht_sites_intern(const uintptr_t *frames, uint32_t n);
+int64_t ht_sites_intern_tag(const uintptr_t *frames, uint32_t n, uint32_t tag,
+    uint32_t kind);
 size_t ht_sites_count(void);
 struct ht_site *ht_sites_get(size_t i);
 const uintptr_t *ht_sites_frames(const struct ht_site *);
@@ -123,6 +155,15 @@ int ht_live_room(uintptr_t ptr);
 /* Remove the entry for ptr into *out.  Returns 1 if found, else 0. */
 int ht_live_remove(uintptr_t ptr, struct ht_live *out);
 size_t ht_live_count(void);
+/* The entry for ptr, or NULL; valid until the table next changes. */
+struct ht_live *ht_live_find(uintptr_t ptr);
+
+/* The line of tag and kind (kind 0 or 1).  With grow, the table is grown
+ * to hold it (NULL when it cannot: no memory); without, NULL for a line
+ * never grown to (it holds nothing).  Valid until the next grow. */
+struct ht_tagline *ht_taglines_get(uint32_t tag, uint32_t kind, int grow);
+/* How many tags have lines (tags 0 to n - 1). */
+size_t ht_taglines_count(void);
 
 /* Static, not mapped: the free fast path indexes it with no pointer to load
  * or test.  Its size is counted in the agent's overhead. */

@@ -29,6 +29,7 @@ static const char report_usage[] =
     "usage: heaptool report [-p PID] [--detail] [--format FORMAT | --json]\n"
     "                       [--sort COLUMN] [--top N] [--threshold SIZE]\n"
     "                       [--at-peak] [--coverage] [--bytes] [-o OUT]\n"
+    "                       [--tag NAME] [--group-by tag]\n"
     "                       [--sysroot DIR]\n"
     "                       [--debug-dir DIR]... [--diff | FILE]\n"
     "\n"
@@ -53,6 +54,9 @@ static const char report_usage[] =
     "      --threshold SIZE fold the sites below SIZE in use and allocated\n"
     "      --at-peak        the sites as they were at the peak of memory in "
     "use\n"
+    "      --tag NAME       only the sites of tag NAME (heaptool_tag(3));\n"
+    "                       the totals are then that tag's\n"
+    "      --group-by tag   collapsed and svg: root each stack at its tag\n"
     "      --coverage       list which allocator functions of which modules\n"
     "                       are hooked, by which backend, and why not\n"
     "      --diff           what changed since heaptool baseline, as heaptool\n"
@@ -72,6 +76,8 @@ enum {
 	OPT_AT_PEAK,
 	OPT_DIFF,
 	OPT_COVERAGE,
+	OPT_TAG,
+	OPT_GROUP_BY,
 };
 
 static const struct option report_options[] = {
@@ -83,6 +89,8 @@ static const struct option report_options[] = {
 	{ "at-peak", no_argument, NULL, OPT_AT_PEAK },
 	{ "diff", no_argument, NULL, OPT_DIFF },
 	{ "coverage", no_argument, NULL, OPT_COVERAGE },
+	{ "tag", required_argument, NULL, OPT_TAG },
+	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	HT_CMD_PRINT_LONGOPTS,
 	HT_CMD_FILES_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
@@ -271,7 +279,7 @@ ht_cmd_report(int argc, char **argv)
 	struct ht_cmd_print p;
 	struct ht_profile *prof;
 	struct ht_sym *sym;
-	const char *out, *popt = NULL;
+	const char *out, *popt = NULL, *tag = NULL;
 	char what[PATH_MAX + 64];
 	FILE *fp;
 	int c, diff = 0, rc;
@@ -322,6 +330,17 @@ ht_cmd_report(int argc, char **argv)
 		case OPT_COVERAGE:
 			opts.coverage = 1;
 			break;
+		case OPT_TAG:
+			tag = optarg;
+			break;
+		case OPT_GROUP_BY:
+			if (strcmp(optarg, "tag") != 0)
+				return ht_usage(
+				    "--group-by %s: not a grouping; "
+				    "use --group-by tag",
+				    optarg);
+			opts.group_by_tag = 1;
+			break;
 		default:
 			if ((rc = ht_cmd_files_opt(c, optarg, &files)) == -1)
 				rc = ht_cmd_print_opt(c, optarg, argv, &p);
@@ -338,7 +357,15 @@ ht_cmd_report(int argc, char **argv)
 		return ht_usage("report: %s: one profile at a time; see "
 				"'heaptool report --help'",
 		    argv[optind + 1]);
+	if (opts.group_by_tag && opts.format != HT_REPORT_COLLAPSED &&
+	    opts.format != HT_REPORT_SVG)
+		return ht_usage("report: --group-by tag roots the stacks of "
+				"--format collapsed or svg; give one of those");
 	if (diff) {
+		if (tag != NULL || opts.group_by_tag)
+			return ht_usage("report --diff: --tag and --group-by "
+					"do not apply; the diff compares every "
+					"tag");
 		if ((rc = ht_cmd_files_env(&files)) == HT_EXIT_OK) {
 			ht_cmd_files_sym(&files, &sopts);
 			rc = report_diff(popt, &opts, &p,
@@ -370,6 +397,19 @@ ht_cmd_report(int argc, char **argv)
 		return rc;
 	ht_cmd_print_sym(&p, sym);
 	rc = HT_EXIT_FAIL;
+	if (tag != NULL) {
+		int64_t id = ht_view_tag_find(prof, tag);
+
+		if (id < 0) {
+			ht_warn("report: --tag %s: %s has no such tag; "
+				"heaptool report lists its tags under "
+				"\"by tag\"",
+			    tag, what);
+			goto out_free;
+		}
+		opts.filter_tag = 1;
+		opts.tag = (uint32_t)id;
+	}
 	/* A figure the backend could not give is never made up. */
 	if (opts.at_peak && (prof->meta.flags & HT_META_PEAK_UNKNOWN)) {
 		ht_warn("report: --at-peak: %s has no peak (the %s backend's "

@@ -48,6 +48,10 @@ ht_collapsed_write(FILE *fp, struct ht_view *v)
 			continue;
 		if ((n = ht_view_frames(v, r, &fr)) < 0)
 			return -1;
+		if (v->opts.group_by_tag) {
+			put_name(fp, ht_view_tag_root(v, r, buf, sizeof(buf)));
+			putc(';', fp);
+		}
 		if (n == 0)
 			put_name(fp, ht_view_row_name(r, buf, sizeof(buf)));
 		/* The outermost frame first. */

@@ -10,6 +10,8 @@
  * "(N smaller sites)" and a site without a stack "[no stack]".  A name can
  * hold none of the characters that delimit the format: ';' becomes ':',
  * white space and control characters '_', and bytes that are not UTF-8 '?'.
+ * With the view's group_by_tag each stack starts with one more frame,
+ * outermost, "tag NAME (KIND)" (ht_view_tag_root).
  */
 #ifndef HT_COLLAPSED_H
 #define HT_COLLAPSED_H

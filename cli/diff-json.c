@@ -118,6 +118,19 @@ json_site(struct ht_json *j, struct ht_diff *d, const struct ht_diff_site *s)
 	ht_json_uint(j, "folded_sites",
 	    s->status == HT_DIFF_FOLDED ? s->nfolded : 0);
 	k = ht_diff_site_side(s);
+	if (s->status != HT_DIFF_FOLDED && s->row[k] != NULL &&
+	    s->row[k]->site != NULL) {
+		char buf[32];
+
+		ht_json_string(j, "tag",
+		    ht_view_tag_name(&d->v[k], s->row[k]->site->tag, buf,
+			sizeof(buf)));
+		ht_json_string(j, "kind",
+		    ht_view_kind_name(s->row[k]->site->kind));
+	} else {
+		ht_json_null(j, "tag");
+		ht_json_null(j, "kind");
+	}
 	if (ht_text_json_frames(j, &d->v[k],
 		s->status == HT_DIFF_FOLDED ? NULL : s->row[k]) != 0)
 		return -1;
@@ -178,6 +191,7 @@ ht_diff_json(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts)
 		ht_json_object_end(&j);
 	}
 	ht_json_array_end(&j);
+	ht_diff_tags_json(&j, d);
 
 	if (opts->detail) {
 		ht_json_array_begin(&j, "sites");

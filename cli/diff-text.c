@@ -204,6 +204,7 @@ text_summary(const struct ht_diff *d, const struct text *t)
 			delta_str(t, ht_diff_delta(m->v[0][2], m->v[1][2]), 1,
 			    !t->exact, e, sizeof(e)));
 	}
+	ht_diff_tags_text(t->fp, d, t->raw);
 }
 
 /* "in use +1.00 KiB (2.00 KiB -> 3.00 KiB), +1 object (2 -> 3)" */

@@ -290,35 +290,60 @@ key_frame(uint8_t *p, const struct modkey *mk, size_t nmk, uint64_t addr,
  * when it meets one of that hash (64 frames made 769 bytes a site, more
  * than its record in the file).
  */
+/* The tag part of row r's key (of view v), after its frames: nothing for
+ * an untagged malloc site (keys as before tags), else the kind + 1 and
+ * the tag's name: tags match across profiles by name, whatever their
+ * ids.  Returns its length (at most TAG_PART). */
+#define TAG_PART 300
+static size_t
+tag_part(const struct ht_view *v, const struct ht_view_row *r, uint8_t *b)
+{
+	const char *name;
+	char buf[32];
+	size_t n;
+
+	if (r->site == NULL || (r->site->tag == 0 && r->site->kind == 0))
+		return 0;
+	name = ht_view_tag_name(v, r->site->tag, buf, sizeof(buf));
+	n = strnlen(name, TAG_PART - 1);
+	b[0] = (uint8_t)(r->site->kind != 0 ? 2 : 1);
+	memcpy(b + 1, name, n);
+	return 1 + n;
+}
+
 static int
 row_key(struct key *key, const struct modkey *mk, size_t nmk,
-    const struct ht_view_row *r)
+    const struct ht_view_row *r, const struct ht_view *v)
 {
 	const struct modkey *hint = NULL;
 	uint32_t i, n;
-	uint8_t type = key_type(r);
+	uint8_t type = key_type(r), tb[TAG_PART];
+	size_t tl = tag_part(v, r, tb);
 
 	n = type == KEY_STACK ? key_nframes(r) : 0;
-	if (key_reserve(key, 1 + 12 * (size_t)n) != 0)
+	if (key_reserve(key, 1 + 12 * (size_t)n + tl) != 0)
 		return -1;
 	key->b[0] = type;
 	for (i = 0; i < n; i++)
 		key_frame(key->b + 1 + 12 * i, mk, nmk, r->frames[i], &hint);
-	key->n = 1 + 12 * (size_t)n;
+	memcpy(key->b + 1 + 12 * (size_t)n, tb, tl);
+	key->n = 1 + 12 * (size_t)n + tl;
 	return 0;
 }
 
 /* Whether row r (of a profile whose modules are mk) has the key key. */
 static int
 key_is(const struct key *key, const struct modkey *mk, size_t nmk,
-    const struct ht_view_row *r)
+    const struct ht_view_row *r, const struct ht_view *v)
 {
 	const struct modkey *hint = NULL;
 	uint32_t i, n;
-	uint8_t type = key_type(r), b[12];
+	uint8_t type = key_type(r), b[12], tb[TAG_PART];
+	size_t tl = tag_part(v, r, tb);
 
 	n = type == KEY_STACK ? key_nframes(r) : 0;
-	if (key->n != 1 + 12 * (size_t)n || key->b[0] != type)
+	if (key->n != 1 + 12 * (size_t)n + tl || key->b[0] != type ||
+	    memcmp(key->b + 1 + 12 * (size_t)n, tb, tl) != 0)
 		return 0;
 	for (i = 0; i < n; i++) {
 		key_frame(b, mk, nmk, r->frames[i], &hint);
@@ -368,7 +393,8 @@ key_eq(void *ctx, uint32_t id)
 	const struct ht_diff_site *s = &ks->d->sites[id];
 	int k = s->row[0] != NULL ? 0 : 1;
 
-	return key_is(&ks->probe, ks->mk[k], ks->nmk[k], s->row[k]);
+	return key_is(&ks->probe, ks->mk[k], ks->nmk[k], s->row[k],
+	    &ks->d->v[k]);
 }
 
 static void
@@ -431,7 +457,8 @@ add_side(struct keys *ks, int k)
 		if (i + HT_VIEW_AHEAD < d->v[k].nrows)
 			ht_view_prefetch(&d->v[k].rows[i + HT_VIEW_AHEAD]);
 		r = &d->v[k].rows[i];
-		if (row_key(&ks->probe, ks->mk[k], ks->nmk[k], r) != 0)
+		if (row_key(&ks->probe, ks->mk[k], ks->nmk[k], r,
+			&ks->d->v[k]) != 0)
 			goto out_nomem;
 		h = key_hash(&ks->probe);
 		id = ht_view_index_find(&d->index, h, key_eq, ks);

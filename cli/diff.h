@@ -178,4 +178,14 @@ void ht_diff_prefetch(const struct ht_diff *d, size_t i);
 int ht_diff_text(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts);
 int ht_diff_json(FILE *fp, struct ht_diff *d, const struct ht_diff_opts *opts);
 
+/*
+ * The by-tag part (diff-tags.c): each tag and kind either side has,
+ * matched by the tag's name, old and new and the change of bytes and
+ * objects in use and bytes allocated; text ("by tag", nothing when
+ * neither profile has tagged sites) and the JSON array "tags".
+ */
+struct ht_json;
+void ht_diff_tags_text(FILE *fp, const struct ht_diff *d, int raw);
+void ht_diff_tags_json(struct ht_json *j, const struct ht_diff *d);
+
 #endif

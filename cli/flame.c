@@ -61,6 +61,7 @@ enum key_tag {
 	KEY_MODULE,  /* module+0xoffset */
 	KEY_ADDRESS, /* 0xaddress */
 	KEY_ROW,     /* a row without frames: its name */
+	KEY_TAGROOT, /* --group-by tag: the row's tag and kind */
 };
 
 /* A node of the level being built: a frame under a kept node. */
@@ -212,16 +213,18 @@ keep(struct flame *fl, struct cand *c)
 	int64_t id;
 
 	if ((id = node_new(fl,
-		 c->tag == KEY_ROW	    ? K_ROW :
-		     c->fr.function == NULL ? K_UNKNOWN :
-		     c->fr.inlined	    ? K_INLINED :
-					      K_FUNCTION)) < 0)
+		 c->tag == KEY_ROW || c->tag == KEY_TAGROOT ? K_ROW :
+		     c->fr.function == NULL		    ? K_UNKNOWN :
+		     c->fr.inlined			    ? K_INLINED :
+							      K_FUNCTION)) < 0)
 		return -1;
 	nd = &fl->nodes[id];
 	if (c->tag == KEY_FUNCTION)
 		nd->name = c->fr.function;
 	else {
-		name = c->tag == KEY_ROW ?
+		name = c->tag == KEY_TAGROOT ?
+		    ht_view_tag_root(fl->v, c->row, buf, sizeof(buf)) :
+		    c->tag == KEY_ROW ?
 		    ht_view_row_name(c->row, buf, sizeof(buf)) :
 		    ht_view_frame_name(&c->fr, buf, sizeof(buf));
 		if ((nd->own = strdup(name)) == NULL) {
@@ -230,7 +233,7 @@ keep(struct flame *fl, struct cand *c)
 		}
 		nd->name = nd->own;
 	}
-	if (c->tag != KEY_ROW) {
+	if (c->tag != KEY_ROW && c->tag != KEY_TAGROOT) {
 		nd->file = c->fr.file;
 		nd->line = c->line;
 	}
@@ -320,6 +323,51 @@ level(struct flame *fl, struct cursor *cur, size_t ncur)
 }
 
 /*
+ * --group-by tag: a level of tags under the root, each row's cursor put
+ * under the node of its tag and kind (the fold's under "tag (several)"),
+ * its stack still to climb.  Returns the cursors left, or -1 (ENOMEM).
+ */
+static int64_t
+tag_level(struct flame *fl, struct cursor *cur, size_t ncur)
+{
+	struct ht_view *v = fl->v;
+	const struct ht_view_row *r;
+	struct cand k;
+	size_t i, n = 0;
+	int64_t c;
+
+	fl->ncands = 0;
+	ht_view_index_free(&fl->index);
+	for (i = 0; i < ncur; i++) {
+		r = &v->rows[cur[i].row];
+		memset(&k, 0, sizeof(k));
+		k.tag = KEY_TAGROOT;
+		k.off = r->site == NULL ?
+		    UINT64_MAX :
+		    (uint64_t)r->site->tag * 2 + (r->site->kind != 0);
+		k.row = r;
+		k.value = ht_view_value(v, &r->f);
+		if ((c = cand_charge(fl, &k)) < 0)
+			return -1;
+		cur[i].cand = (uint32_t)c;
+	}
+	for (i = 0; i < fl->ncands; i++) {
+		if (fl->cands[i].value < fl->min_value)
+			fl->pruned = 1;
+		else if (keep(fl, &fl->cands[i]) != 0)
+			return -1;
+	}
+	for (i = 0; i < ncur; i++) {
+		if (fl->cands[cur[i].cand].node < 0)
+			continue;
+		cur[n] = cur[i];
+		cur[n].node = (uint32_t)fl->cands[cur[i].cand].node;
+		n++;
+	}
+	return (int64_t)n;
+}
+
+/*
  * The tree of the rows' stacks, outermost frame on the root, built one
  * depth at a time; nodes narrower than half a pixel are left out, with all
  * above them.  Returns 0, or -1 (ENOMEM).
@@ -359,6 +407,11 @@ build(struct flame *fl)
 	fl->min_value = total / MIN_PARTS + (total % MIN_PARTS != 0);
 	if (fl->min_value == 0)
 		fl->min_value = 1;
+	if (v->opts.group_by_tag && ncur > 0) {
+		if ((n = tag_level(fl, cur, ncur)) < 0)
+			goto out;
+		ncur = (size_t)n;
+	}
 	while (ncur > 0) {
 		if ((n = level(fl, cur, ncur)) < 0)
 			goto out;

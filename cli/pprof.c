@@ -55,6 +55,10 @@ enum {
 
 	SAMPLE_LOCATION_ID = 1,
 	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
 
 	MAPPING_ID = 1,
 	MAPPING_MEMORY_START = 2,
@@ -562,6 +566,37 @@ ahead_step(const struct pprof *pp, struct ahead *a)
 	a->k++;
 }
 
+/* One label of the sample being made: key and str, interned. */
+static int
+put_label(struct pprof *pp, const char *key, const char *str)
+{
+	int64_t k, v;
+
+	if ((k = intern(pp, key)) < 0 || (v = intern(pp, str)) < 0)
+		return -1;
+	ht_pb_reset(&pp->packed);
+	ht_pb_int(&pp->packed, LABEL_KEY, k);
+	ht_pb_int(&pp->packed, LABEL_STR, v);
+	ht_pb_message(&pp->sample, SAMPLE_LABEL, &pp->packed);
+	return 0;
+}
+
+/* The labels "tag" and "kind" of row r's sample, where the profile has
+ * tags (none on the fold, whose sites may have several). */
+static int
+put_labels(struct pprof *pp, const struct ht_view_row *r)
+{
+	char buf[32];
+
+	if (!pp->v->has_tags || r->site == NULL)
+		return 0;
+	if (put_label(pp, "tag",
+		ht_view_tag_name(pp->v, r->site->tag, buf, sizeof(buf))) != 0 ||
+	    put_label(pp, "kind", ht_view_kind_name(r->site->kind)) != 0)
+		return -1;
+	return 0;
+}
+
 /* Write the samples, one per row, and the locations they meet first. */
 static int
 put_samples(struct pprof *pp)
@@ -615,6 +650,8 @@ put_samples(struct pprof *pp)
 			ht_pb_varint(packed, (uint64_t)clamp(r->f.inuse_bytes));
 		}
 		ht_pb_message(smp, SAMPLE_VALUE, packed);
+		if (put_labels(pp, r) != 0)
+			return -1;
 		ht_pb_message(&pp->out, PROFILE_SAMPLE, smp);
 		out_flush(pp, 1 << 16);
 	}

@@ -72,6 +72,7 @@ json_site(struct ht_json *j, struct ht_view *v, const struct ht_view_row *r)
 	ht_json_object_begin(j, NULL);
 	json_figures(j, v, &r->f);
 	ht_json_uint(j, "folded_sites", r->nfolded);
+	ht_report_tag_site_json(j, v, r);
 	if (ht_text_json_frames(j, v, r) != 0)
 		return -1;
 	ht_json_object_end(j);
@@ -150,6 +151,7 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	if (m->drop_why & HT_DROP_NOMEM)
 		ht_json_string(&j, NULL, "memory");
 	ht_json_array_end(&j);
+	ht_report_tag_cache_json(&j, v);
 	ht_json_object_end(&j);
 
 	ht_json_object_begin(&j, "allocator");
@@ -178,6 +180,8 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 		ht_json_object_end(&j);
 	}
 	ht_json_array_end(&j);
+
+	ht_report_tags_json(&j, v);
 
 	ht_json_array_begin(&j, "threads");
 	for (i = 0; i < v->nthreads; i++) {

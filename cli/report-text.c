@@ -139,8 +139,11 @@ text_summary(const struct ht_view *v, const struct text *t)
 		fprintf(t->fp, LABEL "%10s (%s's samples keep no peak)\n",
 		    "peak", "unknown", ht_backend_name(m->backend));
 	else
-		fprintf(t->fp, LABEL "%10s\n", "peak",
-		    size_str(t, ht_view_peak_bytes(v), a, sizeof(a)));
+		fprintf(t->fp, LABEL "%10s%s\n", "peak",
+		    size_str(t, ht_view_peak_bytes(v), a, sizeof(a)),
+		    v->opts.filter_tag ? " (the session's, every tag: see "
+					 "by tag for this tag's lines)" :
+					 "");
 	if (m->heap_inuse_bytes != 0 || m->heap_free_bytes != 0 ||
 	    m->heap_mmap_bytes != 0) {
 		fprintf(t->fp, LABEL "%10s in use, %s free, %s mmap",
@@ -197,6 +200,7 @@ text_summary(const struct ht_view *v, const struct text *t)
 				    sizeof(b)));
 		}
 	}
+	ht_report_tags_text(t->fp, v, t->raw);
 	if (v->nthreads > 0) {
 		fprintf(t->fp, "\n%-24s %10s %10s\n", "by thread", "in use",
 		    "allocated");
@@ -284,6 +288,7 @@ text_detail(struct ht_view *v, const struct text *t)
 		fputs("; in use ", t->fp);
 		text_interval(t, v, &r->f);
 		putc('\n', t->fp);
+		ht_report_tag_site_text(t->fp, v, r);
 		if (ht_text_frames(t->fp, v, r) < 0)
 			return -1;
 	}

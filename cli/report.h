@@ -49,6 +49,13 @@ struct ht_report_opts {
 	uint64_t threshold;
 	int at_peak;  /* the sites at the peak */
 	int coverage; /* text: list the account of coverage */
+	/* --tag: only the sites of this tag (resolved by the caller from
+	 * its name, ht_view_tag_find), the totals those of the tag. */
+	int filter_tag;
+	uint32_t tag;
+	/* --group-by tag: collapsed stacks and the flame graph rooted at
+	 * each site's tag and kind. */
+	int group_by_tag;
 };
 
 /* Parse a --format name.  Returns 0, or -1 for a name this heaptool does

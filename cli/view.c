@@ -327,9 +327,119 @@ below(const struct ht_view *v, const struct ht_view_row *r)
 	    r->f.alloc_bytes < v->opts.threshold;
 }
 
+/* The tags of the profile, by id: every TAG record's, and every id a
+ * site has.  Returns 0, or -1 out of memory. */
+static int
+tags_build(struct ht_view *v)
+{
+	const struct ht_profile *prof = v->prof;
+	size_t i, n = 0;
+	uint32_t k;
+
+	for (i = 0; i < prof->ntags; i++)
+		if (prof->tags[i].id < (1u << 24) && prof->tags[i].id >= n)
+			n = prof->tags[i].id + 1;
+	for (i = 0; i < prof->nsites; i++)
+		if (prof->sites[i].tag < (1u << 24) && prof->sites[i].tag >= n)
+			n = prof->sites[i].tag + 1;
+	if (n == 0)
+		return 0;
+	if ((v->tags = calloc(n, sizeof(*v->tags))) == NULL)
+		return -1;
+	v->ntags = n;
+	for (i = 0; i < n; i++)
+		v->tags[i].id = (uint32_t)i;
+	v->tags[0].name = "untagged";
+	for (i = 0; i < prof->ntags; i++) {
+		const struct ht_tag_rec *t = &prof->tags[i];
+
+		if (t->id >= n)
+			continue;
+		if (t->id != 0)
+			v->tags[t->id].name = t->name;
+		for (k = 0; k < 2; k++) {
+			v->tags[t->id].peak_bytes[k] = t->peak_bytes[k];
+			v->tags[t->id].peak_objects[k] = t->peak_objects[k];
+		}
+	}
+	return 0;
+}
+
+/* Row r's figures into its tag's line. */
+static void
+tags_add(struct ht_view *v, const struct ht_view_row *r)
+{
+	const struct ht_profile_site *s = r->site;
+	struct ht_view_tag *t;
+	uint32_t k;
+
+	if (s->tag >= v->ntags)
+		return;
+	t = &v->tags[s->tag];
+	k = s->kind != 0;
+	figures_add(&t->f[k], &r->f);
+	t->seen = 1;
+	if (s->tag != 0 || s->kind != 0)
+		v->has_tags = 1;
+	/* A peak never below what the line holds now (the agent's peak of
+	 * a line may be missing: no memory for its line, or an older
+	 * backend). */
+	if (t->peak_bytes[k] < t->f[k].inuse_bytes) {
+		t->peak_bytes[k] = t->f[k].inuse_bytes;
+		t->peak_objects[k] = t->f[k].inuse_objects;
+	}
+}
+
+const char *
+ht_view_tag_name(const struct ht_view *v, uint32_t id, char *buf, size_t len)
+{
+	if (id < v->ntags && v->tags[id].name != NULL)
+		return v->tags[id].name;
+	if (id == 0)
+		return "untagged";
+	snprintf(buf, len, "tag-%" PRIu32, id);
+	return buf;
+}
+
+int64_t
+ht_view_tag_find(const struct ht_profile *prof, const char *name)
+{
+	size_t i;
+
+	if (strcmp(name, "untagged") == 0)
+		return 0;
+	for (i = 0; i < prof->ntags; i++)
+		if (prof->tags[i].id != 0 &&
+		    strcmp(prof->tags[i].name, name) == 0)
+			return prof->tags[i].id;
+	return -1;
+}
+
+const char *
+ht_view_kind_name(uint32_t kind)
+{
+	return kind != 0 ? "arena" : "malloc";
+}
+
+const char *
+ht_view_tag_root(const struct ht_view *v, const struct ht_view_row *r,
+    char *buf, size_t len)
+{
+	char nb[32];
+
+	if (r->site == NULL)
+		snprintf(buf, len, "tag (several)");
+	else
+		snprintf(buf, len, "tag %s (%s)",
+		    ht_view_tag_name(v, r->site->tag, nb, sizeof(nb)),
+		    ht_view_kind_name(r->site->kind));
+	return buf;
+}
+
 void
 ht_view_free(struct ht_view *v)
 {
+	free(v->tags);
 	free(v->rows);
 	free(v->mods);
 	free(v->threads);
@@ -344,7 +454,7 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 	const struct ht_profile_site *s;
 	struct ht_view_row *r, fold;
 	struct charges ch;
-	size_t i, nkept;
+	size_t i, n, nkept;
 
 	memset(v, 0, sizeof(*v));
 	memset(&ch, 0, sizeof(ch));
@@ -356,11 +466,14 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 	v->exact = ht_view_meta_exact(&prof->meta);
 	v->live_known = !opts->at_peak || v->every;
 	/* One more for the folded remainder. */
-	if ((v->rows = calloc(prof->nsites + 1, sizeof(*v->rows))) == NULL)
+	if ((v->rows = calloc(prof->nsites + 1, sizeof(*v->rows))) == NULL ||
+	    tags_build(v) != 0)
 		goto out_nomem;
-	for (i = 0; i < prof->nsites; i++) {
+	for (i = n = 0; i < prof->nsites; i++) {
 		s = &prof->sites[i];
-		r = &v->rows[i];
+		if (opts->filter_tag && s->tag != opts->tag)
+			continue;
+		r = &v->rows[n++];
 		r->site = s;
 		r->frames = s->frames;
 		r->nframes = site_nframes(s);
@@ -374,15 +487,16 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 	}
 	cur_sort = opts->sort;
 	if (!opts->unsorted)
-		qsort(v->rows, prof->nsites, sizeof(*v->rows), row_cmp);
+		qsort(v->rows, n, sizeof(*v->rows), row_cmp);
 
 	/* Keep the first top rows that are not below the threshold, in
 	 * order; fold the others into one row, which never drops bytes. */
 	memset(&fold, 0, sizeof(fold));
 	nkept = 0;
-	for (i = 0; i < prof->nsites; i++) {
+	for (i = 0; i < n; i++) {
 		r = &v->rows[i];
 		figures_add(&v->total, &r->f);
+		tags_add(v, r);
 		if (module_charge(&ch, site_module(sym, r->site), &r->f) != 0)
 			goto out_nomem;
 		if ((opts->top == 0 || nkept < opts->top) && !below(v, r) &&

@@ -53,6 +53,12 @@ struct ht_view_opts {
 	/* Rows in the profile's order, not sorted (a diff, which sorts by
 	 * its own measure and reads the rows in memory order). */
 	int unsorted;
+	/* Only the sites of this tag (--tag), when filter_tag is set: the
+	 * totals are then that tag's. */
+	int filter_tag;
+	uint32_t tag;
+	/* Stack formats (collapsed, svg): each stack rooted at its tag. */
+	int group_by_tag;
 };
 
 struct ht_view_figures {
@@ -118,6 +124,21 @@ struct ht_view_module {
 	struct ht_view_figures f;
 };
 
+/*
+ * A tag's two lines (HT_TAG_MALLOC, HT_TAG_ARENA): the sums of the figures
+ * of its sites (so the by-tag summary is the sum of the detail, column by
+ * column), and the peaks the agent kept for the lines (TAG records;
+ * never below the line's figure now).
+ */
+struct ht_view_tag {
+	uint32_t id;
+	const char *name; /* "untagged" for 0 */
+	struct ht_view_figures f[2];
+	uint64_t peak_bytes[2];
+	uint64_t peak_objects[2];
+	int seen; /* a site has this tag */
+};
+
 struct ht_view {
 	const struct ht_profile *prof;
 	struct ht_sym *sym;
@@ -138,6 +159,12 @@ struct ht_view {
 	/* Threads by bytes in use; none at the peak (not recorded). */
 	const struct ht_thread_rec **threads;
 	size_t nthreads;
+	/* Tags by id, 0 to ntags - 1 (all of a profile's TAG records and
+	 * every tag a site has); ntags 0 before version 7.  has_tags: some
+	 * site is tagged or arena memory. */
+	struct ht_view_tag *tags;
+	size_t ntags;
+	int has_tags;
 	/* What ht_view_symbolize met (zero until it is called). */
 	struct ht_view_symbols symbols;
 	/* Scratch of ht_view_frames. */
@@ -218,6 +245,19 @@ int ht_view_meta_floor(const struct ht_meta *m);
  * (ht_view_meta_floor), hi is UINT64_MAX: unknown. */
 void ht_view_interval(const struct ht_view *, const struct ht_view_figures *,
     uint64_t *lo, uint64_t *hi);
+
+/* The name of tag id in v ("untagged" for 0, "tag-N" for one the profile
+ * does not name).  Returns the view's string or buf. */
+const char *
+ht_view_tag_name(const struct ht_view *, uint32_t id, char *buf, size_t len);
+/* The id of the tag called name in prof, or -1. */
+int64_t ht_view_tag_find(const struct ht_profile *prof, const char *name);
+/* "malloc" or "arena". */
+const char *ht_view_kind_name(uint32_t kind);
+/* The root frame of row r's stack under --group-by tag: "tag NAME
+ * (KIND)", or "tag (several)" for the fold.  Returns buf. */
+const char *ht_view_tag_root(const struct ht_view *,
+    const struct ht_view_row *r, char *buf, size_t len);
 
 /* The session's peak of bytes in use, never below the total in use. */
 uint64_t ht_view_peak_bytes(const struct ht_view *);

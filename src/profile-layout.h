@@ -33,6 +33,14 @@
 #define META_V6_TAIL		   4
 #define COVERAGE_FIXED		   16
 #define PROFILE_VERSION_COVERAGE   6
+/* Version 7 appends to META, after version 6's backend: u32 tags, u32
+ * tags_refused, u64 tag_cache_bytes, u64 tag_name_bytes; to SITE, after
+ * folded, u32 tag and u32 kind; and has TAG records (u32 id, u32 0, u64
+ * malloc peak bytes, objects, u64 arena peak bytes, objects, the name). */
+#define META_V7_TAIL		   24
+#define SITE_V7_TAIL		   8
+#define TAG_FIXED		   40
+#define PROFILE_VERSION_TAGS	   7
 
 /* The reader's bounds: a profile file, and the modules of one process
  * (a real one maps a few thousand). */
@@ -40,5 +48,6 @@
 #define MAX_MODULES    65536
 #define MAX_ALLOCATORS 4096
 #define MAX_COVERAGE   65536
+#define MAX_TAGS       (1 << 20)
 
 #endif

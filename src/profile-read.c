@@ -134,6 +134,8 @@ type_name(uint32_t type, char *buf, size_t len)
 		return "ALLOCATOR";
 	case HT_REC_COVERAGE:
 		return "COVERAGE";
+	case HT_REC_TAG:
+		return "TAG";
 	}
 	snprintf(buf, len, "type-%u", (unsigned)type);
 	return buf;
@@ -170,6 +172,26 @@ decode_meta(struct cursor *c, struct ht_meta *m, uint32_t version)
 		m->signal = get_u32(c);
 	if (version >= PROFILE_VERSION_COVERAGE)
 		m->backend = get_u32(c);
+	if (version >= PROFILE_VERSION_TAGS) {
+		m->tags = get_u32(c);
+		m->tags_refused = get_u32(c);
+		m->tag_cache_bytes = get_u64(c);
+		m->tag_name_bytes = get_u64(c);
+	}
+}
+
+/* A TAG record, its name copied out: returns 0, or -1 out of memory. */
+static int
+decode_tag(struct cursor *c, struct ht_tag_rec *t, char *buf)
+{
+	t->id = get_u32(c);
+	(void)get_u32(c);
+	t->peak_bytes[0] = get_u64(c);
+	t->peak_objects[0] = get_u64(c);
+	t->peak_bytes[1] = get_u64(c);
+	t->peak_objects[1] = get_u64(c);
+	get_str(c, buf, 256);
+	return (t->name = strdup(buf)) == NULL ? -1 : 0;
 }
 
 /* A COVERAGE record's strings are copied out: returns 0, or -1 out of
@@ -253,6 +275,10 @@ decode_site(struct cursor *c, struct ht_profile_site *s, uint64_t *frames,
 	s->frames = frames;
 	if (version >= 2)
 		s->folded = get_u32(c);
+	if (version >= PROFILE_VERSION_TAGS) {
+		s->tag = get_u32(c);
+		s->kind = get_u32(c);
+	}
 	return 0;
 }
 
@@ -337,6 +363,7 @@ struct counts {
 	size_t frames;
 	size_t allocators;
 	size_t coverage;
+	size_t tags;
 };
 
 /*
@@ -374,6 +401,9 @@ count_records(struct source *s, struct counts *n)
 			break;
 		case HT_REC_COVERAGE:
 			n->coverage++;
+			break;
+		case HT_REC_TAG:
+			n->tags++;
 			break;
 		case HT_REC_SITE:
 			n->sites++;
@@ -495,6 +525,8 @@ decode(struct source *s, char *err, size_t errlen)
 	pr->coverage =
 	    array(n.coverage < MAX_COVERAGE ? n.coverage : MAX_COVERAGE,
 		sizeof(*pr->coverage), &fail);
+	pr->tags = array(n.tags < MAX_TAGS ? n.tags : MAX_TAGS,
+	    sizeof(*pr->tags), &fail);
 	if (fail)
 		goto out_nomem;
 
@@ -657,6 +689,20 @@ decode(struct source *s, char *err, size_t errlen)
 			 * whatever it holds. */
 			if (decode_coverage(&c, &pr->coverage[pr->ncoverage++],
 				path) != 0)
+				goto out_nomem;
+			break;
+		case HT_REC_TAG:
+			/* Unknown before version 7: skipped as any new type. */
+			if (version < PROFILE_VERSION_TAGS)
+				break;
+			if (pr->ntags >= MAX_TAGS) {
+				seterr(err, errlen, "more than %d TAG records",
+				    MAX_TAGS);
+				goto out_inval;
+			}
+			if (pr->ntags >= n.tags)
+				goto out_nomem;
+			if (decode_tag(&c, &pr->tags[pr->ntags++], path) != 0)
 				goto out_nomem;
 			break;
 		default:
@@ -827,6 +873,9 @@ ht_profile_free(struct ht_profile *pr)
 		free((char *)pr->coverage[i].module);
 	}
 	free(pr->coverage);
+	for (i = 0; i < pr->ntags; i++)
+		free((char *)pr->tags[i].name);
+	free(pr->tags);
 	free(pr->frames);
 	free(pr);
 }
@@ -850,4 +899,6 @@ ht_profile_site_rec(const struct ht_profile_site *s, struct ht_site_rec *r)
 	if (r->nframes > 0)
 		memcpy(r->frames, s->frames, r->nframes * sizeof(r->frames[0]));
 	r->folded = s->folded;
+	r->tag = s->tag;
+	r->kind = s->kind;
 }

@@ -130,7 +130,8 @@ ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
 	put_u32(w, 0);
 
 	put_rec(w, HT_REC_META,
-	    META_FIXED + 2 + cl + META_V4_TAIL + META_V5_TAIL + META_V6_TAIL);
+	    META_FIXED + 2 + cl + META_V4_TAIL + META_V5_TAIL + META_V6_TAIL +
+		META_V7_TAIL);
 	put_u64(w, m->pid);
 	put_u64(w, m->epoch);
 	put_u64(w, m->rate);
@@ -155,6 +156,10 @@ ht_pw_meta(struct ht_pwriter *w, const struct ht_meta *m)
 	put_u32(w, m->drop_why);
 	put_u32(w, m->signal);
 	put_u32(w, m->backend);
+	put_u32(w, m->tags);
+	put_u32(w, m->tags_refused);
+	put_u64(w, m->tag_cache_bytes);
+	put_u64(w, m->tag_name_bytes);
 }
 
 void
@@ -196,7 +201,8 @@ ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
 
 	if (n > HT_PROFILE_MAX_FRAMES)
 		n = HT_PROFILE_MAX_FRAMES;
-	put_rec(w, HT_REC_SITE, SITE_FIXED + 8 * (size_t)n + 4);
+	put_rec(w, HT_REC_SITE,
+	    SITE_FIXED + 8 * (size_t)n + SITE_V2_TAIL + SITE_V7_TAIL);
 	put_u64(w, s->inuse_bytes);
 	put_u64(w, s->inuse_objects);
 	put_u64(w, s->alloc_bytes);
@@ -211,6 +217,24 @@ ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
 	for (i = 0; i < n; i++)
 		put_u64(w, s->frames[i]);
 	put_u32(w, s->folded);
+	put_u32(w, s->tag);
+	put_u32(w, s->kind);
+}
+
+void
+ht_pw_tag(struct ht_pwriter *w, const struct ht_tag_rec *t)
+{
+	const char *n = t->name != NULL ? t->name : "";
+	size_t nl = field_len(n, 256);
+
+	put_rec(w, HT_REC_TAG, TAG_FIXED + 2 + nl);
+	put_u32(w, t->id);
+	put_u32(w, 0);
+	put_u64(w, t->peak_bytes[0]);
+	put_u64(w, t->peak_objects[0]);
+	put_u64(w, t->peak_bytes[1]);
+	put_u64(w, t->peak_objects[1]);
+	put_str(w, n, nl);
 }
 
 void

@@ -10,7 +10,8 @@
  *   record:  u32 type, u32 length of payload, payload
  *
  * Records: exactly one META first, then MODULE, THREAD, SITE, (version 5)
- * ALLOCATOR and (version 6) COVERAGE records in any order, then END.  Since version 3 END's payload is a u32, the CRC-32
+ * ALLOCATOR, (version 6) COVERAGE and (version 7) TAG records in any
+ * order, then END.  Since version 3 END's payload is a u32, the CRC-32
  * (zlib's) of every byte of the file before it, header and END's own type
  * and length included; the reader refuses a file whose CRC differs, so a
  * corrupt byte anywhere is an error, never a wrong figure.  Versions 1 and
@@ -37,7 +38,7 @@
 #include <stdint.h>
 
 #define HT_PROFILE_MAGIC	"HEAPPROF"
-#define HT_PROFILE_VERSION	6 /* written; the reader takes 1 to 6 */
+#define HT_PROFILE_VERSION	7 /* written; the reader takes 1 to 7 */
 #define HT_PROFILE_MAX_FRAMES	64
 #define HT_PROFILE_MAX_PATH	4096
 #define HT_PROFILE_MAX_BUILD_ID 64
@@ -50,6 +51,7 @@ enum ht_record_type {
 	HT_REC_SITE = 4,
 	HT_REC_ALLOCATOR = 5, /* version 5 */
 	HT_REC_COVERAGE = 6,  /* version 6 */
+	HT_REC_TAG = 7,	      /* version 7 */
 };
 
 enum ht_session_state {
@@ -97,6 +99,13 @@ struct ht_meta {
 	 * of src/allocnames.h: 0 unknown, 1 got, 2 inline, 3 jemalloc, 4
 	 * mimalloc); 0 in older profiles. */
 	uint32_t backend;
+	/* Version 7, after the backend: the tags the process has interned
+	 * (0, untagged, included), the names refused for a full table, and
+	 * the agent's memory for them: mapped, and taken by the names. */
+	uint32_t tags;
+	uint32_t tags_refused;
+	uint64_t tag_cache_bytes;
+	uint64_t tag_name_bytes;
 };
 /* Why samples were dropped: the live-sample table or the site table held
  * as many as the bound allows, or a table could not grow for want of
@@ -165,6 +174,24 @@ struct ht_coverage_rec {
 	const char *module;
 };
 
+/*
+ * Version 7: a tag, its name and the peaks of its two lines (kind 0,
+ * malloc, and 1, arena): the most bytes each held in use at once in the
+ * session, with its objects at that moment, as the agent saw them change
+ * (rounded estimates; exact at rate 1).  What a line holds now is the sum
+ * of its sites.  Tag 0 ("untagged") has a record with an empty name.
+ */
+struct ht_tag_rec {
+	uint32_t id;
+	uint64_t peak_bytes[2];
+	uint64_t peak_objects[2];
+	/* NUL-terminated: the profile's when decoded, the caller's when
+	 * written (cut to 255 bytes). */
+	const char *name;
+};
+#define HT_TAG_MALLOC 0
+#define HT_TAG_ARENA  1
+
 struct ht_thread_rec {
 	uint32_t tid;
 	char name[16]; /* as prctl(PR_GET_NAME) */
@@ -192,6 +219,10 @@ struct ht_site_rec {
 	 * with no frames that stands for the sites below a dump's threshold);
 	 * 0 for a site of its own, and in version 1 profiles. */
 	uint32_t folded;
+	/* Version 7: the site's tag and kind (HT_TAG_MALLOC, HT_TAG_ARENA),
+	 * part of its identity; 0 and 0 in older profiles. */
+	uint32_t tag;
+	uint32_t kind;
 };
 
 /*
@@ -219,6 +250,7 @@ void ht_pw_thread(struct ht_pwriter *, const struct ht_thread_rec *);
 void ht_pw_site(struct ht_pwriter *, const struct ht_site_rec *);
 void ht_pw_allocator(struct ht_pwriter *, const struct ht_allocator_rec *);
 void ht_pw_coverage(struct ht_pwriter *, const struct ht_coverage_rec *);
+void ht_pw_tag(struct ht_pwriter *, const struct ht_tag_rec *);
 /* Writes END and flushes.  Returns 0, or -1 if anything failed. */
 int ht_pw_finish(struct ht_pwriter *);
 
@@ -242,6 +274,8 @@ struct ht_profile_site {
 	const uint64_t *frames; /* nframes, inside the profile's frames */
 	uint32_t nframes;	/* at most HT_PROFILE_MAX_FRAMES */
 	uint32_t folded;
+	uint32_t tag; /* version 7 */
+	uint32_t kind;
 };
 
 /*
@@ -261,6 +295,8 @@ struct ht_profile {
 	size_t nallocators;
 	struct ht_coverage_rec *coverage; /* version 6 */
 	size_t ncoverage;
+	struct ht_tag_rec *tags; /* version 7, in the file's order */
+	size_t ntags;
 	uint64_t *frames; /* every site's frames, one site after the other */
 	size_t nframes;
 };
@@ -272,7 +308,7 @@ ht_profile_site_rec(const struct ht_profile_site *s, struct ht_site_rec *r);
 
 /* Decode len bytes at buf.  Returns a profile, or NULL with a one-line
  * reason in err (e.g. "not a heaptool profile", "truncated SITE record at
- * offset 1234", "format version 7, this heaptool reads 1 to 6",
+ * offset 1234", "format version 8, this heaptool reads 1 to 7",
  * "checksum mismatch: ..."). */
 struct ht_profile *
 ht_profile_decode(const void *buf, size_t len, char *err, size_t errlen);

@@ -257,6 +257,12 @@ static char longest[HT_PROFILE_MAX_PATH];
 static struct ht_thread_rec thr[2];
 static struct ht_site_rec sites[4];
 static struct ht_allocator_rec allocs[2];
+/* Version 7: the tags, 0 (untagged) first. */
+static struct ht_tag_rec tagrecs[2] = {
+	{ 0, { 4096, 0 }, { 1, 0 }, "" },
+	{ 1, { 1ULL << 40, 7 }, { 3, UINT64_MAX }, "reader.cc::1923" },
+};
+
 static struct ht_coverage_rec covs[2] = {
 	{ 1, 1, 1, 3, "mimalloc", "mi_malloc", "/usr/lib/libmimalloc.so.2" },
 	{ 0, 6, 2, 0, "malloc", "free", "" },
@@ -292,6 +298,10 @@ fill(void)
 	meta.drop_why = HT_DROP_LIVE | HT_DROP_NOMEM;
 	meta.signal = 11;
 	meta.backend = 4;
+	meta.tags = 2;
+	meta.tags_refused = 5;
+	meta.tag_cache_bytes = 589824;
+	meta.tag_name_bytes = 16;
 
 	allocs[0].names = 0xf;
 	allocs[0].path = "/usr/bin/redis-server";
@@ -360,6 +370,9 @@ fill(void)
 	sites[2].folded = 0xfedcba98;
 	sites[3].nframes = 1;
 	sites[3].frames[0] = 1;
+	sites[3].tag = 1;
+	sites[3].kind = 1;
+	sites[0].tag = 1;
 	sites[3].alloc_var = 0;
 }
 
@@ -380,6 +393,8 @@ write_all(struct ht_pwriter *w)
 	ht_pw_allocator(w, &allocs[1]);
 	ht_pw_coverage(w, &covs[0]);
 	ht_pw_coverage(w, &covs[1]);
+	ht_pw_tag(w, &tagrecs[0]);
+	ht_pw_tag(w, &tagrecs[1]);
 }
 
 /* ---- field-by-field comparison */
@@ -435,6 +450,10 @@ same_meta(const struct ht_meta *a, const struct ht_meta *b)
 	SAME(drop_why);
 	SAME(signal);
 	SAME(backend);
+	SAME(tags);
+	SAME(tags_refused);
+	SAME(tag_cache_bytes);
+	SAME(tag_name_bytes);
 	return 1;
 }
 
@@ -501,6 +520,22 @@ same_site(const struct ht_profile_site *a, const struct ht_site_rec *b)
 		return 0;
 	}
 	SAME(folded);
+	SAME(tag);
+	SAME(kind);
+	return 1;
+}
+
+static int
+same_tag(const struct ht_tag_rec *a, const struct ht_tag_rec *b)
+{
+	const char *what = "TAG";
+
+	SAME(id);
+	SAME(peak_bytes[0]);
+	SAME(peak_bytes[1]);
+	SAME(peak_objects[0]);
+	SAME(peak_objects[1]);
+	SAME_STR(name);
 	return 1;
 }
 
@@ -535,7 +570,9 @@ same_profile(const struct ht_profile *p)
 	    same_allocator(&p->allocators[0], &allocs[0]) &&
 	    same_allocator(&p->allocators[1], &allocs[1]) &&
 	    p->ncoverage == 2 && same_coverage(&p->coverage[0], &covs[0]) &&
-	    same_coverage(&p->coverage[1], &covs[1]);
+	    same_coverage(&p->coverage[1], &covs[1]) && p->ntags == 2 &&
+	    same_tag(&p->tags[0], &tagrecs[0]) &&
+	    same_tag(&p->tags[1], &tagrecs[1]);
 }
 
 /* ---- flush sink */
@@ -597,9 +634,10 @@ test_round_trip(void)
 	is_uint(HT_PROFILE_VERSION, le_at(enc, 8, 4), "header version");
 	is_uint(0, le_at(enc, 12, 4), "header flags 0");
 	is_uint(HT_REC_META, le_at(enc, 16, 4), "META first");
-	is_uint(128 + 2 + strlen(meta.command) + 28 + 4 + 4, le_at(enc, 20, 4),
+	is_uint(128 + 2 + strlen(meta.command) + 28 + 4 + 4 + 24,
+	    le_at(enc, 20, 4),
 	    "META length: 128 fixed + string + 28 of version 4 + 4 of 5 + 4 "
-	    "of 6");
+	    "of 6 + 24 of 7");
 	is_uint(meta.pid, le_at(enc, 24, 8), "META pid at payload 0");
 	is_uint(meta.state, le_at(enc, 24 + 24, 4), "META state at 24");
 	is_uint(meta.start_ns, le_at(enc, 24 + 32, 8), "META start at 32");
@@ -615,8 +653,11 @@ test_round_trip(void)
 	    "META dropped_objects after it");
 	is_uint(meta.drop_why, le_at(enc, off + 24, 4), "META drop_why then");
 	is_uint(meta.signal, le_at(enc, off + 28, 4), "META signal then");
-	is_uint(meta.backend, le_at(enc, off + 32, 4), "META backend last");
-	off += 36;
+	is_uint(meta.backend, le_at(enc, off + 32, 4), "META backend then");
+	is_uint(meta.tags, le_at(enc, off + 36, 4), "META tags then");
+	is_uint(meta.tag_name_bytes, le_at(enc, off + 52, 8),
+	    "META tag_name_bytes last");
+	off += 60;
 	is_uint(HT_REC_MODULE, le_at(enc, off, 4), "MODULE second");
 	is_uint(24 + 2 + 20 + 2 + strlen(mods[0].path), le_at(enc, off + 4, 4),
 	    "MODULE length");
@@ -629,7 +670,7 @@ test_round_trip(void)
 	    "THREAD alloc_objects at 28");
 	off += 8 + le_at(enc, off + 4, 4);
 	is_uint(HT_REC_SITE, le_at(enc, off, 4), "SITE fourth");
-	is_uint(84 + 3 * 8 + 4, le_at(enc, off + 4, 4), "SITE length");
+	is_uint(84 + 3 * 8 + 4 + 8, le_at(enc, off + 4, 4), "SITE length");
 	is_uint(3, le_at(enc, off + 8 + 80, 4), "SITE nframes at 80");
 	is_uint(sites[0].frames[0], le_at(enc, off + 8 + 84, 8),
 	    "SITE first frame at 84");
@@ -637,7 +678,7 @@ test_round_trip(void)
 	    "SITE folded after the frames (0: a site of its own)");
 	off += 8 + le_at(enc, off + 4, 4);
 	off += 8 + le_at(enc, off + 4, 4);
-	is_uint(84 + 4, le_at(enc, off + 4, 4),
+	is_uint(84 + 4 + 8, le_at(enc, off + 4, 4),
 	    "folded SITE length: no frames");
 	is_uint(sites[2].folded, le_at(enc, off + 8 + 84, 4),
 	    "folded SITE: the number of sites folded");
@@ -682,7 +723,7 @@ test_empty(void)
 	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
 	ht_pw_meta(&w, &m);
 	is_int(0, ht_pw_finish(&w), "encode META + END");
-	is_uint(16 + 8 + 130 + 36 + 8 + 4, w.len, "empty profile is 202 bytes");
+	is_uint(16 + 8 + 130 + 60 + 8 + 4, w.len, "empty profile is 226 bytes");
 	p = ht_profile_decode(buf, w.len, err, sizeof(err));
 	ok(p != NULL && p->nmodules == 0 && p->nthreads == 0 &&
 		p->nsites == 0 && p->meta.command[0] == '\0' &&
@@ -736,7 +777,7 @@ test_flush(void)
 	is_int(-1, ht_pw_finish(&w), "overflow without flush: finish -1");
 
 	/* An exact fit is not an overflow. */
-	ht_pw_init(&w, big, 202, NULL, NULL);
+	ht_pw_init(&w, big, 226, NULL, NULL);
 	{
 		struct ht_meta m;
 
@@ -744,7 +785,7 @@ test_flush(void)
 		ht_pw_meta(&w, &m);
 	}
 	is_int(0, ht_pw_finish(&w), "an exact fit succeeds");
-	ht_pw_init(&w, big, 201, NULL, NULL);
+	ht_pw_init(&w, big, 225, NULL, NULL);
 	{
 		struct ht_meta m;
 
@@ -879,15 +920,15 @@ test_hand_made(void)
 	bb_header(&b, 1);
 	b.n = 12;
 	rejects(&b, "truncated profile header", "a cut header");
-	bb_header(&b, 7);
+	bb_header(&b, 8);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 7, this heaptool reads 1 to 6",
+	rejects(&b, "format version 8, this heaptool reads 1 to 7",
 	    "a later major version");
 	bb_header(&b, 0);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 0, this heaptool reads 1 to 6",
+	rejects(&b, "format version 0, this heaptool reads 1 to 7",
 	    "version 0");
 
 	/* Version 2: SITE has u32 folded after the frames; version 1's

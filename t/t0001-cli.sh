@@ -303,7 +303,9 @@ want(t["inuse_bytes_low"] < t["inuse_bytes"] < t["inuse_bytes_high"],
      "a sampled total has an interval")
 want(full["agent"] == {"overhead_bytes": 65536, "dropped_samples": 3,
                       "dropped_bytes": 0, "dropped_objects": 0,
-                      "max_samples": None, "drop_reasons": []},
+                      "max_samples": None, "drop_reasons": [],
+                      "tag_cache": {"tags": 0, "refused": 0,
+                                    "mapped_bytes": 0, "name_bytes": 0}},
      "agent %r" % full["agent"])
 want(full["allocator"]["predates_session_bytes"] == 200000 - 34096,
      "predates the session")
@@ -325,8 +327,8 @@ want(len(top["sites"]) == 2 and top["sites"][1]["frames"] == [] and
      top["sites"][1]["folded_sites"] == 2 and
      top["sites"][1]["alloc_bytes"] == 8292, "--top folds the rest")
 want(sorted(full) == sorted(["pid", "command", "session", "totals", "agent",
-     "allocator", "unseen_allocators", "coverage", "modules", "threads",
-     "sites"]),
+     "allocator", "unseen_allocators", "coverage", "modules", "tags",
+     "threads", "sites"]),
      "top-level keys")
 want(full["unseen_allocators"] == [], "no unseen allocator")
 for w in fails:

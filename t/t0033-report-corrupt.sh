@@ -73,16 +73,16 @@ refused "$HT_TMP/flip.heap" 'checksum mismatch (stored [0-9a-f]*, computed' \
     "a flipped bit in a figure: checksum mismatch"
 
 # A version 2 file: the same records with an empty END, no CRC to check,
-# and META without the last 36 bytes that versions 4 to 6 appended.
+# and META without the last 60 bytes that versions 4 to 7 appended.
 python3 - "$prof" "$HT_TMP/v2.heap" <<'PY'
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
-assert b[8:12] == struct.pack("<I", 6)
+assert b[8:12] == struct.pack("<I", 7)
 b[8:12] = struct.pack("<I", 2)
 t, n = struct.unpack_from("<II", b, 16)
 assert t == 1
-del b[16 + 8 + n - 36:16 + 8 + n]
-struct.pack_into("<I", b, 20, n - 36)
+del b[16 + 8 + n - 60:16 + 8 + n]
+struct.pack_into("<I", b, 20, n - 60)
 assert struct.unpack("<II", b[-12:-4]) == (0, 4)
 del b[-8:]
 b += struct.pack("<I", 0)

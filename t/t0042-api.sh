@@ -9,7 +9,7 @@
 #   thr.N.heap   four dumps written at once from four threads, all equal;
 #   auto.PID.SEQ.heap  heaptool_enable_dumps' every-bytes files (flags 0x8),
 #                and one of heaptool_dump(NULL) (0x20).
-# Also: the agent exports exactly the five functions, heaptool.pc names the
+# Also: the agent exports exactly the five functions (and the tags' table), heaptool.pc names the
 # agent with an rpath, and heaptool(3) lints clean.
 . "$(dirname "$0")/tap/libtap.sh"
 
@@ -112,8 +112,9 @@ heaptool_enable_dumps
 heaptool_inline
 heaptool_start
 heaptool_stop
-heaptool_strerror" "$(cat "$HT_TMP/exports")" \
-	    "the agent exports the API (and attach's entry point, and the inline backend's block)"
+heaptool_strerror
+heaptool_tags_v1" "$(cat "$HT_TMP/exports")" \
+	    "the agent exports the API (and attach's entry point, the inline backend's block, the tags' table)"
 else
 	skip "nm not installed"
 fi

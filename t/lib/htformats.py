@@ -413,7 +413,9 @@ def decode_pprof(path):
             "lines": [(funcs[one(x, 1)], signed(one(x, 2))) for x in lines]}
     prof["locations"] = locs
     prof["samples"] = [{"locations": [locs[i] for i in ints(s, 1)],
-                        "values": [signed(v) for v in ints(s, 2)]}
+                        "values": [signed(v) for v in ints(s, 2)],
+                        "labels": {S(one(m, 1)): S(one(m, 2))
+                                   for m in map(msg, s.get(3, []))}}
                        for s in map(msg, p.get(2, []))]
     return prof
 
