@@ -58,6 +58,7 @@
 #include "snapshot.h"
 #include "status.h"
 #include "tables.h"
+#include "timeline.h"
 
 #define REQUEST_S  2 /* to send a whole request, from the accept */
 #define REQUEST_MS (REQUEST_S * 1000)
@@ -826,6 +827,9 @@ serve(void)
 		}
 		soon = expire();
 		due = ht_dump_tick(ht_prim_mono_ms());
+		if (due < soon)
+			soon = due;
+		due = ht_timeline_tick(ht_prim_mono_ms());
 		if (due < soon)
 			soon = due;
 		if (next < soon)

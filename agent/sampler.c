@@ -19,6 +19,7 @@
 #include "sampler.h"
 #include "session.h"
 #include "tables.h"
+#include "timeline.h"
 #include "unwind.h"
 #include "wrap.h"
 
@@ -127,6 +128,7 @@ account_free(const struct ht_live *e)
 	if (th != NULL)
 		inuse_sub(&th->st, &w);
 	ht_session.inuse_bytes -= w.bytes;
+	ht_session.inuse_var -= w.var_bytes;
 }
 
 /* With the lock held: a sample of size bytes could not be kept, for want
@@ -349,6 +351,8 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 		stats_add(&th->st, &w);
 	ht_session.samples++;
 	ht_session.inuse_bytes += w.bytes;
+	ht_session.inuse_var += w.var_bytes;
+	ht_session.alloc_bytes += w.bytes;
 	if (ht_session.inuse_bytes > ht_session.peak_bytes) {
 		ht_session.peak_bytes = ht_session.inuse_bytes;
 		ht_session.peak_ns = ht_prim_now_ns();
@@ -382,7 +386,7 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
     const struct ht_regs *from)
 {
 	struct ht_tls *t = &ht_tls;
-	int saved_errno, wake = 0;
+	int saved_errno, wake = 0, sampled = 0;
 	unsigned gen;
 
 	if (ht_guard_held())
@@ -414,10 +418,13 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 	if (p != NULL)
 		wake = record(t, p, size, caller, from);
 	t->countdown = ht_sample_countdown(&t->rng, t->rate);
+	sampled = p != NULL;
 out:
 	ht_lock_release(&ht_lock_global);
 	if (wake)
 		ht_dump_wake();
+	if (sampled)
+		ht_timeline_poke();
 	ht_guard_leave();
 	if (t->npending > 0)
 		drain_pending(t);
@@ -504,6 +511,7 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 		if (th != NULL)
 			inuse_add(&th->st, &w);
 		ht_session.inuse_bytes += w.bytes;
+		ht_session.inuse_var += w.var_bytes;
 	}
 	ht_lock_release(&ht_lock_global);
 	ht_guard_leave();

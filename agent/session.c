@@ -53,6 +53,8 @@ ht_session_start(uint64_t rate, uint64_t max_samples)
 	ht_session.start_ns = ht_prim_now_ns();
 	ht_session.end_ns = 0;
 	ht_session.inuse_bytes = 0;
+	ht_session.inuse_var = 0;
+	ht_session.alloc_bytes = 0;
 	ht_session.peak_bytes = 0;
 	ht_session.peak_ns = ht_session.start_ns;
 	ht_session.peak_gen = 1;

@@ -31,6 +31,8 @@ struct ht_session {
 	uint64_t start_ns;
 	uint64_t end_ns;
 	double inuse_bytes; /* estimate, sum over live samples */
+	double inuse_var;   /* its variance (the timeline's band) */
+	double alloc_bytes; /* estimate of what the session allocated */
 	double peak_bytes;
 	uint64_t peak_ns;
 	uint64_t peak_gen; /* bumped at every new peak */

@@ -23,6 +23,7 @@
 #include "session.h"
 #include "snapshot.h"
 #include "tables.h"
+#include "timeline.h"
 #include "tags.h"
 
 #define ENC_BUF (64 * 1024)
@@ -343,6 +344,8 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 		tag_record((uint32_t)i, &tag);
 		ht_pw_tag(&w, &tag);
 	}
+	for (i = 0; i < ht_timeline_count(); i++)
+		ht_pw_timeline(&w, ht_timeline_get(i));
 	for (i = 0; i < ht_allocators_count(); i++) {
 		alloc.path = ht_allocators_get(i)->path;
 		/* Only what no backend sees: a function hooked inline is. */

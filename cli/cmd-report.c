@@ -29,7 +29,7 @@ static const char report_usage[] =
     "usage: heaptool report [-p PID] [--detail] [--format FORMAT | --json]\n"
     "                       [--sort COLUMN] [--top N] [--threshold SIZE]\n"
     "                       [--at-peak] [--coverage] [--bytes] [-o OUT]\n"
-    "                       [--tag NAME] [--group-by tag]\n"
+    "                       [--tag NAME] [--group-by tag] [--timeline]\n"
     "                       [--sysroot DIR]\n"
     "                       [--debug-dir DIR]... [--diff | FILE]\n"
     "\n"
@@ -43,9 +43,10 @@ static const char report_usage[] =
     "  -d, --detail         also list every allocation site with its stack\n"
     "  -f, --format FORMAT  text (default), json, pprof (gzip'd "
     "profile.proto),\n"
-    "                       collapsed (stacks for flamegraph.pl) or svg (an\n"
-    "                       interactive flame graph); pprof and svg need -o\n"
-    "                       or a redirection\n"
+    "                       collapsed (stacks for flamegraph.pl), svg (an\n"
+    "                       interactive flame graph) or html (one page:\n"
+    "                       memory over time, summary, top sites, flame\n"
+    "                       graphs); pprof and svg need -o or a redirection\n"
     "  -j, --json           same as --format json\n"
     "  -s, --sort COLUMN    inuse (bytes in use, default), alloc (bytes\n"
     "                       allocated) or objects (objects in use): the order\n"
@@ -57,6 +58,8 @@ static const char report_usage[] =
     "      --tag NAME       only the sites of tag NAME (heaptool_tag(3));\n"
     "                       the totals are then that tag's\n"
     "      --group-by tag   collapsed and svg: root each stack at its tag\n"
+    "      --timeline       text and JSON: add the session's memory over\n"
+    "                       time (a point each 100 ms at most)\n"
     "      --coverage       list which allocator functions of which modules\n"
     "                       are hooked, by which backend, and why not\n"
     "      --diff           what changed since heaptool baseline, as heaptool\n"
@@ -78,6 +81,7 @@ enum {
 	OPT_COVERAGE,
 	OPT_TAG,
 	OPT_GROUP_BY,
+	OPT_TIMELINE,
 };
 
 static const struct option report_options[] = {
@@ -91,6 +95,7 @@ static const struct option report_options[] = {
 	{ "coverage", no_argument, NULL, OPT_COVERAGE },
 	{ "tag", required_argument, NULL, OPT_TAG },
 	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
+	{ "timeline", no_argument, NULL, OPT_TIMELINE },
 	HT_CMD_PRINT_LONGOPTS,
 	HT_CMD_FILES_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
@@ -306,7 +311,7 @@ ht_cmd_report(int argc, char **argv)
 				return ht_usage(
 				    "--format %s: not a format "
 				    "this heaptool writes; use text, json, "
-				    "pprof, collapsed or svg",
+				    "pprof, collapsed, svg or html",
 				    optarg);
 			break;
 		case 's':
@@ -333,6 +338,9 @@ ht_cmd_report(int argc, char **argv)
 		case OPT_TAG:
 			tag = optarg;
 			break;
+		case OPT_TIMELINE:
+			opts.timeline = 1;
+			break;
 		case OPT_GROUP_BY:
 			if (strcmp(optarg, "tag") != 0)
 				return ht_usage(
@@ -357,6 +365,11 @@ ht_cmd_report(int argc, char **argv)
 		return ht_usage("report: %s: one profile at a time; see "
 				"'heaptool report --help'",
 		    argv[optind + 1]);
+	if (opts.timeline && opts.format != HT_REPORT_TEXT &&
+	    opts.format != HT_REPORT_JSON)
+		return ht_usage("report: --timeline adds to a text or JSON "
+				"report (--format html always has it); drop "
+				"--format or use --json");
 	if (opts.group_by_tag && opts.format != HT_REPORT_COLLAPSED &&
 	    opts.format != HT_REPORT_SVG)
 		return ht_usage("report: --group-by tag roots the stacks of "
@@ -366,6 +379,10 @@ ht_cmd_report(int argc, char **argv)
 			return ht_usage("report --diff: --tag and --group-by "
 					"do not apply; the diff compares every "
 					"tag");
+		if (opts.timeline)
+			return ht_usage("report --diff: --timeline does not "
+					"apply; drop it, or report without "
+					"--diff");
 		if ((rc = ht_cmd_files_env(&files)) == HT_EXIT_OK) {
 			ht_cmd_files_sym(&files, &sopts);
 			rc = report_diff(popt, &opts, &p,

@@ -94,6 +94,8 @@ struct flame {
 	uint32_t max_depth;
 	uint64_t min_value; /* of a node drawn */
 	int pruned;	    /* some were narrower */
+	int icicle;	    /* the root at the top */
+	uint64_t parts;	    /* the narrowest drawn is 1/parts of all */
 	struct cand *cands;
 	size_t ncands;
 	size_t cands_cap;
@@ -402,9 +404,10 @@ build(struct flame *fl)
 		ncur++;
 	}
 	fl->nodes[0].value = total;
-	/* value / total * FRAMES_W >= 0.5, in integers (no value is
-	 * past total, which is 2^64 - 1 at most). */
-	fl->min_value = total / MIN_PARTS + (total % MIN_PARTS != 0);
+	/* value / total * FRAMES_W >= min_px (0.5: 1 / MIN_PARTS of all),
+	 * in integers (no value is past total, which is 2^64 - 1 at
+	 * most). */
+	fl->min_value = total / fl->parts + (total % fl->parts != 0);
 	if (fl->min_value == 0)
 		fl->min_value = 1;
 	if (v->opts.group_by_tag && ncur > 0) {
@@ -472,42 +475,6 @@ layout(struct flame *fl)
 	return 0;
 }
 
-static void
-put_xml_byte(FILE *fp, int c)
-{
-	switch (c) {
-	case '&':
-		fputs("&amp;", fp);
-		break;
-	case '<':
-		fputs("&lt;", fp);
-		break;
-	case '>':
-		fputs("&gt;", fp);
-		break;
-	case '"':
-		fputs("&quot;", fp);
-		break;
-	case '\'':
-		fputs("&apos;", fp);
-		break;
-	default:
-		/* XML 1.0 allows no control characters but tab and
-		 * newlines; none belongs in a name. */
-		putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
-		break;
-	}
-}
-
-/* s as XML character data or attribute value: markup escaped, control
- * characters and bytes that are not UTF-8 as '?'.  At most max
- * characters (not bytes) are written; returns how many were. */
-static size_t
-put_xml(FILE *fp, const char *s, size_t max)
-{
-	return ht_json_put_text(fp, s, max, put_xml_byte, "&<>\"'");
-}
-
 /* The number of characters of s (UTF-8, ill-formed bytes one each). */
 static size_t
 chars_of(const char *s)
@@ -533,9 +500,9 @@ put_label(FILE *fp, const char *name, double w)
 		return;
 	n = (size_t)fit;
 	if (chars_of(name) <= n)
-		put_xml(fp, name, n);
+		ht_text_xml(fp, name, n);
 	else {
-		put_xml(fp, name, n - 2);
+		ht_text_xml(fp, name, n - 2);
 		fputs("..", fp);
 	}
 }
@@ -598,19 +565,21 @@ put_frame(FILE *fp, const struct flame *fl, const struct node *nd)
 		x = MARGIN + (double)nd->x / (double)total * FRAMES_W;
 		w = (double)nd->value / (double)total * FRAMES_W;
 	}
-	y = TOP + (double)(fl->max_depth - nd->depth) * FRAME_H;
+	y = TOP +
+	    (double)(fl->icicle ? nd->depth : fl->max_depth - nd->depth) *
+		FRAME_H;
 	fprintf(fp,
 	    "<g class=\"f\" data-d=\"%" PRIu32 "\" data-x=\"%" PRIu64
 	    "\" data-v=\"%" PRIu64 "\" data-n=\"",
 	    nd->depth, nd->x, nd->value);
-	put_xml(fp, nd->name, SIZE_MAX);
+	ht_text_xml(fp, nd->name, SIZE_MAX);
 	fputs("\"><title>", fp);
 	if (nd->kind == K_INLINED)
 		fputs("[inlined] ", fp);
-	put_xml(fp, nd->name, SIZE_MAX);
+	ht_text_xml(fp, nd->name, SIZE_MAX);
 	if (nd->file != NULL) {
 		putc('\n', fp);
-		put_xml(fp, nd->file, SIZE_MAX);
+		ht_text_xml(fp, nd->file, SIZE_MAX);
 		if (nd->line > 0)
 			fprintf(fp, ":%d", nd->line);
 		else if (nd->line < 0)
@@ -731,11 +700,11 @@ put_header(FILE *fp, const struct flame *fl, int height)
 	    "text-anchor=\"middle\">",
 	    IMAGE_W / 2);
 	fputs("Heap ", fp);
-	put_xml(fp, ht_view_value_name(v), SIZE_MAX);
+	ht_text_xml(fp, ht_view_value_name(v), SIZE_MAX);
 	if (v->opts.at_peak)
 		fputs(" at peak", fp);
 	fputs(": ", fp);
-	put_xml(fp, m->command, sizeof(m->command));
+	ht_text_xml(fp, m->command, sizeof(m->command));
 	fprintf(fp, " (pid %" PRIu64 ")</text>\n", m->pid);
 	fprintf(fp, "<text x=\"%d\" y=\"40\" text-anchor=\"middle\">",
 	    IMAGE_W / 2);
@@ -753,10 +722,15 @@ put_header(FILE *fp, const struct flame *fl, int height)
 		    ht_size_format(m->rate, a, sizeof(a)));
 	if (m->dropped_samples > 0) {
 		fputs("; ", fp);
-		put_xml(fp, ht_text_drop_line(m, line, sizeof(line)), SIZE_MAX);
+		ht_text_xml(fp, ht_text_drop_line(m, line, sizeof(line)),
+		    SIZE_MAX);
 	}
-	if (fl->pruned)
+	if (fl->pruned && fl->parts == MIN_PARTS)
 		fputs("; frames under half a pixel not drawn", fp);
+	else if (fl->pruned)
+		fprintf(fp, "; frames under %.2g pixel%s not drawn",
+		    (double)FRAMES_W / (double)fl->parts,
+		    fl->parts == FRAMES_W ? "" : "s");
 	fputs("</text>\n", fp);
 	fprintf(fp,
 	    "<text id=\"reset\" class=\"c\" x=\"%d\" y=\"22\">"
@@ -807,12 +781,22 @@ put_tree(FILE *fp, const struct flame *fl)
 int
 ht_flame_write(FILE *fp, struct ht_view *v)
 {
+	return ht_flame_write_as(fp, v, 0, 0.5);
+}
+
+int
+ht_flame_write_as(FILE *fp, struct ht_view *v, int icicle, double min_px)
+{
 	struct flame fl;
 	size_t i;
 	int rc = -1, height;
 
 	memset(&fl, 0, sizeof(fl));
 	fl.v = v;
+	fl.icicle = icicle;
+	fl.parts = min_px > 0 && FRAMES_W / min_px >= 1 ?
+	    (uint64_t)(FRAMES_W / min_px) :
+	    MIN_PARTS;
 	if (build(&fl) != 0 || layout(&fl) != 0)
 		goto out;
 	height = TOP + (int)(fl.max_depth + 1) * FRAME_H + BOTTOM;

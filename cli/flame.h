@@ -31,4 +31,9 @@
  * error). */
 int ht_flame_write(FILE *fp, struct ht_view *v);
 
+/* The same, with the root at the top (an icicle graph: a deep stack's wide
+ * frames are on the first screen) when icicle is set, leaving out the
+ * frames narrower than min_px pixels (0.5 for ht_flame_write). */
+int ht_flame_write_as(FILE *fp, struct ht_view *v, int icicle, double min_px);
+
 #endif

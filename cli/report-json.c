@@ -13,6 +13,7 @@
 #include "report-int.h"
 #include "coverage.h"
 #include "text.h"
+#include "timeline.h"
 
 /* live_samples is null where the profile does not know it. */
 static void
@@ -209,6 +210,8 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 		}
 		ht_json_array_end(&j);
 	}
+	if (opts->timeline && ht_timeline_json(&j, v) != 0)
+		return -1;
 	ht_json_object_end(&j);
 	return ht_json_finish(&j);
 }

@@ -13,6 +13,7 @@
 #include "report-int.h"
 #include "coverage.h"
 #include "text.h"
+#include "timeline.h"
 
 struct text {
 	FILE *fp;
@@ -303,6 +304,8 @@ ht_report_text(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	text_summary(v, &t);
 	if (opts->coverage)
 		ht_coverage_list(fp, v->prof);
+	if (opts->timeline && ht_timeline_text(fp, v, opts->raw_bytes) != 0)
+		return -1;
 	if (opts->detail) {
 		if (text_detail(v, &t) != 0)
 			return -1;

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "collapsed.h"
 #include "flame.h"
+#include "html.h"
 #include "pprof.h"
 #include "report-int.h"
 #include "text.h"
@@ -23,6 +24,7 @@ static const struct {
 	{ "pprof", HT_REPORT_PPROF },
 	{ "collapsed", HT_REPORT_COLLAPSED },
 	{ "svg", HT_REPORT_SVG },
+	{ "html", HT_REPORT_HTML },
 };
 
 int
@@ -95,6 +97,9 @@ ht_report_write(FILE *fp, const struct ht_profile *prof, struct ht_sym *sym,
 		break;
 	case HT_REPORT_SVG:
 		rc = ht_flame_write(fp, &v);
+		break;
+	case HT_REPORT_HTML:
+		rc = ht_html_write(fp, &v, &vopts);
 		break;
 	default:
 		rc = ht_report_text(fp, &v, opts);

@@ -35,6 +35,7 @@ enum ht_report_format {
 	HT_REPORT_PPROF,
 	HT_REPORT_COLLAPSED,
 	HT_REPORT_SVG,
+	HT_REPORT_HTML,
 };
 
 /* All zero is the default report: the text summary of the sites now. */
@@ -56,6 +57,9 @@ struct ht_report_opts {
 	/* --group-by tag: collapsed stacks and the flame graph rooted at
 	 * each site's tag and kind. */
 	int group_by_tag;
+	/* --timeline: text and JSON add the session's memory over time
+	 * (timeline.h). */
+	int timeline;
 };
 
 /* Parse a --format name.  Returns 0, or -1 for a name this heaptool does

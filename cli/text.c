@@ -10,6 +10,7 @@
 
 #include "allocnames.h"
 #include "cli.h"
+#include "json.h"
 #include "size.h"
 #include "text.h"
 
@@ -705,4 +706,37 @@ ht_text_json_unseen(struct ht_json *j, uint64_t names, const char *path)
 		ht_json_bool(j, "other_modules_seen", kind == 0);
 		ht_json_object_end(j);
 	}
+}
+
+static void
+xml_byte(FILE *fp, int c)
+{
+	switch (c) {
+	case '&':
+		fputs("&amp;", fp);
+		break;
+	case '<':
+		fputs("&lt;", fp);
+		break;
+	case '>':
+		fputs("&gt;", fp);
+		break;
+	case '"':
+		fputs("&quot;", fp);
+		break;
+	case '\'':
+		fputs("&apos;", fp);
+		break;
+	default:
+		/* XML 1.0 allows no control characters but tab and
+		 * newlines; none belongs in a name. */
+		putc(c < 0x20 || c == 0x7f ? '?' : c, fp);
+		break;
+	}
+}
+
+size_t
+ht_text_xml(FILE *fp, const char *s, size_t max)
+{
+	return ht_json_put_text(fp, s, max, xml_byte, "&<>\"'");
 }

@@ -46,6 +46,11 @@ const char *ht_text_sort_name(enum ht_view_sort);
  * characters as '?'. */
 void ht_text_safe(FILE *fp, const char *s, size_t max);
 
+/* At most max bytes of s escaped for XML and HTML (text and attribute
+ * values alike), bytes that are not UTF-8 as '?': for the flame graph and
+ * the HTML report.  Returns what ht_json_put_text does. */
+size_t ht_text_xml(FILE *fp, const char *s, size_t max);
+
 /* The width of a name column that holds w and name after two spaces, at
  * most HT_TEXT_MAX_WIDTH. */
 size_t ht_text_width(size_t w, const char *name);

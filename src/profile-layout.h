@@ -41,6 +41,10 @@
 #define SITE_V7_TAIL		   8
 #define TAG_FIXED		   40
 #define PROFILE_VERSION_TAGS	   7
+/* Version 8: TIMELINE records (u64 t_ms, inuse_bytes, alloc_bytes,
+ * rss_bytes, samples, double inuse_var). */
+#define TIMELINE_FIXED		   48
+#define PROFILE_VERSION_TIMELINE   8
 
 /* The reader's bounds: a profile file, and the modules of one process
  * (a real one maps a few thousand). */
@@ -49,5 +53,6 @@
 #define MAX_ALLOCATORS 4096
 #define MAX_COVERAGE   65536
 #define MAX_TAGS       (1 << 20)
+#define MAX_TIMELINE   65536
 
 #endif

@@ -136,6 +136,8 @@ type_name(uint32_t type, char *buf, size_t len)
 		return "COVERAGE";
 	case HT_REC_TAG:
 		return "TAG";
+	case HT_REC_TIMELINE:
+		return "TIMELINE";
 	}
 	snprintf(buf, len, "type-%u", (unsigned)type);
 	return buf;
@@ -181,6 +183,21 @@ decode_meta(struct cursor *c, struct ht_meta *m, uint32_t version)
 }
 
 /* A TAG record, its name copied out: returns 0, or -1 out of memory. */
+/* A TIMELINE record into t; -1 if it is older than prev, the point before
+ * it (the writer puts them in the order of their times). */
+static int
+decode_timeline(struct cursor *c, struct ht_timeline_rec *t,
+    const struct ht_timeline_rec *prev)
+{
+	t->t_ms = get_u64(c);
+	t->inuse_bytes = get_u64(c);
+	t->alloc_bytes = get_u64(c);
+	t->rss_bytes = get_u64(c);
+	t->samples = get_u64(c);
+	t->inuse_var = get_f64(c);
+	return prev != NULL && t->t_ms < prev->t_ms ? -1 : 0;
+}
+
 static int
 decode_tag(struct cursor *c, struct ht_tag_rec *t, char *buf)
 {
@@ -364,6 +381,7 @@ struct counts {
 	size_t allocators;
 	size_t coverage;
 	size_t tags;
+	size_t timeline;
 };
 
 /*
@@ -404,6 +422,9 @@ count_records(struct source *s, struct counts *n)
 			break;
 		case HT_REC_TAG:
 			n->tags++;
+			break;
+		case HT_REC_TIMELINE:
+			n->timeline++;
 			break;
 		case HT_REC_SITE:
 			n->sites++;
@@ -527,6 +548,9 @@ decode(struct source *s, char *err, size_t errlen)
 		sizeof(*pr->coverage), &fail);
 	pr->tags = array(n.tags < MAX_TAGS ? n.tags : MAX_TAGS,
 	    sizeof(*pr->tags), &fail);
+	pr->timeline =
+	    array(n.timeline < MAX_TIMELINE ? n.timeline : MAX_TIMELINE,
+		sizeof(*pr->timeline), &fail);
 	if (fail)
 		goto out_nomem;
 
@@ -705,6 +729,30 @@ decode(struct source *s, char *err, size_t errlen)
 			if (decode_tag(&c, &pr->tags[pr->ntags++], path) != 0)
 				goto out_nomem;
 			break;
+		case HT_REC_TIMELINE:
+			/* Unknown before version 8: skipped as any new type. */
+			if (version < PROFILE_VERSION_TIMELINE)
+				break;
+			if (pr->ntimeline >= MAX_TIMELINE) {
+				seterr(err, errlen,
+				    "more than %d TIMELINE records",
+				    MAX_TIMELINE);
+				goto out_inval;
+			}
+			if (pr->ntimeline >= n.timeline)
+				goto out_nomem;
+			if (decode_timeline(&c, &pr->timeline[pr->ntimeline],
+				pr->ntimeline > 0 ?
+				    &pr->timeline[pr->ntimeline - 1] :
+				    NULL) != 0) {
+				seterr(err, errlen,
+				    "TIMELINE record at offset %zu goes back "
+				    "in time",
+				    off);
+				goto out_inval;
+			}
+			pr->ntimeline++;
+			break;
 		default:
 			/* A newer writer's record: skip it whole. */
 			break;
@@ -876,6 +924,7 @@ ht_profile_free(struct ht_profile *pr)
 	for (i = 0; i < pr->ntags; i++)
 		free((char *)pr->tags[i].name);
 	free(pr->tags);
+	free(pr->timeline);
 	free(pr->frames);
 	free(pr);
 }

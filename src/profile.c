@@ -268,6 +268,18 @@ ht_pw_coverage(struct ht_pwriter *w, const struct ht_coverage_rec *c)
 	put_str(w, m, ml);
 }
 
+void
+ht_pw_timeline(struct ht_pwriter *w, const struct ht_timeline_rec *t)
+{
+	put_rec(w, HT_REC_TIMELINE, TIMELINE_FIXED);
+	put_u64(w, t->t_ms);
+	put_u64(w, t->inuse_bytes);
+	put_u64(w, t->alloc_bytes);
+	put_u64(w, t->rss_bytes);
+	put_u64(w, t->samples);
+	put_f64(w, t->inuse_var);
+}
+
 /* END carries the CRC of every byte before its payload (version 3). */
 int
 ht_pw_finish(struct ht_pwriter *w)

@@ -10,8 +10,9 @@
  *   record:  u32 type, u32 length of payload, payload
  *
  * Records: exactly one META first, then MODULE, THREAD, SITE, (version 5)
- * ALLOCATOR, (version 6) COVERAGE and (version 7) TAG records in any
- * order, then END.  Since version 3 END's payload is a u32, the CRC-32
+ * ALLOCATOR, (version 6) COVERAGE, (version 7) TAG and (version 8)
+ * TIMELINE records in any order, then END (TIMELINE records in the order
+ * of their times).  Since version 3 END's payload is a u32, the CRC-32
  * (zlib's) of every byte of the file before it, header and END's own type
  * and length included; the reader refuses a file whose CRC differs, so a
  * corrupt byte anywhere is an error, never a wrong figure.  Versions 1 and
@@ -38,7 +39,7 @@
 #include <stdint.h>
 
 #define HT_PROFILE_MAGIC	"HEAPPROF"
-#define HT_PROFILE_VERSION	7 /* written; the reader takes 1 to 7 */
+#define HT_PROFILE_VERSION	8 /* written; the reader takes 1 to 8 */
 #define HT_PROFILE_MAX_FRAMES	64
 #define HT_PROFILE_MAX_PATH	4096
 #define HT_PROFILE_MAX_BUILD_ID 64
@@ -52,6 +53,7 @@ enum ht_record_type {
 	HT_REC_ALLOCATOR = 5, /* version 5 */
 	HT_REC_COVERAGE = 6,  /* version 6 */
 	HT_REC_TAG = 7,	      /* version 7 */
+	HT_REC_TIMELINE = 8,  /* version 8 */
 };
 
 enum ht_session_state {
@@ -225,6 +227,19 @@ struct ht_site_rec {
 	uint32_t kind;
 };
 
+/* Version 8: a point of the session's memory over time, taken by the
+ * agent's thread every HT_TIMELINE_PERIOD_MS while the session runs (older
+ * points thinned: agent/timeline.h).  The figures are the session's
+ * totals then, estimates as the report's are. */
+struct ht_timeline_rec {
+	uint64_t t_ms; /* since the session's start */
+	uint64_t inuse_bytes;
+	uint64_t alloc_bytes;
+	uint64_t rss_bytes;
+	uint64_t samples;
+	double inuse_var; /* variance of inuse_bytes */
+};
+
 /*
  * Writer.  Records are appended to buf; when it fills, flush(ctx, buf, len)
  * is called (it returns 0, or -1 on failure, which sticks: every later call
@@ -251,6 +266,7 @@ void ht_pw_site(struct ht_pwriter *, const struct ht_site_rec *);
 void ht_pw_allocator(struct ht_pwriter *, const struct ht_allocator_rec *);
 void ht_pw_coverage(struct ht_pwriter *, const struct ht_coverage_rec *);
 void ht_pw_tag(struct ht_pwriter *, const struct ht_tag_rec *);
+void ht_pw_timeline(struct ht_pwriter *, const struct ht_timeline_rec *);
 /* Writes END and flushes.  Returns 0, or -1 if anything failed. */
 int ht_pw_finish(struct ht_pwriter *);
 
@@ -297,6 +313,8 @@ struct ht_profile {
 	size_t ncoverage;
 	struct ht_tag_rec *tags; /* version 7, in the file's order */
 	size_t ntags;
+	struct ht_timeline_rec *timeline; /* version 8, by time */
+	size_t ntimeline;
 	uint64_t *frames; /* every site's frames, one site after the other */
 	size_t nframes;
 };

@@ -732,6 +732,47 @@ test_empty(void)
 	ht_profile_free(p);
 }
 
+/* Version 8: TIMELINE records round-trip, in time order, and a point out
+ * of order is refused. */
+static void
+test_timeline(void)
+{
+	struct ht_timeline_rec t[3] = {
+		{ 0, 100, 100, 4096, 1, 2.5 },
+		{ 100, 300, 400, 8192, 3, 1e12 },
+		{ 250, 50, 450, 8192, 4, 0 },
+	};
+	struct ht_pwriter w;
+	struct ht_profile *p;
+	struct ht_meta m;
+	uint8_t buf[1024];
+	char err[256];
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
+	ht_pw_meta(&w, &m);
+	for (i = 0; i < 3; i++)
+		ht_pw_timeline(&w, &t[i]);
+	is_int(0, ht_pw_finish(&w), "encode three TIMELINE records");
+	p = ht_profile_decode(buf, w.len, err, sizeof(err));
+	ok(p != NULL && p->ntimeline == 3 &&
+		memcmp(p->timeline, t, sizeof(t)) == 0,
+	    "they decode as written, in order");
+	ht_profile_free(p);
+
+	t[2].t_ms = 99;
+	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
+	ht_pw_meta(&w, &m);
+	for (i = 0; i < 3; i++)
+		ht_pw_timeline(&w, &t[i]);
+	ht_pw_finish(&w);
+	p = ht_profile_decode(buf, w.len, err, sizeof(err));
+	ok(p == NULL && strstr(err, "goes back in time") != NULL,
+	    "a point before the one ahead of it is refused (%s)", err);
+	ht_profile_free(p);
+}
+
 static void
 test_flush(void)
 {
@@ -920,15 +961,15 @@ test_hand_made(void)
 	bb_header(&b, 1);
 	b.n = 12;
 	rejects(&b, "truncated profile header", "a cut header");
-	bb_header(&b, 8);
+	bb_header(&b, 9);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 8, this heaptool reads 1 to 7",
+	rejects(&b, "format version 9, this heaptool reads 1 to 8",
 	    "a later major version");
 	bb_header(&b, 0);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 0, this heaptool reads 1 to 7",
+	rejects(&b, "format version 0, this heaptool reads 1 to 8",
 	    "version 0");
 
 	/* Version 2: SITE has u32 folded after the frames; version 1's
@@ -1662,6 +1703,7 @@ main(void)
 	fill();
 	test_round_trip();
 	test_empty();
+	test_timeline();
 	test_flush();
 	test_writer_clamps();
 	test_hand_made();

@@ -95,7 +95,7 @@ is "heaptool: --rate 12Q: not a size; use e.g. 4096, 64K, 512KiB, 1M" \
 one_error 2 "report without a file" "$HEAPTOOL" report
 one_error 2 "report with two files" "$HEAPTOOL" report a.heap b.heap
 one_error 2 "report --format not produced" \
-    "$HEAPTOOL" report --format html a.heap
+    "$HEAPTOOL" report --format xml a.heap
 one_error 2 "report --top 0" "$HEAPTOOL" report --top 0 a.heap
 one_error 2 "report --top junk" "$HEAPTOOL" report --top 3x a.heap
 one_error 2 "report with an unknown option" "$HEAPTOOL" report --frob a.heap

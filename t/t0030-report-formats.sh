@@ -78,7 +78,7 @@ usage_error() {
 	    [ "$(wc -l <"$HT_TMP/err")" -eq 1 ] &&
 	    grep -q '^heaptool: ' "$HT_TMP/err"; echo $?) "$_desc"
 }
-usage_error "--format that heaptool does not write" --format html
+usage_error "--format that heaptool does not write" --format xml
 usage_error "--sort of no column" --sort size
 usage_error "--threshold that is not a size" --threshold 5Q
 usage_error "--sort without a value" --sort

@@ -20,7 +20,8 @@ native_lib() {
 }
 
 # start_fx NAME PRELOAD [VAR=VALUE...]: start jem-target with PRELOAD
-# preloaded (and the variables set), reading the fifo $HT_TMP/NAME.in on
+# preloaded (and the variables set; FX_PROG names another fixture of
+# the same protocol), reading the fifo $HT_TMP/NAME.in on
 # descriptor 7 of ours; waits for "ready".  Sets $pid.
 pids=
 start_fx() {
@@ -28,7 +29,7 @@ start_fx() {
 	_l=$2
 	shift 2
 	mkfifo "$HT_TMP/$_n.in"
-	env "$@" LD_PRELOAD="$_l" "$TARGETS/jem-target" \
+	env "$@" LD_PRELOAD="$_l" "$TARGETS/${FX_PROG:-jem-target}" \
 	    <"$HT_TMP/$_n.in" >"$HT_TMP/$_n.out" 2>&1 &
 	pid=$!
 	pids="$pids $pid"
