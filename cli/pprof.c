@@ -418,9 +418,10 @@ locs_slot(const struct plocs *l, uint64_t addr)
 }
 
 /* Write the location of addr, symbolized, one line per frame, innermost
- * first.  Returns 0, or -1 when out of memory. */
+ * first, from its frame skip on (those before are allocator wrappers
+ * folded).  Returns 0, or -1 when out of memory. */
 static int
-put_location(struct pprof *pp, uint64_t id, uint64_t addr)
+put_location(struct pprof *pp, uint64_t id, uint64_t addr, int skip)
 {
 	const struct ht_sym_frame *fr;
 	struct pmapping *pm = NULL;
@@ -445,7 +446,7 @@ put_location(struct pprof *pp, uint64_t id, uint64_t addr)
 	 * millions of such frames. */
 	if (addr != 0 && n == 1 && fr[0].function == NULL && fr[0].file == NULL)
 		n = 0;
-	for (i = 0; i < n; i++) {
+	for (i = skip < n ? skip : 0; i < n; i++) {
 		/* fr stays valid: no lookup until the next location. */
 		fn = function_id(pp,
 		    ht_view_frame_name(&fr[i], buf, sizeof(buf)), fr[i].file,
@@ -478,7 +479,7 @@ location_id(struct pprof *pp, uint64_t addr)
 
 	if (addr == 0) {
 		id = l->cap + 1;
-		if (!l->have_zero && put_location(pp, id, 0) != 0)
+		if (!l->have_zero && put_location(pp, id, 0, 0) != 0)
 			return 0;
 		l->have_zero = 1;
 		return id;
@@ -486,11 +487,23 @@ location_id(struct pprof *pp, uint64_t addr)
 	i = locs_slot(l, addr);
 	id = i + 1;
 	if (l->slots[i] == 0) {
-		if (put_location(pp, id, addr) != 0)
+		if (put_location(pp, id, addr, 0) != 0)
 			return 0;
 		l->slots[i] = addr;
 	}
 	return id;
+}
+
+/* A location of its own for return address addr without its first skip
+ * frames (inlined allocator wrappers folded): other sites' stacks through
+ * addr keep the whole location.  Returns its id, or 0 when out of
+ * memory. */
+static uint64_t
+folded_location(struct pprof *pp, uint64_t addr, int skip)
+{
+	uint64_t id = pp->locs.cap + 2 + pp->made_up++;
+
+	return put_location(pp, id, addr, skip) == 0 ? id : 0;
 }
 
 /* A location of its own for a row without frames, named after it. */
@@ -566,6 +579,7 @@ put_samples(struct pprof *pp)
 	struct ht_pb *smp = &pp->sample, *packed = &pp->packed;
 	const struct ht_view_row *r;
 	struct ahead ahead = { 0, 0 };
+	struct ht_view_at at;
 	uint64_t id, nframes = 0;
 	uint32_t k, n;
 	size_t i;
@@ -581,11 +595,23 @@ put_samples(struct pprof *pp)
 		ht_pb_reset(smp);
 		ht_pb_reset(packed);
 		n = row_nframes(r);
+		/* The stack from the first frame outside the allocator
+		 * wrappers: the locations of the addresses before it left
+		 * out, the frames before it in its own. */
+		if (ht_view_fold(v, r, &at) < 0)
+			return -1;
+		for (k = 0; k < at.addr; k++)
+			ahead_step(pp, &ahead);
 		/* The leaf first: the profile's frames are innermost first,
 		 * as pprof wants them. */
-		for (k = 0; k < n; k++) {
+		for (k = at.addr; k < n; k++) {
 			ahead_step(pp, &ahead);
-			if ((id = location_id(pp, r->site->frames[k])) == 0)
+			if (k == at.addr && at.frame > 0)
+				id = folded_location(pp, r->site->frames[k],
+				    at.frame);
+			else
+				id = location_id(pp, r->site->frames[k]);
+			if (id == 0)
 				return -1;
 			ht_pb_varint(packed, id);
 		}

@@ -65,6 +65,7 @@ ht_report_write(FILE *fp, const struct ht_profile *prof, struct ht_sym *sym,
 	vopts.top = opts->top;
 	vopts.threshold = opts->threshold;
 	vopts.at_peak = opts->at_peak;
+	vopts.fold = opts->fold;
 	if (ht_view_build(&v, prof, sym, &vopts) != 0)
 		return -1;
 	/* Every format that prints frames meets them in one order: the

@@ -49,6 +49,9 @@ struct ht_report_opts {
 	uint64_t threshold;
 	int at_peak;  /* the sites at the peak */
 	int coverage; /* text: list the account of coverage */
+	/* Allocator wrappers to fold in the stacks shown (view.h), or NULL
+	 * for none. */
+	struct ht_fold *fold;
 };
 
 /* Parse a --format name.  Returns 0, or -1 for a name this heaptool does
