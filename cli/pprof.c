@@ -129,12 +129,18 @@ struct pprof {
 	struct ht_view_index function_index;
 	struct plocs locs;
 	uint64_t made_up; /* ids of locations for rows without frames */
+	/* The locations of addresses without their folded frames, by
+	 * address (how many are folded depends on the address alone). */
+	uint64_t *folded_addrs, *folded_ids;
+	size_t nfolded, folded_cap;
+	struct ht_view_index folded_index;
 	struct pmapping *mappings; /* one per profile module */
 	size_t *by_start;	   /* module indexes by start */
 	/* For the index callbacks: the key being looked up. */
 	const char *key_s;
 	size_t key_len;
 	struct pfunction key_function;
+	uint64_t key_addr;
 };
 
 /* p (of *cap elements of size), grown to hold n + 1: the array, moved
@@ -495,15 +501,47 @@ location_id(struct pprof *pp, uint64_t addr)
 }
 
 /* A location of its own for return address addr without its first skip
- * frames (inlined allocator wrappers folded): other sites' stacks through
- * addr keep the whole location.  Returns its id, or 0 when out of
- * memory. */
+ * frames (inlined allocator wrappers folded), one per address: other
+ * sites' stacks through addr keep the whole location.  Returns its id, or
+ * 0 when out of memory. */
+static int
+folded_eq(void *ctx, uint32_t id)
+{
+	struct pprof *pp = ctx;
+
+	return pp->folded_addrs[id] == pp->key_addr;
+}
+
 static uint64_t
 folded_location(struct pprof *pp, uint64_t addr, int skip)
 {
-	uint64_t id = pp->locs.cap + 2 + pp->made_up++;
+	uint64_t h = ht_view_hash(HT_VIEW_HASH0, &addr, sizeof(addr)), id;
+	size_t cap;
+	int64_t i;
+	void *p;
 
-	return put_location(pp, id, addr, skip) == 0 ? id : 0;
+	pp->key_addr = addr;
+	if ((i = ht_view_index_find(&pp->folded_index, h, folded_eq, pp)) >= 0)
+		return pp->folded_ids[i];
+	if (pp->nfolded == pp->folded_cap) {
+		cap = pp->folded_cap == 0 ? 64 : pp->folded_cap * 2;
+		if ((p = reallocarray(pp->folded_addrs, cap,
+			 sizeof(uint64_t))) == NULL)
+			return 0;
+		pp->folded_addrs = p;
+		if ((p = reallocarray(pp->folded_ids, cap, sizeof(uint64_t))) ==
+		    NULL)
+			return 0;
+		pp->folded_ids = p;
+		pp->folded_cap = cap;
+	}
+	id = pp->locs.cap + 2 + pp->made_up++;
+	if (put_location(pp, id, addr, skip) != 0 ||
+	    ht_view_index_add(&pp->folded_index, h, (uint32_t)pp->nfolded) != 0)
+		return 0;
+	pp->folded_addrs[pp->nfolded] = addr;
+	pp->folded_ids[pp->nfolded++] = id;
+	return id;
 }
 
 /* A location of its own for a row without frames, named after it. */
@@ -863,6 +901,9 @@ out:
 	free(pp.by_start);
 	ht_view_index_free(&pp.string_index);
 	ht_view_index_free(&pp.function_index);
+	ht_view_index_free(&pp.folded_index);
+	free(pp.folded_addrs);
+	free(pp.folded_ids);
 	ht_pb_free(&pp.out);
 	ht_pb_free(&pp.loc);
 	ht_pb_free(&pp.line);

@@ -18,7 +18,7 @@ export XDG_CONFIG_HOME
 prof=$HT_TMP/fold.heap
 timeout 60 "$HEAPTOOL" run --rate 1 -o "$prof" -- "$TARGETS/fold-target" \
     >"$HT_TMP/run.out" 2>"$HT_TMP/run.err"
-ok $([ $? -eq 0 ] && [ -s "$prof" ] && grep -q '^done 26$' "$HT_TMP/run.out"
+ok $([ $? -eq 0 ] && [ -s "$prof" ] && grep -q '^done 30$' "$HT_TMP/run.out"
     echo $?) "heaptool run --rate 1 fold-target writes a profile"
 [ -s "$prof" ] || bail "no profile: $(head -c 1000 "$HT_TMP/run.err")"
 
@@ -100,6 +100,7 @@ ok $(grep -q ';site_x 1000$' "$HT_TMP/fold.col" &&
     grep -q ';site_g 1000$' "$HT_TMP/fold.col" &&
     grep -q ';site_i 1600$' "$HT_TMP/fold.col" &&
     grep -q ';site_p;my_pool_alloc 900$' "$HT_TMP/fold.col" &&
+    grep -q ';site_z2;z_helper 1400$' "$HT_TMP/fold.col" &&
     ! grep -q 'xmalloc\|g_malloc\|xzalloc' "$HT_TMP/fold.col"
     echo $?) "collapsed: stacks end at site_x, site_g, site_i, my_pool_alloc"
 rep "$HT_TMP/nofold.col" --format collapsed --no-fold "$prof"
@@ -125,12 +126,38 @@ for s in p["samples"]:
     out.append("%s=%d" % (leaf.split("(")[0], s["values"][3]))
 print(" ".join(sorted(out)))
 PY
-is "my_pool_alloc=900 site_g=1000 site_i=1600 site_two=10000 site_two=120 site_x=1000" \
+is "my_pool_alloc=900 site_g=1000 site_i=1600 site_two=10000 site_two=120 site_x=1000 z_helper=1400 z_helper=1400" \
     "$(python3 "$HT_TMP/leaf.py" "$HT_SRCDIR/t/lib" "$HT_TMP/fold.pb.gz" 2>&1)" \
     "pprof: the samples' leaves are the sites' frames"
-is "g_malloc=1000 xmalloc=1000 xmalloc=10000 xmalloc=120 xmalloc=900 xzalloc=1600" \
+is "g_malloc=1000 xmalloc=1000 xmalloc=10000 xmalloc=120 xmalloc=900 xzalloc=1400 xzalloc=1400 xzalloc=1600" \
     "$(python3 "$HT_TMP/leaf.py" "$HT_SRCDIR/t/lib" "$HT_TMP/nofold.pb.gz" 2>&1)" \
     "pprof --no-fold: the wrappers' leaves"
+# One location for z_helper's return address without xzalloc's line,
+# shared by site_z1 and site_z2; --no-fold's has both lines.
+cat >"$HT_TMP/zloc.py" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import htformats
+p = htformats.decode_pprof(sys.argv[2])
+ids = set()
+for s in p["samples"]:
+    loc = s["locations"][0]
+    if loc["lines"][0][0][0] in ("z_helper", "xzalloc") and \
+            any(l["lines"][0][0][0] in ("site_z1", "site_z2")
+                for l in s["locations"][1:2]):
+        # The same location id is the same object of decode_pprof.
+        ids.add((id(loc), loc["address"],
+                 tuple(f[0] for f, _ in loc["lines"])))
+print(sorted(i[1:] for i in ids))
+PY
+za=$(python3 "$HT_TMP/zloc.py" "$HT_SRCDIR/t/lib" "$HT_TMP/fold.pb.gz" 2>&1)
+zb=$(python3 "$HT_TMP/zloc.py" "$HT_SRCDIR/t/lib" "$HT_TMP/nofold.pb.gz" 2>&1)
+ok $(echo "$za" | grep -Eq "^\[\([0-9]+, \('z_helper',\)\)\]$" &&
+    echo "$zb" | grep -Eq "^\[\([0-9]+, \('xzalloc', 'z_helper'\)\)\]$" &&
+    [ "${za%%,*}" = "${zb%%,*}" ]; echo $?) \
+    "pprof: site_z1 and site_z2 share one location at z_helper's address, without xzalloc's line"
+[ -n "$za" ] && diag "folded: $za; not folded: $zb"
+
 if command -v go >/dev/null 2>&1; then
 	HOME=$HT_TMP timeout 120 go tool pprof -top -sample_index=inuse_space \
 	    "$HT_TMP/fold.pb.gz" >"$HT_TMP/gotop" 2>&1
@@ -184,8 +211,8 @@ st = sorted(set(s["status"] for s in d["sites"]))
 names = sorted(s["frames"][s["site_frame"]]["function"] for s in d["sites"])
 print(len(d["sites"]), st, names.count("site_two"), "xmalloc" in names)
 PY
-is "7 ['same'] 2 False" "$(cat "$HT_TMP/diff.out")" \
-    "diff of a profile with itself: 7 sites (printf's buffer too), all same, site_two twice, shown folded"
+is "9 ['same'] 2 False" "$(cat "$HT_TMP/diff.out")" \
+    "diff of a profile with itself: 9 sites (printf's buffer too), all same, site_two twice, shown folded"
 
 timeout 10 "$HEAPTOOL" report --fold '' "$prof" >/dev/null 2>"$HT_TMP/err"
 ok $([ $? -eq 2 ] && grep -q '^heaptool: --fold: an empty name' "$HT_TMP/err"

@@ -11,6 +11,9 @@
  *   site_two    xmalloc, its two malloc calls (n < 4096,   2 x 60,
  *               n >= 4096): two sites, alike under the     2 x 5000
  *               fold
+ *   site_z1,    z_helper, not a wrapper, into which        2 x 700 each
+ *   site_z2     xzalloc is inlined: one return address
+ *               for both, folded alike
  *
  * xmalloc, g_malloc, g_malloc0 and xzalloc are on heaptool's built-in list
  * of wrappers; my_pool_alloc is not (the test adds it with --fold and the
@@ -116,6 +119,28 @@ site_two(void)
 		keep(xmalloc(i % 2 ? 60 : 5000)); /* SITE site_two */
 }
 
+/* Not a wrapper: its frame is the sites' first shown, below site_z1's
+ * and site_z2's. */
+FX_NOINLINE void *
+z_helper(size_t n)
+{
+	return xzalloc(n);
+}
+
+FX_NOINLINE void
+site_z1(void)
+{
+	for (int i = 0; i < 2; i++)
+		keep(z_helper(700)); /* SITE site_z1 */
+}
+
+FX_NOINLINE void
+site_z2(void)
+{
+	for (int i = 0; i < 2; i++)
+		keep(z_helper(700)); /* SITE site_z2 */
+}
+
 int
 main(void)
 {
@@ -124,6 +149,8 @@ main(void)
 	site_p();
 	site_i();
 	site_two();
+	site_z1();
+	site_z2();
 	printf("done %d\n", nkept);
 	return 0;
 }
