@@ -16,6 +16,7 @@
 
 static const char diff_usage[] =
     "usage: heaptool diff [--detail] [--json] [--top N] [--bytes] [-o OUT]\n"
+    "                     [--fold FUNC]... [--no-fold] [--short-names]\n"
     "                     [--sysroot DIR] [--debug-dir DIR]... OLD NEW\n"
     "\n"
     "Compare two profiles (files written by heaptool run or dump; - reads\n"
@@ -29,7 +30,7 @@ static const char diff_usage[] =
     "  -t, --top N          list the N sites that changed most, fold the rest\n"
     "  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
     "  -o, --output OUT     write the diff to OUT instead of "
-    "stdout\n" HT_CMD_FILES_HELP HT_CMD_MAX_SYMBOLS_HELP
+    "stdout\n" HT_CMD_FOLD_HELP HT_CMD_FILES_HELP HT_CMD_MAX_SYMBOLS_HELP
     "  -h, --help           show this help\n"
     "\n"
     "HEAPTOOL_SYSROOT and HEAPTOOL_DEBUG_DIR (DIR:DIR...) stand for\n"
@@ -121,9 +122,11 @@ ht_cmd_diff(int argc, char **argv)
 		return ht_usage("diff: - and -: standard input holds one "
 				"profile; give at least one file");
 
-	if ((rc = ht_cmd_files_env(&files)) != HT_EXIT_OK)
+	if ((rc = ht_cmd_files_env(&files)) != HT_EXIT_OK ||
+	    (rc = ht_cmd_print_fold(&p)) != HT_EXIT_OK)
 		goto out;
 	ht_cmd_files_sym(&files, &sopts);
+	sopts.short_names = p.short_names;
 	rc = HT_EXIT_FAIL;
 	for (k = 0; k < 2; k++) {
 		const char *path = argv[optind + k];
@@ -153,5 +156,6 @@ out:
 			ht_profile_free(prof[k]);
 	}
 	ht_cmd_files_free(&files);
+	ht_cmd_print_free(&p);
 	return rc;
 }

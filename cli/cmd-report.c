@@ -30,6 +30,7 @@ static const char report_usage[] =
     "                       [--sort COLUMN] [--top N] [--threshold SIZE]\n"
     "                       [--at-peak] [--coverage] [--bytes] [-o OUT]\n"
     "                       [--tag NAME] [--group-by tag] [--timeline]\n"
+    "                       [--fold FUNC]... [--no-fold] [--short-names]\n"
     "                       [--sysroot DIR]\n"
     "                       [--debug-dir DIR]... [--diff | FILE]\n"
     "\n"
@@ -67,7 +68,7 @@ static const char report_usage[] =
     "                       --bytes and -o only)\n"
     "  -b, --bytes          print sizes in bytes, not KiB/MiB/GiB\n"
     "  -o, --output OUT     write the report to OUT instead of "
-    "stdout\n" HT_CMD_FILES_HELP HT_CMD_MAX_SYMBOLS_HELP
+    "stdout\n" HT_CMD_FOLD_HELP HT_CMD_FILES_HELP HT_CMD_MAX_SYMBOLS_HELP
     "  -h, --help           show this help\n"
     "\n"
     "HEAPTOOL_SYSROOT and HEAPTOOL_DEBUG_DIR (DIR:DIR...) stand for\n"
@@ -361,6 +362,10 @@ ht_cmd_report(int argc, char **argv)
 	opts.top = p.top;
 	opts.raw_bytes = p.raw_bytes;
 	out = p.out;
+	if ((rc = ht_cmd_print_fold(&p)) != HT_EXIT_OK)
+		return rc;
+	opts.fold = p.fold;
+	sopts.short_names = p.short_names;
 	if (argc - optind > 1)
 		return ht_usage("report: %s: one profile at a time; see "
 				"'heaptool report --help'",
@@ -389,6 +394,7 @@ ht_cmd_report(int argc, char **argv)
 			    optind < argc ? argv[optind] : NULL, &sopts);
 		}
 		ht_cmd_files_free(&files);
+		ht_cmd_print_free(&p);
 		return rc;
 	}
 	if (optind < argc && popt != NULL)
@@ -455,5 +461,6 @@ ht_cmd_report(int argc, char **argv)
 out_free:
 	ht_sym_free(sym);
 	ht_profile_free(prof);
+	ht_cmd_print_free(&p);
 	return rc;
 }

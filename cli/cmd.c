@@ -193,8 +193,61 @@ ht_cmd_print_opt(int c, const char *arg, char **argv, struct ht_cmd_print *p)
 		p->max_symbols = (size_t)v;
 		p->max_symbols_set = 1;
 		return HT_EXIT_OK;
+	case HT_CMD_OPT_FOLD:
+		if (arg[0] == '\0')
+			return ht_usage("--fold: an empty name; give a "
+					"function's name or a glob");
+		if ((p->user == NULL && (p->user = ht_fold_new()) == NULL) ||
+		    ht_fold_add(p->user, arg) != 0) {
+			ht_warn("--fold %s: %s", arg, strerror(errno));
+			return HT_EXIT_FAIL;
+		}
+		return HT_EXIT_OK;
+	case HT_CMD_OPT_NO_FOLD:
+		p->no_fold = 1;
+		return HT_EXIT_OK;
+	case HT_CMD_OPT_SHORT_NAMES:
+		p->short_names = 1;
+		return HT_EXIT_OK;
 	}
 	return ht_cmd_opt_error(argv[0], c, argv);
+}
+
+int
+ht_cmd_print_fold(struct ht_cmd_print *p)
+{
+	char path[4096], why[256];
+
+	if (p->no_fold) {
+		p->fold = p->user;
+		p->user = NULL;
+		return HT_EXIT_OK;
+	}
+	if (p->user == NULL && (p->user = ht_fold_new()) == NULL)
+		goto out_nomem;
+	if (ht_fold_builtin(p->user) != 0)
+		goto out_nomem;
+	if (ht_fold_config_path(path, sizeof(path)) != NULL &&
+	    ht_fold_load(p->user, path, why, sizeof(why)) < 0) {
+		ht_warn("fold file %s: %s; fix it, or give --no-fold", path,
+		    why);
+		return HT_EXIT_FAIL;
+	}
+	p->fold = p->user;
+	p->user = NULL;
+	return HT_EXIT_OK;
+
+out_nomem:
+	ht_warn("fold: %s", strerror(errno));
+	return HT_EXIT_FAIL;
+}
+
+void
+ht_cmd_print_free(struct ht_cmd_print *p)
+{
+	ht_fold_free(p->user);
+	ht_fold_free(p->fold);
+	p->user = p->fold = NULL;
 }
 
 /* what names a directory of the user's: it must be one. */
@@ -365,6 +418,7 @@ ht_cmd_diff_out(const struct ht_cmd_print *p, int json,
 	opts.json = json;
 	opts.top = p->top;
 	opts.raw_bytes = p->raw_bytes;
+	opts.fold = p->fold;
 	if ((fp = ht_cmd_out_open(p->out, 1)) == NULL)
 		return HT_EXIT_FAIL;
 	if (diff_write(fp, old, osym, new, nsym, &opts) != 0) {

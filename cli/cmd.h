@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "profile.h"
+#include "fold.h"
 #include "symbolize.h"
 
 int ht_cmd_run(int argc, char **argv);
@@ -161,11 +162,20 @@ struct ht_cmd_print {
 	 * symbolizer's default unless max_symbols_set. */
 	size_t max_symbols;
 	int max_symbols_set;
+	/* --fold FUNC... (user, NULL for none), --no-fold; then
+	 * ht_cmd_print_fold's list, built-in and the user's file too (NULL
+	 * with --no-fold and no --fold). */
+	struct ht_fold *user, *fold;
+	int no_fold;
+	int short_names; /* --short-names */
 };
 
 /* getopt_long's answer for --max-symbols (no short form): past the
  * commands' own (from 256) and HT_CMD_OPT_SYSROOT's (from 512). */
 #define HT_CMD_OPT_MAX_SYMBOLS 0x300
+#define HT_CMD_OPT_FOLD	       0x301
+#define HT_CMD_OPT_NO_FOLD     0x302
+#define HT_CMD_OPT_SHORT_NAMES 0x303
 
 /* The entries of those options in a getopt_long table. */
 #define HT_CMD_PRINT_LONGOPTS                                                  \
@@ -173,6 +183,9 @@ struct ht_cmd_print {
 	    { "top", required_argument, NULL, 't' },                           \
 	    { "bytes", no_argument, NULL, 'b' },                               \
 	    { "output", required_argument, NULL, 'o' },                        \
+	    { "fold", required_argument, NULL, HT_CMD_OPT_FOLD },              \
+	    { "no-fold", no_argument, NULL, HT_CMD_OPT_NO_FOLD },              \
+	    { "short-names", no_argument, NULL, HT_CMD_OPT_SHORT_NAMES },      \
 	{                                                                      \
 		"max-symbols", required_argument, NULL, HT_CMD_OPT_MAX_SYMBOLS \
 	}
@@ -186,6 +199,30 @@ struct ht_cmd_print {
 	    HT_SYM_MAX_DEFAULT) ", some 5 s; 0: no\n"                          \
 				"                       limit); the "          \
 				"others show as module+offset\n"
+
+/* The lines of the help of report and diff that describe --fold,
+ * --no-fold and --short-names. */
+#define HT_CMD_FOLD_HELP                                                       \
+	"      --fold FUNC      show sites at their first frame outside "      \
+	"FUNC\n"                                                               \
+	"                       too (a name or a glob; repeatable), beside\n"  \
+	"                       the built-in allocator wrappers and those "    \
+	"of\n"                                                                 \
+	"                       ~/.config/heaptool/fold\n"                     \
+	"      --no-fold        fold only the --fold names: show every "       \
+	"frame\n"                                                              \
+	"      --short-names    C++ template arguments as <…>, no Rust "     \
+	"hashes\n"
+
+/*
+ * After the options: the list of wrappers to fold into p->fold: unless
+ * --no-fold, the built-in list and the names of the user's file
+ * (ht_fold_config_path), then the --fold names.  Returns HT_EXIT_OK, or
+ * HT_EXIT_FAIL after printing why (the file cannot be read, no memory).
+ */
+int ht_cmd_print_fold(struct ht_cmd_print *p);
+/* Free p's lists. */
+void ht_cmd_print_free(struct ht_cmd_print *p);
 
 /* Apply p's --max-symbols, if given, to sym (which may be NULL). */
 void ht_cmd_print_sym(const struct ht_cmd_print *p, struct ht_sym *sym);

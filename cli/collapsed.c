@@ -38,7 +38,7 @@ ht_collapsed_write(FILE *fp, struct ht_view *v)
 	char buf[4200];
 	uint64_t value;
 	size_t i;
-	int n, k;
+	int n, k, nfold;
 
 	for (i = 0; i < v->nrows; i++) {
 		if (i + HT_VIEW_AHEAD < v->nrows)
@@ -46,7 +46,8 @@ ht_collapsed_write(FILE *fp, struct ht_view *v)
 		r = &v->rows[i];
 		if ((value = ht_view_value(v, &r->f)) == 0)
 			continue;
-		if ((n = ht_view_frames(v, r, &fr)) < 0)
+		if ((nfold = ht_view_fold(v, r, NULL)) < 0 ||
+		    (n = ht_view_frames(v, r, &fr)) < 0)
 			return -1;
 		if (v->opts.group_by_tag) {
 			put_name(fp, ht_view_tag_root(v, r, buf, sizeof(buf)));
@@ -54,11 +55,12 @@ ht_collapsed_write(FILE *fp, struct ht_view *v)
 		}
 		if (n == 0)
 			put_name(fp, ht_view_row_name(r, buf, sizeof(buf)));
-		/* The outermost frame first. */
-		for (k = n - 1; k >= 0; k--) {
+		/* The outermost frame first, down to the first outside the
+		 * allocator wrappers. */
+		for (k = n - 1; k >= nfold; k--) {
 			put_name(fp,
 			    ht_view_frame_name(&fr[k], buf, sizeof(buf)));
-			if (k > 0)
+			if (k > nfold)
 				putc(';', fp);
 		}
 		fprintf(fp, " %" PRIu64 "\n", value);

@@ -680,6 +680,7 @@ ht_diff_build(struct ht_diff *d, const struct ht_profile *old,
 	/* The diff sorts by growth; its sites meet the rows in memory
 	 * order, with no cache miss for each. */
 	vopts.unsorted = 1;
+	vopts.fold = opts->fold;
 	if (ht_view_build(&d->v[0], old, osym, &vopts) != 0)
 		goto out_fail;
 	d->built[0] = 1;

@@ -47,6 +47,9 @@ struct ht_diff_opts {
 	/* Keep the sites of the n largest changes, fold the rest; 0 all. */
 	size_t top;
 	int raw_bytes; /* text: no KiB/MiB */
+	/* Allocator wrappers to fold in the stacks shown (view.h), or NULL;
+	 * a site is matched by its whole stack all the same. */
+	struct ht_fold *fold;
 };
 
 /* The columns of a site, in the order of the JSON keys. */

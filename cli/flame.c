@@ -84,6 +84,9 @@ struct cursor {
 	int addr;      /* the address it is at, from the innermost */
 	int frame;     /* the frame of that address, -1: its outermost */
 	uint32_t cand; /* at this level */
+	/* The last frame to show: the first outside allocator wrappers
+	 * (ht_view_fold). */
+	struct ht_view_at site;
 };
 
 struct flame {
@@ -298,8 +301,11 @@ level(struct flame *fl, struct cursor *cur, size_t ncur)
 				cur[i].frame = m - 1;
 			frame_key(&k, cur[i].node, &fr[cur[i].frame]);
 			/* The next frame out: the next inlined one, or the
-			 * caller's address. */
-			if (--cur[i].frame < 0)
+			 * caller's address; none past the site's. */
+			if ((uint32_t)cur[i].addr == cur[i].site.addr &&
+			    cur[i].frame == cur[i].site.frame)
+				cur[i].addr = -1;
+			else if (--cur[i].frame < 0)
 				cur[i].addr--;
 		}
 		k.value = ht_view_value(v, &r->f);
@@ -401,6 +407,8 @@ build(struct flame *fl)
 		    0 :
 		    (int)row_nframes(&v->rows[i]) - 1;
 		cur[ncur].frame = -1;
+		if (ht_view_fold(v, &v->rows[i], &cur[ncur].site) < 0)
+			goto out;
 		ncur++;
 	}
 	fl->nodes[0].value = total;

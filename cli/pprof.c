@@ -133,6 +133,11 @@ struct pprof {
 	struct ht_view_index function_index;
 	struct plocs locs;
 	uint64_t made_up; /* ids of locations for rows without frames */
+	/* The locations of addresses without their folded frames, by
+	 * address (how many are folded depends on the address alone). */
+	uint64_t *folded_addrs, *folded_ids;
+	size_t nfolded, folded_cap;
+	struct ht_view_index folded_index;
 	struct pmapping *mappings; /* one per profile module */
 	size_t *by_start;	   /* module indexes by start */
 	/* A delta (ht_pprof_write_delta): each row's values, signed, and
@@ -143,6 +148,7 @@ struct pprof {
 	const char *key_s;
 	size_t key_len;
 	struct pfunction key_function;
+	uint64_t key_addr;
 };
 
 /* p (of *cap elements of size), grown to hold n + 1: the array, moved
@@ -426,9 +432,10 @@ locs_slot(const struct plocs *l, uint64_t addr)
 }
 
 /* Write the location of addr, symbolized, one line per frame, innermost
- * first.  Returns 0, or -1 when out of memory. */
+ * first, from its frame skip on (those before are allocator wrappers
+ * folded).  Returns 0, or -1 when out of memory. */
 static int
-put_location(struct pprof *pp, uint64_t id, uint64_t addr)
+put_location(struct pprof *pp, uint64_t id, uint64_t addr, int skip)
 {
 	const struct ht_sym_frame *fr;
 	struct pmapping *pm = NULL;
@@ -453,7 +460,7 @@ put_location(struct pprof *pp, uint64_t id, uint64_t addr)
 	 * millions of such frames. */
 	if (addr != 0 && n == 1 && fr[0].function == NULL && fr[0].file == NULL)
 		n = 0;
-	for (i = 0; i < n; i++) {
+	for (i = skip < n ? skip : 0; i < n; i++) {
 		/* fr stays valid: no lookup until the next location. */
 		fn = function_id(pp,
 		    ht_view_frame_name(&fr[i], buf, sizeof(buf)), fr[i].file,
@@ -486,7 +493,7 @@ location_id(struct pprof *pp, uint64_t addr)
 
 	if (addr == 0) {
 		id = l->cap + 1;
-		if (!l->have_zero && put_location(pp, id, 0) != 0)
+		if (!l->have_zero && put_location(pp, id, 0, 0) != 0)
 			return 0;
 		l->have_zero = 1;
 		return id;
@@ -494,10 +501,54 @@ location_id(struct pprof *pp, uint64_t addr)
 	i = locs_slot(l, addr);
 	id = i + 1;
 	if (l->slots[i] == 0) {
-		if (put_location(pp, id, addr) != 0)
+		if (put_location(pp, id, addr, 0) != 0)
 			return 0;
 		l->slots[i] = addr;
 	}
+	return id;
+}
+
+/* A location of its own for return address addr without its first skip
+ * frames (inlined allocator wrappers folded), one per address: other
+ * sites' stacks through addr keep the whole location.  Returns its id, or
+ * 0 when out of memory. */
+static int
+folded_eq(void *ctx, uint32_t id)
+{
+	struct pprof *pp = ctx;
+
+	return pp->folded_addrs[id] == pp->key_addr;
+}
+
+static uint64_t
+folded_location(struct pprof *pp, uint64_t addr, int skip)
+{
+	uint64_t h = ht_view_hash(HT_VIEW_HASH0, &addr, sizeof(addr)), id;
+	size_t cap;
+	int64_t i;
+	void *p;
+
+	pp->key_addr = addr;
+	if ((i = ht_view_index_find(&pp->folded_index, h, folded_eq, pp)) >= 0)
+		return pp->folded_ids[i];
+	if (pp->nfolded == pp->folded_cap) {
+		cap = pp->folded_cap == 0 ? 64 : pp->folded_cap * 2;
+		if ((p = reallocarray(pp->folded_addrs, cap,
+			 sizeof(uint64_t))) == NULL)
+			return 0;
+		pp->folded_addrs = p;
+		if ((p = reallocarray(pp->folded_ids, cap, sizeof(uint64_t))) ==
+		    NULL)
+			return 0;
+		pp->folded_ids = p;
+		pp->folded_cap = cap;
+	}
+	id = pp->locs.cap + 2 + pp->made_up++;
+	if (put_location(pp, id, addr, skip) != 0 ||
+	    ht_view_index_add(&pp->folded_index, h, (uint32_t)pp->nfolded) != 0)
+		return 0;
+	pp->folded_addrs[pp->nfolded] = addr;
+	pp->folded_ids[pp->nfolded++] = id;
 	return id;
 }
 
@@ -605,6 +656,7 @@ put_samples(struct pprof *pp)
 	struct ht_pb *smp = &pp->sample, *packed = &pp->packed;
 	const struct ht_view_row *r;
 	struct ahead ahead = { 0, 0 };
+	struct ht_view_at at;
 	uint64_t id, nframes = 0;
 	uint32_t k, n;
 	size_t i;
@@ -620,11 +672,23 @@ put_samples(struct pprof *pp)
 		ht_pb_reset(smp);
 		ht_pb_reset(packed);
 		n = row_nframes(r);
+		/* The stack from the first frame outside the allocator
+		 * wrappers: the locations of the addresses before it left
+		 * out, the frames before it in its own. */
+		if (ht_view_fold(v, r, &at) < 0)
+			return -1;
+		for (k = 0; k < at.addr; k++)
+			ahead_step(pp, &ahead);
 		/* The leaf first: the profile's frames are innermost first,
 		 * as pprof wants them. */
-		for (k = 0; k < n; k++) {
+		for (k = at.addr; k < n; k++) {
 			ahead_step(pp, &ahead);
-			if ((id = location_id(pp, r->site->frames[k])) == 0)
+			if (k == at.addr && at.frame > 0)
+				id = folded_location(pp, r->site->frames[k],
+				    at.frame);
+			else
+				id = location_id(pp, r->site->frames[k]);
+			if (id == 0)
 				return -1;
 			ht_pb_varint(packed, id);
 		}
@@ -906,6 +970,9 @@ out:
 	free(pp.by_start);
 	ht_view_index_free(&pp.string_index);
 	ht_view_index_free(&pp.function_index);
+	ht_view_index_free(&pp.folded_index);
+	free(pp.folded_addrs);
+	free(pp.folded_ids);
 	ht_pb_free(&pp.out);
 	ht_pb_free(&pp.loc);
 	ht_pb_free(&pp.line);

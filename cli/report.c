@@ -70,6 +70,7 @@ ht_report_write(FILE *fp, const struct ht_profile *prof, struct ht_sym *sym,
 	vopts.filter_tag = opts->filter_tag;
 	vopts.tag = opts->tag;
 	vopts.group_by_tag = opts->group_by_tag;
+	vopts.fold = opts->fold;
 	if (ht_view_build(&v, prof, sym, &vopts) != 0)
 		return -1;
 	/* Every format that prints frames meets them in one order: the

@@ -60,6 +60,9 @@ struct ht_report_opts {
 	/* --timeline: text and JSON add the session's memory over time
 	 * (timeline.h). */
 	int timeline;
+	/* Allocator wrappers to fold in the stacks shown (view.h), or NULL
+	 * for none. */
+	struct ht_fold *fold;
 };
 
 /* Parse a --format name.  Returns 0, or -1 for a name this heaptool does

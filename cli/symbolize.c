@@ -9,7 +9,6 @@
  */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -22,6 +21,7 @@
 
 #include "addrmap.h"
 #include "debuginfo.h"
+#include "demangle.h"
 #include "dwarf-inline.h"
 #include "intern.h"
 #include "modfile.h"
@@ -66,7 +66,8 @@ struct ht_sym {
 	char *sysroot;
 	char **dirs; /* debug directories: the user's, then the sysroot's */
 	size_t ndirs;
-	long pid; /* live process, or 0 */
+	long pid;     /* live process, or 0 */
+	int demangle; /* ht_demangle's flags */
 	/* Only the addresses looked up in a module's file are kept: the
 	 * others cost a map lookup each time, and a hostile profile's
 	 * millions of them would be most of the memory. */
@@ -162,6 +163,8 @@ ht_sym_new(const struct ht_module_rec *recs, size_t n,
 		goto out_free;
 	if (opts != NULL && opts->pid > 0)
 		sym->pid = (long)opts->pid;
+	if (opts != NULL && opts->short_names)
+		sym->demangle = HT_DEMANGLE_SHORT;
 	if (opts != NULL && opts_dirs(sym, opts) != 0)
 		goto out_free;
 	for (i = 0; i < n; i++) {
@@ -376,20 +379,15 @@ out_close:
 		close(fd);
 }
 
-static char *(*cxa_demangle)(const char *, char *, size_t *, int *);
-
 /*
- * Returns a malloc'd copy of name, demangled if it is a C++ name and
- * libstdc++ is there to do it; NULL only for a NULL name or no memory.
+ * Returns a malloc'd copy of name, demangled if it is a C++, Rust or D
+ * name (demangle.h, with flags); NULL only for a NULL name or no memory.
  */
 static char *
-name_dup(const char *name)
+name_dup(const char *name, int flags)
 {
-	static int tried;
 	char *copy = NULL, *d;
 	size_t len;
-	void *h;
-	int status;
 
 	if (name == NULL)
 		return NULL;
@@ -399,24 +397,13 @@ name_dup(const char *name)
 			return NULL;
 		name = copy;
 	}
-	if (strncmp(name, "_Z", 2) == 0) {
-		if (!tried) {
-			tried = 1;
-			/* Loading libstdc++ only here keeps the C tool free
-			 * of a C++ link dependency. */
-			if ((h = dlopen("libstdc++.so.6",
-				 RTLD_LAZY | RTLD_LOCAL)) != NULL)
-				*(void **)&cxa_demangle =
-				    dlsym(h, "__cxa_demangle");
-		}
-		if (cxa_demangle != NULL &&
-		    (d = cxa_demangle(name, NULL, NULL, &status)) != NULL) {
-			if (status == 0) {
-				free(copy);
-				return d;
-			}
-			free(d);
-		}
+	if (name[0] == '_' && (d = ht_demangle(name, flags)) != NULL) {
+		free(copy);
+		return d;
+	}
+	if (errno == ENOMEM) {
+		free(copy);
+		return NULL;
 	}
 	return copy != NULL ? copy : strdup(name);
 }
@@ -427,6 +414,7 @@ struct frames {
 	int n;
 	int cap;
 	int nomem;
+	int demangle; /* ht_demangle's flags */
 };
 
 static struct ht_sym_frame *
@@ -447,7 +435,7 @@ frame_add(struct frames *fs, const struct ht_sym_frame *proto,
 	}
 	f = &fs->v[fs->n];
 	*f = *proto;
-	f->function = name_dup(function);
+	f->function = name_dup(function, fs->demangle);
 	f->file = file != NULL ? strdup(file) : NULL;
 	f->line = file != NULL || line > 0 ? line : 0;
 	if ((function != NULL && f->function == NULL) ||
@@ -659,6 +647,7 @@ ht_sym_lookup(struct ht_sym *sym, uint64_t addr,
 	    cache_grow(sym) != 0)
 		return -1;
 	memset(&fs, 0, sizeof(fs));
+	fs.demangle = sym->demangle;
 	resolve(m, pc + m->adj, &proto, &fs);
 	if (fs.n == 0 && !fs.nomem)
 		(void)frame_add(&fs, &proto, NULL, NULL, 0);

@@ -26,9 +26,8 @@
  * inside the call instruction, so that a call at the end of a function or
  * of an inlined block is attributed to the right line.
  *
- * C++ names are demangled when libstdc++ can be loaded at run time (its
- * __cxa_demangle, found with dlopen: heaptool does not link libstdc++);
- * otherwise they stay mangled.
+ * C++, Rust (legacy and v0) and D names are demangled with libiberty
+ * (demangle.h); with short_names, shortened as ht_demangle says.
  */
 #ifndef HT_SYMBOLIZE_H
 #define HT_SYMBOLIZE_H
@@ -88,6 +87,8 @@ struct ht_sym_frame {
  * was taken, at their paths (old packages unpacked there), looked in first,
  * and its /usr/lib/debug; debug_dirs (ndebug_dirs of them): directories of
  * separate debug files laid out as /usr/lib/debug is, looked in first.
+ * short_names: C++ template arguments folded to "<…>", Rust hashes left
+ * out (demangle.h's HT_DEMANGLE_SHORT).
  * All are copied. */
 struct ht_sym_opts {
 	const char *root;
@@ -96,6 +97,7 @@ struct ht_sym_opts {
 	const char *sysroot;
 	const char *const *debug_dirs;
 	size_t ndebug_dirs;
+	int short_names;
 };
 
 /*

@@ -290,6 +290,7 @@ ht_target_sym(pid_t pid, const struct ht_profile *prof,
 		sopts.sysroot = files->sysroot;
 		sopts.debug_dirs = files->debug_dirs;
 		sopts.ndebug_dirs = files->ndebug_dirs;
+		sopts.short_names = files->short_names;
 	}
 	/* A live thread's (proc.h); with none left, the leader's, which
 	 * then opens nothing: a path is never looked up in our file system

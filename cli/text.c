@@ -256,7 +256,8 @@ put_jstr(char *p, const char *s, size_t n)
 /* The object of ht_text_json_frames for a frame of plain strings, at p,
  * which has HT_JSON_RAW_MAX bytes.  Returns its end. */
 static char *
-frame_json(char *p, const struct ht_sym_frame *fr, const size_t len[3])
+frame_json(char *p, const struct ht_sym_frame *fr, const size_t len[3],
+    int folded)
 {
 	p = PUT_LIT(p, "{\"address\": \"");
 	p = put_hexp(p, fr->address);
@@ -281,6 +282,8 @@ frame_json(char *p, const struct ht_sym_frame *fr, const size_t len[3])
 		p = PUT_LIT(p, ", \"build_id_mismatch\": true");
 	if (fr->flags & HT_SYM_SKIPPED)
 		p = PUT_LIT(p, ", \"skipped\": true");
+	if (folded)
+		p = PUT_LIT(p, ", \"folded\": true");
 	*p++ = '}';
 	return p;
 }
@@ -341,15 +344,32 @@ ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r)
 	const uint64_t *addrs;
 	struct seen seen[3];
 	uint32_t k, na;
-	int nfr, i, total = 0;
+	int nfr, i, n, nfold, total = 0;
 
 	memset(seen, 0, sizeof(seen));
+	if ((nfold = ht_view_fold(v, r, NULL)) < 0)
+		return -1;
 	na = ht_view_addrs(r, &addrs);
-	for (k = 0; k < na; k++) {
+	/* The wrappers folded, by name on one line, and the stack from
+	 * the site's first frame outside them. */
+	for (k = 0, n = 0; k < na && n < nfold; k++) {
+		if ((nfr = ht_sym_lookup(v->sym, addrs[k], &fr)) < 0)
+			return -1;
+		for (i = 0; i < nfr && n < nfold; i++, n++) {
+			fputs(n == 0 ? "      [folded: " : ", ", fp);
+			ht_text_safe(fp, fr[i].function, SIZE_MAX);
+		}
+		if (n == nfold)
+			fputs("]\n", fp);
+		if (i < nfr)
+			break;
+	}
+	for (n = 0, k = 0; k < na; k++) {
 		if ((nfr = ht_sym_lookup(v->sym, addrs[k], &fr)) < 0)
 			return -1;
 		for (i = 0; i < nfr; i++)
-			text_frame(fp, &fr[i], seen);
+			if (n++ >= nfold)
+				text_frame(fp, &fr[i], seen);
 		total += nfr;
 	}
 	return total;
@@ -359,14 +379,14 @@ ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r)
  * section 2). */
 static void
 json_frame(struct ht_json *j, const struct ht_sym_frame *fr,
-    struct seen seen[3])
+    struct seen seen[3], int folded)
 {
 	size_t len[3];
 	char *p;
 
 	if (frame_lens(fr, len, 1, seen)) {
 		p = ht_json_raw_begin(j, NULL, HT_JSON_RAW_MAX);
-		ht_json_raw_end(j, frame_json(p, fr, len));
+		ht_json_raw_end(j, frame_json(p, fr, len, folded));
 		return;
 	}
 	ht_json_object_line(j, NULL);
@@ -384,6 +404,8 @@ json_frame(struct ht_json *j, const struct ht_sym_frame *fr,
 		ht_json_bool(j, "build_id_mismatch", 1);
 	if (fr->flags & HT_SYM_SKIPPED)
 		ht_json_bool(j, "skipped", 1);
+	if (folded)
+		ht_json_bool(j, "folded", 1);
 	ht_json_object_end(j);
 }
 
@@ -395,17 +417,21 @@ ht_text_json_frames(struct ht_json *j, struct ht_view *v,
 	const uint64_t *addrs = NULL;
 	struct seen seen[3];
 	uint32_t k, na = 0;
-	int nfr, i;
+	int nfr, i, n, nfold = 0;
 
 	memset(seen, 0, sizeof(seen));
+	if (r != NULL && (nfold = ht_view_fold(v, r, NULL)) < 0)
+		return -1;
+	/* Every frame stays; the site's is the first not folded. */
+	ht_json_uint(j, "site_frame", (uint64_t)nfold);
 	ht_json_array_begin(j, "frames");
 	if (r != NULL)
 		na = ht_view_addrs(r, &addrs);
-	for (k = 0; k < na; k++) {
+	for (n = 0, k = 0; k < na; k++) {
 		if ((nfr = ht_sym_lookup(v->sym, addrs[k], &fr)) < 0)
 			return -1;
 		for (i = 0; i < nfr; i++)
-			json_frame(j, &fr[i], seen);
+			json_frame(j, &fr[i], seen, n++ < nfold);
 	}
 	ht_json_array_end(j);
 	return 0;

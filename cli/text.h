@@ -61,13 +61,17 @@ void ht_text_column(FILE *fp, const char *name, size_t w);
  * module+0xoffset where nothing is known. */
 void ht_text_frame(FILE *fp, const struct ht_sym_frame *fr);
 
-/* Print the stack of row r of v, a line per frame (ht_text_frame).
- * Returns the number of frames, or -1 with errno ENOMEM. */
+/* Print the stack of row r of v, a line per frame (ht_text_frame), from
+ * its first frame outside the allocator wrappers folded (ht_view_fold),
+ * which one line before it names.  Returns the number of frames, folded
+ * ones included, or -1 with errno ENOMEM. */
 int ht_text_frames(FILE *fp, struct ht_view *v, const struct ht_view_row *r);
 
 /* The stack of row r of v as the array "frames" of the object j is in
- * (the keys of DESIGN.md section 2); with r NULL, an empty one.  Returns 0,
- * or -1 with errno ENOMEM. */
+ * (the keys of DESIGN.md section 2), every frame, those of the allocator
+ * wrappers folded (ht_view_fold) marked "folded", after the key
+ * "site_frame": the index of the first frame not folded; with r NULL, an
+ * empty one.  Returns 0, or -1 with errno ENOMEM. */
 int ht_text_json_frames(struct ht_json *j, struct ht_view *v,
     const struct ht_view_row *r);
 

@@ -580,6 +580,39 @@ out_nomem:
 }
 
 int
+ht_view_fold(struct ht_view *v, const struct ht_view_row *r,
+    struct ht_view_at *at)
+{
+	const struct ht_sym_frame *fr;
+	struct ht_view_at none = { 0, 0 };
+	uint32_t k, nk;
+	int nfr, i, n = 0;
+
+	if (at == NULL)
+		at = &none;
+	at->addr = 0;
+	at->frame = 0;
+	if (v->opts.fold == NULL || r->site == NULL)
+		return 0;
+	nk = site_nframes(r->site);
+	for (k = 0; k < nk; k++) {
+		if ((nfr = ht_sym_lookup(v->sym, r->site->frames[k], &fr)) <
+		    0) {
+			errno = ENOMEM;
+			return -1;
+		}
+		for (i = 0; i < nfr; i++, n++)
+			if (!ht_fold_match(v->opts.fold, fr[i].function)) {
+				at->addr = k;
+				at->frame = i;
+				return n;
+			}
+	}
+	/* Wrappers all the way out: nothing else to show. */
+	return 0;
+}
+
+int
 ht_view_symbolize(struct ht_view *v)
 {
 	struct ht_view_symbols *st = &v->symbols;

@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fold.h"
 #include "profile.h"
 #include "symbolize.h"
 
@@ -59,6 +60,9 @@ struct ht_view_opts {
 	uint32_t tag;
 	/* Stack formats (collapsed, svg): each stack rooted at its tag. */
 	int group_by_tag;
+	/* The allocator wrappers whose frames writers fold (ht_view_fold),
+	 * or NULL for none; the caller's, alive as long as the view. */
+	struct ht_fold *fold;
 };
 
 struct ht_view_figures {
@@ -189,6 +193,26 @@ void ht_view_free(struct ht_view *);
  */
 int ht_view_frames(struct ht_view *, const struct ht_view_row *r,
     const struct ht_sym_frame **frames);
+
+/*
+ * The first frame of row r outside allocator wrappers: how many of its
+ * symbolized frames (innermost first, as ht_view_frames gives them) are
+ * functions of opts.fold, from the innermost on, up to the first that is
+ * not.  0 without a fold list, for the fold and when every frame is one
+ * (there is then nothing else to show).  This is presentation only: the
+ * site, its figures, its module (charged by module, from the frames'
+ * addresses alone: site_module) and a diff's matching of sites are the
+ * same folded or not.  It looks up the frames it reads (ht_sym_lookup),
+ * so call it before a writer's own lookups of r.  Stores where that first
+ * frame is in *at when at is not NULL (address 0, frame 0 when none is
+ * folded).  Returns the count, or -1 with errno ENOMEM.
+ */
+struct ht_view_at {
+	uint32_t addr; /* the address's index in the site's stack */
+	int frame;     /* the frame's among that address's (0: innermost) */
+};
+int ht_view_fold(struct ht_view *, const struct ht_view_row *r,
+    struct ht_view_at *at);
 
 /*
  * The return addresses of row r's stack, innermost first, into *addrs (the

@@ -420,6 +420,12 @@ def decode_pprof(path):
     return prof
 
 
+def shown(site):
+    """The frames of a site that the exports show: from its site_frame,
+    the first not folded as an allocator wrapper."""
+    return site["frames"][site.get("site_frame", 0):]
+
+
 def cmd_pprof(args):
     opts, rest = parse_opts(args, ("src", "func"))
     path, rep = rest[0], load(rest[1])
@@ -448,6 +454,9 @@ def cmd_pprof(args):
     keys = ("alloc_objects", "alloc_bytes", "inuse_objects", "inuse_bytes")
     bad_v, bad_f, bad_a, bad_m = [], [], [], []
     for i, (smp, site) in enumerate(zip(prof["samples"], sites)):
+        # The exports show the stack from the site's frame, the first
+        # outside the allocator wrappers folded (JSON keeps them all).
+        frames = shown(site)
         want = [site[k] for k in keys]
         if smp["values"] != want:
             bad_v.append("  sample %d: %s, site %s" % (i, smp["values"],
@@ -461,13 +470,13 @@ def cmd_pprof(args):
                             None))
             got.extend((fn[0], fn[2] or None, line or None)
                        for fn, line in loc["lines"])
-        if site["frames"]:
+        if frames:
             exp = [("<address %s>" % f["address"], None, None)
                    if f["function"] is None and f["file"] is None else
                    (f["function"] or
                     ("%s+%s" % (f["module"], f["offset"]) if f["module"]
                      else f["address"]), f["file"], f["line"])
-                   for f in site["frames"]]
+                   for f in frames]
         else:
             exp = [("(%d smaller site%s)" % (site["folded_sites"],
                                              "" if site["folded_sites"] == 1
@@ -477,18 +486,18 @@ def cmd_pprof(args):
                          (i, got, exp))
         # Each location stands for the frames of one address.
         addrs = []
-        for f in site["frames"]:
+        for f in frames:
             if not addrs or addrs[-1] != f["address"]:
                 addrs.append(f["address"])
         got_a = [loc["address"] for loc in smp["locations"]]
-        if site["frames"] and got_a != [int(a, 16) - 1 for a in addrs]:
+        if frames and got_a != [int(a, 16) - 1 for a in addrs]:
             bad_a.append("  sample %d: %s vs %s" % (i, [hex(a) for a in
                                                         got_a], addrs))
         fi = 0
         for loc in smp["locations"]:
-            if not site["frames"]:
+            if not frames:
                 break
-            f = site["frames"][fi]
+            f = frames[fi]
             fi += max(len(loc["lines"]), 1)
             m = prof["mappings"].get(loc["mapping"])
             if f["module"] is None:
@@ -575,7 +584,7 @@ def cmd_collapsed(args):
             names = [sane(f["function"] or
                           ("%s+%s" % (f["module"], f["offset"])
                            if f["module"] else f["address"]))
-                     for f in reversed(s["frames"])]
+                     for f in reversed(shown(s))]
         else:
             names = [sane("(%d smaller site%s)" % (
                 s["folded_sites"], "" if s["folded_sites"] == 1 else "s"))]
