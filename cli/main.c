@@ -48,6 +48,11 @@ static const char usage_text[] =
     "        save the target's profile to FILE\n"
     "  diff [--detail] [--json] [--top N] [--bytes] [-o OUT] OLD NEW\n"
     "        compare two profiles: what grew, per module and per site\n"
+    "  top [-p PID] [--interval DUR] [--sort inuse|growth|alloc]\n"
+    "      [--count N] [--top N] [--bytes]\n"
+    "        watch the target's sites live: in use, growth since the view\n"
+    "        started and per second; full screen on a terminal, plain text\n"
+    "        otherwise\n"
     "  detach [-p PID]\n"
     "        end the session, remove every hook, give the agent's tables\n"
     "        back, forget the target\n"
@@ -91,6 +96,7 @@ static const struct command commands[] = {
 	{ "detach", ht_cmd_detach },
 	{ "baseline", ht_cmd_baseline },
 	{ "diff", ht_cmd_diff },
+	{ "top", ht_cmd_top },
 };
 
 static const struct command *
