@@ -194,7 +194,10 @@ run_plain(struct ht_top *t, struct ht_ctl *c, pid_t pid, uint64_t interval,
 		if (stop_signal)
 			return HT_EXIT_FAIL;
 		if (refresh(t, c, pid, err, sizeof(err)) != 0) {
-			ht_warn("%s", err);
+			/* A request cut short by a stop signal is no
+			 * failure to tell of. */
+			if (!stop_signal)
+				ht_warn("%s", err);
 			return HT_EXIT_FAIL;
 		}
 	}
@@ -280,13 +283,15 @@ run_screen(struct ht_top *t, struct ht_ctl *c, pid_t pid, uint64_t interval,
 			next = now_ms() + interval;
 			continue;
 		}
+		if (stop_signal)
+			break;
 		k = ht_top_screen_key(ui.paused ? 1000 : (int)(next - now));
 		if (stop_signal || k == HT_TOP_KEY_QUIT)
 			break;
 		on_key(k, t, &ui, &next);
 	}
 	ht_top_screen_close();
-	if (err[0] != '\0')
+	if (err[0] != '\0' && !stop_signal)
 		ht_warn("%s", err);
 	return rc;
 }

@@ -123,15 +123,13 @@ cmp_key(const struct ht_top *t, const struct ht_top_site *s)
 	}
 }
 
-/* For qsort's comparison, which takes no context. */
-static const struct ht_top *sorting;
-
 /* The chosen figure, the largest first; the agent's fold last; ties by
  * bytes in use, then by id, so that equal figures keep one order from
  * refresh to refresh. */
 static int
-site_cmp(const void *a, const void *b)
+site_cmp(const void *a, const void *b, void *ctx)
 {
+	const struct ht_top *t = ctx;
 	const struct ht_top_site *x = a, *y = b;
 	int fx = x->ds->status == HT_DIFF_FOLDED;
 	int fy = y->ds->status == HT_DIFF_FOLDED;
@@ -139,8 +137,8 @@ site_cmp(const void *a, const void *b)
 
 	if (fx != fy)
 		return fx ? 1 : -1;
-	kx = cmp_key(sorting, x);
-	ky = cmp_key(sorting, y);
+	kx = cmp_key(t, x);
+	ky = cmp_key(t, y);
 	if (kx != ky)
 		return kx > ky ? -1 : 1;
 	if (x->inuse_bytes != y->inuse_bytes)
@@ -154,11 +152,8 @@ void
 ht_top_set_sort(struct ht_top *t, enum ht_top_sort sort)
 {
 	t->sort = sort;
-	if (t->nsites > 1) {
-		sorting = t;
-		qsort(t->sites, t->nsites, sizeof(*t->sites), site_cmp);
-		sorting = NULL;
-	}
+	if (t->nsites > 1)
+		qsort_r(t->sites, t->nsites, sizeof(*t->sites), site_cmp, t);
 }
 
 /* The diff from the baseline to the latest profile, and its sites. */
