@@ -38,7 +38,7 @@ const char *ht_top_totals_line(struct ht_top *t, char *buf, size_t len);
 
 /* The process's RSS and the growth since the baseline: "RSS 5.00 MiB;
  * growth +1.00 MiB in 10.0 s (+102 KiB/s) since the view started" (or
- * "since the baseline").  Returns buf. */
+ * "since the baseline", "since session 2 was seen").  Returns buf. */
 const char *ht_top_growth_line(struct ht_top *t, char *buf, size_t len);
 
 /* Where frame fr is: "file:line", "file", or module+0xoffset, or its

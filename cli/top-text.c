@@ -126,13 +126,19 @@ ht_top_growth_line(struct ht_top *t, char *buf, size_t len)
 {
 	int64_t g = ht_top_total_growth(t);
 	uint64_t rss = t->cur->meta.rss_bytes;
-	char a[32], b[32], c[32];
+	char a[32], b[32], c[32], since[64];
 
-	snprintf(buf, len, "RSS %s; growth %s in %.1f s (%s) since the %s",
+	if (t->why == HT_TOP_BASE_USER)
+		snprintf(since, sizeof(since), "the baseline");
+	else if (t->why == HT_TOP_BASE_SESSION)
+		snprintf(since, sizeof(since), "session %" PRIu64 " was seen",
+		    t->base->meta.epoch);
+	else
+		snprintf(since, sizeof(since), "the view started");
+	snprintf(buf, len, "RSS %s; growth %s in %.1f s (%s) since %s",
 	    rss != 0 ? ht_text_size(t->raw, rss, c, sizeof(c)) : "unknown",
 	    ht_top_growth_str(t, g, a, sizeof(a)), t->elapsed_s,
-	    ht_top_rate_str(t, g, b, sizeof(b)),
-	    t->base_is_start ? "view started" : "baseline");
+	    ht_top_rate_str(t, g, b, sizeof(b)), since);
 	return buf;
 }
 

@@ -218,9 +218,10 @@ ht_top_update(struct ht_top *t, struct ht_profile *prof, struct ht_sym *sym)
 	t->cur = prof;
 	t->csym = sym;
 	if (newbase) {
+		t->why = t->base == NULL ? HT_TOP_BASE_START :
+					   HT_TOP_BASE_SESSION;
 		t->base = prof;
 		t->bsym = sym;
-		t->base_is_start = 1;
 	}
 	if (rebuild(t) != 0) {
 		/* Keep the last state; what was given goes. */
@@ -241,15 +242,17 @@ ht_top_baseline(struct ht_top *t)
 {
 	struct ht_profile *old[1] = { t->base };
 	struct ht_sym *olds[1] = { t->bsym };
+	int why = t->why;
 
 	if (t->cur == NULL)
 		return 0;
 	t->base = t->cur;
 	t->bsym = t->csym;
-	t->base_is_start = 0;
+	t->why = HT_TOP_BASE_USER;
 	if (rebuild(t) != 0) {
 		t->base = old[0];
 		t->bsym = olds[0];
+		t->why = why;
 		return -1;
 	}
 	release(t, old, olds, 1);

@@ -64,9 +64,9 @@ struct ht_top {
 	/* Seconds from the baseline to the latest profile (their snapshot
 	 * times), 0 when they are one. */
 	double elapsed_s;
-	/* The baseline is the first profile of the view (not one the user
-	 * took with ht_top_baseline). */
-	int base_is_start;
+	/* What the baseline is: the view's first profile, the first one of
+	 * a new session, or one the user took (ht_top_baseline). */
+	enum { HT_TOP_BASE_START, HT_TOP_BASE_SESSION, HT_TOP_BASE_USER } why;
 	uint64_t refreshes; /* profiles taken */
 	int raw;	    /* the writers print sizes in bytes (--bytes) */
 };

@@ -7,14 +7,16 @@
 # as many samples as objects, fast first by growth and big first by bytes
 # in use and by bytes allocated, each at its SITE line of the fixture;
 # --top keeps the first sites only, and the totals are the sum of the
-# sites.
+# sites.  A new session (start --restart) under top is a new baseline:
+# growth counts from its first profile, and big (allocated before it) is
+# no site of it.
 . "$(dirname "$0")/tap/libtap.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 T=60
 . "$HT_SRCDIR/t/lib/httop.sh"
 
-plan 12
+plan 14
 
 start_grow g
 
@@ -141,3 +143,30 @@ ok $? "and says the others are not shown"
 grep -q '^ *8\.00 MiB  *0 B  *\(-\|0 B/s\) *128  big  top-grow\.c:' \
     "$HT_TMP/top2.out" "$HT_TMP/inuse.out"
 ok $? "sizes in KiB/MiB without --bytes"
+
+# A new session under top.
+timeout $T "$HEAPTOOL" top -p "$grow_pid" --interval 300ms --count 100 \
+    --bytes >"$HT_TMP/sess.out" 2>"$HT_TMP/sess.err" &
+top_pid=$!
+wait_for grep -qs '^heaptool top: 2$' "$HT_TMP/sess.out" ||
+    bail "top printed no second block"
+timeout $T "$HEAPTOOL" start -p "$grow_pid" --rate 1 --restart \
+    >/dev/null 2>&1 || bail "start --restart failed"
+# two_in_2: two blocks of session 2 printed, and a third begun.
+two_in_2() {
+	[ "$(grep -c '^pid .* session 2 running' "$HT_TMP/sess.out")" -ge 3 ]
+}
+wait_for two_in_2 || bail "top showed no session 2"
+kill "$top_pid"
+wait "$top_pid" 2>/dev/null
+# The first two blocks of session 2.
+awk '/^heaptool top: / { b = $0 } /session 2 running/ { n++ }
+    n >= 1 && n <= 2 { print }' "$HT_TMP/sess.out" >"$HT_TMP/s2"
+grep '^RSS ' "$HT_TMP/s2" | sed 's/^RSS [0-9]* B; //' |
+    sed 's/ in [0-9.]* s (.*)//' >"$HT_TMP/s2.growth"
+is "$(head -1 "$HT_TMP/s2.growth")" "growth 0 B since session 2 was seen" \
+    "a new session is a new baseline: no growth in its first block"
+! grep -q '  big  ' "$HT_TMP/s2" &&
+    grep -q '^ *[0-9]* B  *+[0-9]* B .*  fast  ' "$HT_TMP/s2"
+ok $? "the new session's sites, growing from it; big is none of them" ||
+    diag "$(cat "$HT_TMP/s2")"
