@@ -5,12 +5,14 @@
  * (top-screen.c), one plain block of text per refresh otherwise.
  *
  * The terminal is always given back: every path out of the screen goes
- * through ht_top_screen_close, SIGINT, SIGTERM and SIGHUP included (their
- * handlers only set a flag; the loop sees it, closes the screen, and the
- * signal is raised again so that the shell sees how top ended).
+ * through ht_top_screen_close, SIGINT, SIGTERM and SIGHUP included: they
+ * are blocked but in top's waits (ppoll, pselect), their handlers only set
+ * a flag, the loop sees it, closes the screen, and the signal is raised
+ * again so that the shell sees how top ended.
  */
 #include "config.h"
 
+#include <sys/select.h>
 #include <sys/types.h>
 
 #include <errno.h>
@@ -78,20 +80,30 @@ on_stop(int sig)
 	stop_signal = sig;
 }
 
-/* Catch the signals that end top, without SA_RESTART, so that a wait is
- * cut short; before the screen opens, so curses leaves them to us. */
+/* The signal mask of top's waits: the signals that end it are blocked
+ * everywhere else, so that one is seen at the next wait, never lost
+ * between the check of the flag and the wait. */
+static sigset_t wait_mask;
+
+/* Catch the signals that end top (before the screen opens, so curses
+ * leaves them to us) and block them outside the waits. */
 static void
 catch_stops(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa;
+	sigset_t block;
 	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+	sigemptyset(&block);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		sigaction(sigs[i], &sa, NULL);
+		sigaddset(&block, sigs[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, &wait_mask);
 }
 
 /* End as the signal asked: by it, with its default action. */
@@ -103,6 +115,7 @@ raise_stop(void)
 	if (sig == 0)
 		return;
 	signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &wait_mask, NULL);
 	raise(sig);
 }
 
@@ -169,7 +182,7 @@ sleep_until(uint64_t deadline)
 	while (!stop_signal && (now = now_ms()) < deadline) {
 		ts.tv_sec = (time_t)((deadline - now) / 1000);
 		ts.tv_nsec = (long)((deadline - now) % 1000) * 1000000;
-		nanosleep(&ts, NULL);
+		pselect(0, NULL, NULL, NULL, &ts, &wait_mask);
 	}
 }
 
@@ -285,7 +298,8 @@ run_screen(struct ht_top *t, struct ht_ctl *c, pid_t pid, uint64_t interval,
 		}
 		if (stop_signal)
 			break;
-		k = ht_top_screen_key(ui.paused ? 1000 : (int)(next - now));
+		k = ht_top_screen_key(ui.paused ? 1000 : (int)(next - now),
+		    &wait_mask);
 		if (stop_signal || k == HT_TOP_KEY_QUIT)
 			break;
 		on_key(k, t, &ui, &next);

@@ -205,8 +205,9 @@ out_keys:
 }
 
 enum ht_top_key
-ht_top_screen_key(int ms)
+ht_top_screen_key(int ms, const sigset_t *mask)
 {
+	struct timespec ts;
 	struct pollfd p;
 	int c;
 
@@ -219,7 +220,10 @@ ht_top_screen_key(int ms)
 		p.fd = STDIN_FILENO;
 		p.events = POLLIN;
 		p.revents = 0;
-		if (poll(&p, 1, ms < 0 ? 0 : ms) < 0 && errno != EINTR)
+		ms = ms < 0 ? 0 : ms;
+		ts.tv_sec = ms / 1000;
+		ts.tv_nsec = (long)(ms % 1000) * 1000000;
+		if (ppoll(&p, 1, &ts, mask) < 0 && errno != EINTR)
 			return HT_TOP_KEY_NONE;
 		/* A resize interrupts the poll (SIGWINCH): curses then
 		 * says KEY_RESIZE. */

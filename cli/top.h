@@ -22,6 +22,7 @@
 #ifndef HT_TOP_H
 #define HT_TOP_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -162,15 +163,17 @@ enum ht_top_key {
  * terminfo entry for TERM).  close: give it back as it was (endwin); safe
  * to call twice and without open.  draw: the whole screen for t and ui,
  * fit to the terminal's size whatever it is (cut, never wrapped).  key:
- * wait at most ms milliseconds for a key, and say what it asks for
- * (HT_TOP_KEY_NONE when a signal or the time ends the wait).  move: the
+ * wait at most ms milliseconds for a key, with the signal mask mask
+ * (ppoll: the caller's stop signals are let in during the wait only), and
+ * say what it asks for (HT_TOP_KEY_NONE when a signal or the time ends
+ * the wait).  move: the
  * selection by delta sites.  toggle: expand or collapse the selected
  * site's stack.
  */
 int ht_top_screen_open(void);
 void ht_top_screen_close(void);
 void ht_top_screen_draw(struct ht_top *t, struct ht_top_ui *ui);
-enum ht_top_key ht_top_screen_key(int ms);
+enum ht_top_key ht_top_screen_key(int ms, const sigset_t *mask);
 void ht_top_screen_move(struct ht_top *t, struct ht_top_ui *ui, int delta);
 void ht_top_screen_toggle(struct ht_top *t, struct ht_top_ui *ui);
 
