@@ -35,6 +35,7 @@ int ht_cmd_detach(int argc, char **argv);
 int ht_cmd_baseline(int argc, char **argv);
 int ht_cmd_diff(int argc, char **argv);
 int ht_cmd_serve(int argc, char **argv);
+int ht_cmd_top(int argc, char **argv);
 
 /* Get getopt_long ready for a command's arguments: from the first, and
  * silent (the command says what is wrong, in its own words). */

@@ -54,6 +54,11 @@ static const char usage_text[] =
     "        serve the target's live profile over HTTP until interrupted:\n"
     "        /debug/pprof/heap (pprof, as Go serves it) and /metrics\n"
     "        (Prometheus)\n"
+    "  top [-p PID] [--interval DUR] [--sort inuse|growth|alloc]\n"
+    "      [--count N] [--top N] [--bytes]\n"
+    "        watch the target's sites live: in use, growth since the view\n"
+    "        started and per second; full screen on a terminal, plain text\n"
+    "        otherwise\n"
     "  detach [-p PID]\n"
     "        end the session, remove every hook, give the agent's tables\n"
     "        back, forget the target\n"
@@ -98,6 +103,7 @@ static const struct command commands[] = {
 	{ "baseline", ht_cmd_baseline },
 	{ "diff", ht_cmd_diff },
 	{ "serve", ht_cmd_serve },
+	{ "top", ht_cmd_top },
 };
 
 static const struct command *
