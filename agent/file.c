@@ -143,8 +143,18 @@ rename_noreplace(struct ht_file *f, const char *name)
 int
 ht_file_publish(struct ht_file *f, const char *name, int replace)
 {
+	struct stat st;
 	int i, rc, e;
 
+	/* Replace a file, never what is not one: renamed over /dev/null, a
+	 * profile would put a file where the device was (heaptool run
+	 * refuses such a path first; this is for a name that became one
+	 * while the program ran). */
+	if (replace && fstatat(f->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISREG(st.st_mode)) {
+		errno = EEXIST;
+		return -1;
+	}
 	if (f->tmp[0] == '\0' && !replace)
 		rc = link_tmpfile(f, name);
 	else {

@@ -44,7 +44,7 @@ int
 ht_cmd_dump(int argc, char **argv)
 {
 	struct ht_profile *prof;
-	const char *popt = NULL, *out = NULL;
+	const char *popt = NULL, *out = NULL, *what;
 	uint8_t *raw;
 	size_t len;
 	int ch, rc;
@@ -75,6 +75,11 @@ ht_cmd_dump(int argc, char **argv)
 	if (out == NULL)
 		return ht_usage("dump: no output file; usage: heaptool dump "
 				"[-p PID] -o FILE");
+	if (strcmp(out, "-") != 0 && (what = ht_not_regular(out)) != NULL)
+		return ht_usage("dump: -o %s: %s, which the profile would "
+				"replace; give a file's path, or -o - for "
+				"stdout",
+		    out, what);
 	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
 		return rc;
 	/* The profile is decoded first: never save what heaptool report

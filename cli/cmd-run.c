@@ -57,6 +57,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "dumpopts.h"
+#include "files.h"
 #include "inline.h"
 #include "profile.h"
 #include "report.h"
@@ -620,6 +621,17 @@ ht_cmd_run(int argc, char **argv)
 		return HT_EXIT_FAIL;
 	}
 	if (outopt != NULL) {
+		const char *what = ht_not_regular(outopt);
+
+		/* The agent renames the profile over the path: refused for
+		 * what is not a file (-o /dev/null would replace the
+		 * device), before the command runs. */
+		if (what != NULL)
+			return ht_usage(
+			    "run: -o %s: %s, which the profile "
+			    "would replace; give a file's path (the "
+			    "summary is read back from it)",
+			    outopt, what);
 		if (absolute(outopt, output, sizeof(output)) != 0 ||
 		    check_output_dir(output) != 0)
 			return HT_EXIT_FAIL;

@@ -80,14 +80,41 @@ ht_write_all(int fd, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+const char *
+ht_not_regular(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return NULL;
+	if (S_ISCHR(st.st_mode))
+		return "a character device";
+	if (S_ISBLK(st.st_mode))
+		return "a block device";
+	if (S_ISDIR(st.st_mode))
+		return "a directory";
+	if (S_ISLNK(st.st_mode))
+		return "a symbolic link";
+	if (S_ISFIFO(st.st_mode))
+		return "a FIFO";
+	if (S_ISSOCK(st.st_mode))
+		return "a socket";
+	return "not a regular file";
+}
+
 /* Write buf to path through a temporary file in its directory, renamed
- * over it once complete: a reader never sees a partial profile. */
+ * over it once complete: a reader never sees a partial profile.  Never
+ * over what is not a regular file (ht_not_regular): EEXIST. */
 int
 ht_write_atomic(const char *path, const uint8_t *buf, size_t len)
 {
 	char tmp[PATH_MAX];
 	int fd, e;
 
+	if (ht_not_regular(path) != NULL) {
+		errno = EEXIST;
+		return -1;
+	}
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
 	    sizeof(tmp)) {
 		errno = ENAMETOOLONG;

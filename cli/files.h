@@ -20,4 +20,11 @@ int ht_write_all(int fd, const uint8_t *buf, size_t len);
  * with errno (nothing left behind). */
 int ht_write_atomic(const char *path, const uint8_t *buf, size_t len);
 
+/* What path is when it exists and is not a regular file ("a character
+ * device", "a directory", "a symbolic link", ...), or NULL (a regular
+ * file, or nothing there).  A profile is written beside its path and
+ * renamed over it: over /dev/null, as root, that would put a file where
+ * the device was, so the commands refuse such a path first. */
+const char *ht_not_regular(const char *path);
+
 #endif

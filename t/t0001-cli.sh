@@ -348,4 +348,22 @@ else
 	skip "python3 is not installed: cannot parse the JSON"
 fi
 
+# -o never puts a profile where something that is not a file was: the
+# agent renames the profile over its path, which as root would replace
+# /dev/null itself.  Refused before anything runs.
+mkfifo "$HT_TMP/fifo"
+ln -s "$HT_TMP/target.heap" "$HT_TMP/link.heap"
+one_error 2 "run -o /dev/null: refused" \
+    "$HEAPTOOL" run -o /dev/null -- true
+[ -c /dev/null ]
+ok $? "and /dev/null is still a character device"
+grep -q "^heaptool: run: -o /dev/null: a character device, which the profile would replace; give a file's path" \
+    "$HT_TMP/err"
+ok $? "the message says what it is and what to do"
+one_error 2 "run -o FIFO: refused" "$HEAPTOOL" run -o "$HT_TMP/fifo" -- true
+one_error 2 "run -o a symbolic link: refused" \
+    "$HEAPTOOL" run -o "$HT_TMP/link.heap" -- true
+[ ! -e "$HT_TMP/target.heap" ] && [ -p "$HT_TMP/fifo" ]
+ok $? "nothing was written, the FIFO is still one"
+one_error 2 "dump -o /dev/null: refused" "$HEAPTOOL" dump -o /dev/null
 done_testing
