@@ -235,6 +235,7 @@ int
 ht_cmd_serve(int argc, char **argv)
 {
 	struct ht_serve_opts so;
+	struct ht_cmd_print print;
 	struct ht_cmd_files files;
 	struct ht_serve *s;
 	struct ht_proc proc;
@@ -248,6 +249,7 @@ ht_cmd_serve(int argc, char **argv)
 	pid_t pid;
 
 	memset(&so, 0, sizeof(so));
+	memset(&print, 0, sizeof(print));
 	memset(&files, 0, sizeof(files));
 	so.cache_ns = 1000000000u;
 	so.top_sites = 20;
@@ -335,6 +337,11 @@ ht_cmd_serve(int argc, char **argv)
 	}
 	if ((rc = ht_cmd_files_env(&files)) != HT_EXIT_OK)
 		goto out_files;
+	/* The sites are named as report names them: allocator wrappers
+	 * folded (the built-in list and the user's file). */
+	if ((rc = ht_cmd_print_fold(&print)) != HT_EXIT_OK)
+		goto out_files;
+	so.fold = print.fold;
 	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
 		goto out_files;
 	rc = HT_EXIT_FAIL;
@@ -375,6 +382,7 @@ ht_cmd_serve(int argc, char **argv)
 	ht_serve_stop(s);
 	rc = HT_EXIT_OK;
 out_files:
+	ht_cmd_print_free(&print);
 	ht_cmd_files_free(&files);
 	return rc;
 }

@@ -318,6 +318,7 @@ ht_cmd_top(int argc, char **argv)
 	uint64_t interval = 1000, count = 0, n;
 	size_t top = 20;
 	struct ht_ctl *c;
+	struct ht_cmd_print print;
 	struct ht_top t;
 	char err[1024], *end;
 	int ch, rc, raw = 0;
@@ -380,6 +381,14 @@ ht_cmd_top(int argc, char **argv)
 		return HT_EXIT_FAIL;
 	ht_top_init(&t, sort);
 	t.raw = raw;
+	/* Sites named as report names them: allocator wrappers folded. */
+	memset(&print, 0, sizeof(print));
+	if (ht_cmd_print_fold(&print) != HT_EXIT_OK) {
+		ht_top_free(&t);
+		ht_ctl_free(c);
+		return HT_EXIT_FAIL;
+	}
+	t.fold = print.fold;
 	catch_stops();
 	/* The first profile before the screen: a target that cannot be
 	 * read is said in one line on a terminal left alone. */
@@ -391,6 +400,7 @@ ht_cmd_top(int argc, char **argv)
 	else
 		rc = run_plain(&t, c, pid, interval, count, top);
 	ht_top_free(&t);
+	ht_cmd_print_free(&print);
 	ht_ctl_free(c);
 	raise_stop();
 	return rc;

@@ -271,16 +271,22 @@ put_summary(FILE *fp, const struct ht_view *v)
 	fputs("</table>\n", fp);
 }
 
-/* The row's first frame: function and file:line, or the row's name. */
+/* The row's site frame (its first outside allocator wrappers: view.h's
+ * ht_view_fold): function and file:line, or the row's name. */
 static int
 put_site_where(FILE *fp, struct ht_view *v, const struct ht_view_row *r)
 {
 	const struct ht_sym_frame *fr;
 	char buf[128];
-	int n;
+	int n, k;
 
-	if ((n = ht_view_frames(v, r, &fr)) < 0)
+	if ((k = ht_view_fold(v, r, NULL)) < 0 ||
+	    (n = ht_view_frames(v, r, &fr)) < 0)
 		return -1;
+	if (k > 0 && k < n) {
+		fr += k;
+		n -= k;
+	}
 	fputs("<td><code>", fp);
 	if (n == 0)
 		ht_text_xml(fp, ht_view_row_name(r, buf, sizeof(buf)),

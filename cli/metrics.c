@@ -194,12 +194,18 @@ sites_build(struct sites *st, struct ht_view *v)
 	char name[4200], loc[4200];
 	const char *fn;
 	size_t i;
-	int n;
+	int n, k;
 
 	for (i = 0; i < v->nrows; i++) {
 		r = &v->rows[i];
-		if ((n = ht_view_frames(v, r, &fr)) < 0)
+		/* The site frame: the first outside allocator wrappers. */
+		if ((k = ht_view_fold(v, r, NULL)) < 0 ||
+		    (n = ht_view_frames(v, r, &fr)) < 0)
 			return -1;
+		if (k > 0 && k < n) {
+			fr += k;
+			n -= k;
+		}
 		loc[0] = '\0';
 		if (n == 0)
 			fn = ht_view_row_name(r, name, sizeof(name));

@@ -130,6 +130,7 @@ metrics(struct ht_serve *s, struct body *b)
 	int rc;
 
 	memset(&vopts, 0, sizeof(vopts));
+	vopts.fold = s->opts.fold;
 	pthread_mutex_lock(&s->lock);
 	if (ht_live_current(s->live, &snap, err, sizeof(err)) != 0) {
 		fail(b, MHD_HTTP_SERVICE_UNAVAILABLE, "%s", err);
@@ -162,6 +163,7 @@ heap_now(struct ht_serve *s, struct body *b)
 	int rc;
 
 	memset(&vopts, 0, sizeof(vopts));
+	vopts.fold = s->opts.fold;
 	pthread_mutex_lock(&s->lock);
 	if (ht_live_current(s->live, &snap, err, sizeof(err)) != 0) {
 		fail(b, MHD_HTTP_SERVICE_UNAVAILABLE, "%s", err);
@@ -235,6 +237,7 @@ heap_delta(struct ht_serve *s, struct body *b, unsigned seconds,
 		goto out;
 	}
 	memset(&dopts, 0, sizeof(dopts));
+	dopts.fold = s->opts.fold;
 	pthread_mutex_lock(&s->lock);
 	if (ht_live_take(s->live, &p1, err, sizeof(err)) != 0)
 		fail(b, MHD_HTTP_SERVICE_UNAVAILABLE, "%s", err);

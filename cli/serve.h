@@ -49,6 +49,9 @@ struct ht_serve_opts {
 	unsigned connections; /* at once, at most */
 	unsigned timeout_s;   /* idle time before a connection closes */
 	int verbose;	      /* a line on stderr per request */
+	/* The allocator wrappers folded in the sites' names (fold.h: the
+	 * built-in list and the user's file), the caller's; or NULL. */
+	struct ht_fold *fold;
 };
 
 struct ht_serve;

@@ -167,6 +167,7 @@ rebuild(struct ht_top *t)
 	size_t i;
 
 	memset(&dopts, 0, sizeof(dopts));
+	dopts.fold = t->fold;
 	if ((d = malloc(sizeof(*d))) == NULL)
 		return -1;
 	/* Every site (no --top): the view sorts by its own measures. */
@@ -297,14 +298,19 @@ ht_top_site_name(struct ht_top *t, const struct ht_top_site *s, char *buf,
 {
 	const struct ht_view_row *r = s->ds->row[ht_diff_site_side(s->ds)];
 	const struct ht_sym_frame *fr;
+	int n, k;
 
 	if (s->ds->status == HT_DIFF_FOLDED) {
 		snprintf(buf, len, "(%zu sites the agent folded)",
 		    s->ds->nfolded);
 		return buf;
 	}
-	if (ht_top_frames(t, s, &fr) <= 0)
+	/* The site frame: the first outside allocator wrappers. */
+	k = r != NULL ?
+	    ht_view_fold(&t->diff->v[ht_diff_site_side(s->ds)], r, NULL) :
+	    0;
+	if ((n = ht_top_frames(t, s, &fr)) <= 0)
 		return r != NULL ? ht_view_row_name(r, buf, len) :
 				   (snprintf(buf, len, "[no stack]"), buf);
-	return ht_view_frame_name(&fr[0], buf, len);
+	return ht_view_frame_name(&fr[k > 0 && k < n ? k : 0], buf, len);
 }

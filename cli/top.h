@@ -70,6 +70,9 @@ struct ht_top {
 	enum { HT_TOP_BASE_START, HT_TOP_BASE_SESSION, HT_TOP_BASE_USER } why;
 	uint64_t refreshes; /* profiles taken */
 	int raw;	    /* the writers print sizes in bytes (--bytes) */
+	/* The allocator wrappers folded in the sites' names (fold.h), the
+	 * caller's; or NULL. */
+	struct ht_fold *fold;
 };
 
 void ht_top_init(struct ht_top *, enum ht_top_sort sort);

@@ -225,4 +225,12 @@ for c in report diff; do
 	    "$c --help names --fold, --no-fold, --short-names"
 done
 
+# The HTML report's top sites are named by their site frame too.
+rep "$HT_TMP/fold.html" --format html "$prof"
+grep -q '<code>site_x</code>' "$HT_TMP/fold.html" &&
+    ! grep -q '<code>xmalloc</code>' "$HT_TMP/fold.html"
+ok $? "html: the top sites are named site_x..., never xmalloc"
+rep "$HT_TMP/nofold.html" --format html --no-fold "$prof"
+grep -q '<code>xmalloc</code>' "$HT_TMP/nofold.html"
+ok $? "html --no-fold: xmalloc again"
 done_testing
