@@ -7,6 +7,7 @@
 #include "guard.h"
 #include "lock.h"
 #include "prim.h"
+#include "sampling.h"
 #include "session.h"
 #include "timeline.h"
 
@@ -34,16 +35,6 @@ thin(void)
 	npoints = k + (npoints - half);
 }
 
-static uint64_t
-round_u64(double v)
-{
-	if (!(v > 0))
-		return 0;
-	if (v >= 18446744073709551616.0)
-		return UINT64_MAX;
-	return (uint64_t)(v + 0.5);
-}
-
 /* With ht_lock_global held, a session of this process running: the point
  * of now, unless one was taken less than a period ago. */
 static void
@@ -66,9 +57,9 @@ take(uint64_t now_ms, uint64_t now_ns, uint64_t rss)
 	 * (the format keeps them in order). */
 	if (npoints > 0 && p->t_ms < points[npoints - 1].t_ms)
 		p->t_ms = points[npoints - 1].t_ms;
-	p->inuse_bytes = round_u64(ht_session.inuse_bytes);
+	p->inuse_bytes = ht_sample_round(ht_session.inuse_bytes);
 	p->inuse_var = ht_session.inuse_var > 0 ? ht_session.inuse_var : 0;
-	p->alloc_bytes = round_u64(ht_session.alloc_bytes);
+	p->alloc_bytes = ht_sample_round(ht_session.alloc_bytes);
 	p->rss_bytes = rss;
 	p->samples = ht_session.samples;
 	npoints++;

@@ -9,16 +9,6 @@
 #include "text.h"
 #include "timeline.h"
 
-static uint64_t
-to_u64(double v)
-{
-	if (!(v > 0))
-		return 0;
-	if (v >= 18446744073709551616.0)
-		return UINT64_MAX;
-	return (uint64_t)(v + 0.5);
-}
-
 static void
 bounds(const struct ht_view *v, uint64_t est, double var,
     struct ht_timeline_point *p)
@@ -26,9 +16,10 @@ bounds(const struct ht_view *v, uint64_t est, double var,
 	double lo, hi;
 
 	ht_sample_interval((double)est, var, &lo, &hi);
-	p->inuse_low = to_u64(lo);
-	p->inuse_high = ht_view_meta_floor(&v->prof->meta) ? UINT64_MAX :
-							     to_u64(hi);
+	p->inuse_low = ht_sample_round(lo);
+	p->inuse_high = ht_view_meta_floor(&v->prof->meta) ?
+	    UINT64_MAX :
+	    ht_sample_round(hi);
 }
 
 size_t

@@ -96,13 +96,8 @@ ht_view_interval(const struct ht_view *v, const struct ht_view_figures *f,
 	double l, h;
 
 	ht_sample_interval((double)f->inuse_bytes, f->inuse_var, &l, &h);
-	/* 2^64 as a double: beyond it a conversion is undefined. */
-	*lo = l <= 0			? 0 :
-	    l >= 18446744073709551616.0 ? UINT64_MAX :
-					  (uint64_t)(l + 0.5);
-	*hi = h <= 0			? 0 :
-	    h >= 18446744073709551616.0 ? UINT64_MAX :
-					  (uint64_t)(h + 0.5);
+	*lo = ht_sample_round(l);
+	*hi = ht_sample_round(h);
 	if (m->dropped_samples > 0)
 		*hi = ht_view_sat_add(*hi, m->dropped_bytes);
 	if (ht_view_meta_floor(m))

@@ -370,3 +370,13 @@ ht_sample_interval(double est, double var, double *lo, double *hi)
 		*lo = 0;
 	*hi = est + half;
 }
+
+uint64_t
+ht_sample_round(double v)
+{
+	if (!(v > 0))
+		return 0;
+	if (v >= 18446744073709551616.0)
+		return UINT64_MAX;
+	return (uint64_t)(v + 0.5);
+}

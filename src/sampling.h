@@ -87,4 +87,9 @@ double ht_sample_unsample_scale(double objects, double bytes, uint64_t rate);
  * the interval is [est, est]. */
 void ht_sample_interval(double est, double var, double *lo, double *hi);
 
+/* An estimate as a count: v rounded to the nearest, 0 for v not above 0
+ * (NaN included), UINT64_MAX from 2^64 on (where a conversion would be
+ * undefined). */
+uint64_t ht_sample_round(double v);
+
 #endif

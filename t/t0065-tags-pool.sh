@@ -134,13 +134,7 @@ res(l is not None and (l["inuse_bytes"], l["inuse_objects"],
     "new session: one new chunk under Chunk, nothing under Thread (%r)" % l)
 EOF_PY
 py=$?
-while IFS= read -r l; do
-	case $l in
-	"ok	"*) ok 0 "${l#ok	}" ;;
-	"not ok	"*) ok 1 "${l#not ok	}" ;;
-	*) diag "$l" ;;
-	esac
-done <"$HT_TMP/py.out"
+tap_relay "$HT_TMP/py.out"
 is 0 "$py" "the checks ran to their end (python exit status)"
 
 timeout $T "$HEAPTOOL" report --detail "$D/4.heap" >"$HT_TMP/text" 2>&1

@@ -91,12 +91,6 @@ res(not u or all(s["frames"] == [] or s["frames"][0].get("function") !=
     "no labelled block left untagged")
 EOF_PY
 py=$?
-while IFS= read -r l; do
-	case $l in
-	"ok	"*) ok 0 "${l#ok	}" ;;
-	"not ok	"*) ok 1 "${l#not ok	}" ;;
-	*) diag "$l" ;;
-	esac
-done <"$HT_TMP/py.out"
+tap_relay "$HT_TMP/py.out"
 is 0 "$py" "the checks ran to their end (python exit status)"
 done_testing

@@ -71,12 +71,6 @@ g = site(j, "cxx_untagged")
 res(g == ("untagged", "malloc", 1, 128), "C++: cxx_untagged after the scope (%r)" % (g,))
 EOF_PY
 py=$?
-while IFS= read -r l; do
-	case $l in
-	"ok	"*) ok 0 "${l#ok	}" ;;
-	"not ok	"*) ok 1 "${l#not ok	}" ;;
-	*) diag "$l" ;;
-	esac
-done <"$HT_TMP/py.out"
+tap_relay "$HT_TMP/py.out"
 is 0 "$py" "the checks ran to their end (python exit status)"
 done_testing

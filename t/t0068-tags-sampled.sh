@@ -72,12 +72,6 @@ print("%s\tthe lines sum to the total in use in every run%s" %
       ("ok" if not bad_sum else "not ok", bad_sum and " (not: %r)" % bad_sum or ""))
 EOF_PY
 py=$?
-while IFS= read -r l; do
-	case $l in
-	"ok	"*) ok 0 "${l#ok	}" ;;
-	"not ok	"*) ok 1 "${l#not ok	}" ;;
-	*) diag "$l" ;;
-	esac
-done <"$HT_TMP/py.out"
+tap_relay "$HT_TMP/py.out"
 is 0 "$py" "the checks ran to their end (python exit status)"
 done_testing

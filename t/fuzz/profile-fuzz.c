@@ -55,6 +55,14 @@ encode(const struct ht_profile *p, struct out *o)
 		ht_profile_site_rec(&p->sites[i], &site);
 		ht_pw_site(&w, &site);
 	}
+	for (i = 0; i < p->nallocators; i++)
+		ht_pw_allocator(&w, &p->allocators[i]);
+	for (i = 0; i < p->ncoverage; i++)
+		ht_pw_coverage(&w, &p->coverage[i]);
+	for (i = 0; i < p->ntags; i++)
+		ht_pw_tag(&w, &p->tags[i]);
+	for (i = 0; i < p->ntimeline; i++)
+		ht_pw_timeline(&w, &p->timeline[i]);
 	if (ht_pw_finish(&w) != 0)
 		abort();
 }

@@ -100,6 +100,19 @@ skip() {
 	echo "ok $_tap_count # skip $*"
 }
 
+# tap_relay FILE: a checker's verdicts as tests: each line "ok<TAB>what"
+# passes, "not ok<TAB>what" fails, any other line is a diagnostic (for
+# checks written in another language, e.g. Python over a JSON report).
+tap_relay() {
+	while IFS= read -r _l; do
+		case $_l in
+		"ok	"*) ok 0 "${_l#ok	}" ;;
+		"not ok	"*) ok 1 "${_l#not ok	}" ;;
+		*) diag "$_l" ;;
+		esac
+	done <"$1"
+}
+
 done_testing() {
 	if [ -z "$_tap_planned" ]; then
 		echo "1..$_tap_count"
