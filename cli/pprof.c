@@ -32,322 +32,7 @@
 #include "pprof.h"
 #include "text.h"
 
-/* The modules whose unseen allocators become comments. */
-#define MAX_UNSEEN 8
-
-/* Field numbers of profile.proto. */
-enum {
-	PROFILE_SAMPLE_TYPE = 1,
-	PROFILE_SAMPLE = 2,
-	PROFILE_MAPPING = 3,
-	PROFILE_LOCATION = 4,
-	PROFILE_FUNCTION = 5,
-	PROFILE_STRING_TABLE = 6,
-	PROFILE_TIME_NANOS = 9,
-	PROFILE_DURATION_NANOS = 10,
-	PROFILE_PERIOD_TYPE = 11,
-	PROFILE_PERIOD = 12,
-	PROFILE_COMMENT = 13,
-	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-
-	VALUE_TYPE_TYPE = 1,
-	VALUE_TYPE_UNIT = 2,
-
-	SAMPLE_LOCATION_ID = 1,
-	SAMPLE_VALUE = 2,
-	SAMPLE_LABEL = 3,
-
-	LABEL_KEY = 1,
-	LABEL_STR = 2,
-
-	MAPPING_ID = 1,
-	MAPPING_MEMORY_START = 2,
-	MAPPING_MEMORY_LIMIT = 3,
-	MAPPING_FILE_OFFSET = 4,
-	MAPPING_FILENAME = 5,
-	MAPPING_BUILD_ID = 6,
-	MAPPING_HAS_FUNCTIONS = 7,
-	MAPPING_HAS_FILENAMES = 8,
-	MAPPING_HAS_LINE_NUMBERS = 9,
-	MAPPING_HAS_INLINE_FRAMES = 10,
-
-	LOCATION_ID = 1,
-	LOCATION_MAPPING_ID = 2,
-	LOCATION_ADDRESS = 3,
-	LOCATION_LINE = 4,
-
-	LINE_FUNCTION_ID = 1,
-	LINE_LINE = 2,
-
-	FUNCTION_ID = 1,
-	FUNCTION_NAME = 2,
-	FUNCTION_SYSTEM_NAME = 3,
-	FUNCTION_FILENAME = 4,
-};
-
-struct pstring {
-	char *s;
-	size_t len;
-	int64_t id;
-};
-
-struct pfunction {
-	int64_t name;
-	int64_t filename;
-	uint64_t id;
-};
-
-/* What the frames of a mapping told about its symbols. */
-struct pmapping {
-	int functions;
-	int filenames;
-	int line_numbers;
-};
-
-/*
- * The locations by address: open addressing over a table sized once, for
- * every frame of the view (no address more), at most 80% full; a
- * location's id is its slot + 1, so the table holds the addresses only.
- * Address 0 (an empty slot's mark) has the id after the last slot.
- */
-struct plocs {
-	uint64_t *slots;
-	size_t cap;
-	int have_zero;
-};
-
-struct pprof {
-	struct ht_view *v;
-	struct ht_pb out; /* fields not yet compressed */
-	struct ht_pb_gz gz;
-	struct ht_pb loc, line, sample, packed; /* scratch messages */
-	int64_t nstrings;			/* entries written */
-	struct pstring *strings;		/* those that may repeat */
-	size_t nkept;
-	size_t strings_cap;
-	struct ht_view_index string_index;
-	uint64_t nfunctions; /* written */
-	struct pfunction *functions;
-	size_t nfkept;
-	size_t functions_cap;
-	struct ht_view_index function_index;
-	struct plocs locs;
-	uint64_t made_up; /* ids of locations for rows without frames */
-	/* The locations of addresses without their folded frames, by
-	 * address (how many are folded depends on the address alone). */
-	uint64_t *folded_addrs, *folded_ids;
-	size_t nfolded, folded_cap;
-	struct ht_view_index folded_index;
-	struct pmapping *mappings; /* one per profile module */
-	size_t *by_start;	   /* module indexes by start */
-	/* A delta (ht_pprof_write_delta): each row's values, signed, and
-	 * the time the delta spans; NULL for a profile's own figures. */
-	const int64_t (*values)[4];
-	uint64_t delta_start_ns, delta_ns;
-	/* For the index callbacks: the key being looked up. */
-	const char *key_s;
-	size_t key_len;
-	struct pfunction key_function;
-	uint64_t key_addr;
-};
-
-/* p (of *cap elements of size), grown to hold n + 1: the array, moved
- * perhaps, or NULL (errno ENOMEM) leaving p as it was. */
-static void *
-grow(void *p, size_t *cap, size_t n, size_t size)
-{
-	size_t c;
-	void *q;
-
-	if (n < *cap)
-		return p;
-	c = *cap == 0 ? 64 : *cap * 2;
-	if ((q = reallocarray(p, c, size)) == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	*cap = c;
-	return q;
-}
-
-/* Compress what is buffered once there is enough of it. */
-static void
-out_flush(struct pprof *pp, size_t at_least)
-{
-	if (pp->out.len >= at_least)
-		ht_pb_gz_write(&pp->gz, &pp->out);
-}
-
-/*
- * s as a protobuf string into *copy (malloc'd, len bytes and a NUL):
- * protobuf strings are UTF-8, so ill-formed bytes (a legacy encoding in a
- * path or a name) become '?'; so do control characters (C0, DEL, C1),
- * which pprof prints to a terminal as they are.  Returns 0 or -1 (ENOMEM).
- */
-static int
-sanitize(const char *s, char **copy, size_t *lenp)
-{
-	size_t i, n, len = strlen(s);
-	char *c;
-
-	if ((c = malloc(len + 1)) == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
-	for (i = 0; i < len; i += n) {
-		n = ht_json_utf8_len(s + i, len - i);
-		if (n == 0 ||
-		    (n == 1 && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f))) {
-			c[i] = '?';
-			n = 1;
-		} else if (ht_json_is_c1(s + i, n))
-			memcpy(c + i, "??", 2);
-		else
-			memcpy(c + i, s + i, n);
-	}
-	c[len] = '\0';
-	*copy = c;
-	*lenp = len;
-	return 0;
-}
-
-/* Write a string table entry; its index. */
-static int64_t
-put_string(struct pprof *pp, const char *s, size_t len)
-{
-	ht_pb_bytes(&pp->out, PROFILE_STRING_TABLE, s, len);
-	return pp->nstrings++;
-}
-
-static int
-string_eq(void *ctx, uint32_t id)
-{
-	struct pprof *pp = ctx;
-
-	return pp->strings[id].len == pp->key_len &&
-	    memcmp(pp->strings[id].s, pp->key_s, pp->key_len) == 0;
-}
-
-/* The index of s in the string table, written if new.  Returns the index,
- * or -1 when out of memory. */
-static int64_t
-intern(struct pprof *pp, const char *s)
-{
-	size_t len;
-	uint64_t h;
-	int64_t id;
-	char *copy;
-	void *p;
-
-	if (sanitize(s, &copy, &len) != 0)
-		return -1;
-	h = ht_view_hash(HT_VIEW_HASH0, copy, len);
-	pp->key_s = copy;
-	pp->key_len = len;
-	if ((id = ht_view_index_find(&pp->string_index, h, string_eq, pp)) >=
-	    0) {
-		free(copy);
-		return pp->strings[id].id;
-	}
-	if ((p = grow(pp->strings, &pp->strings_cap, pp->nkept,
-		 sizeof(*pp->strings))) == NULL) {
-		free(copy);
-		return -1;
-	}
-	pp->strings = p;
-	if (ht_view_index_add(&pp->string_index, h, (uint32_t)pp->nkept) != 0) {
-		free(copy);
-		return -1;
-	}
-	pp->strings[pp->nkept].s = copy;
-	pp->strings[pp->nkept].len = len;
-	pp->strings[pp->nkept].id = put_string(pp, copy, len);
-	return pp->strings[pp->nkept++].id;
-}
-
-/* A string written without looking it up (one that cannot repeat).
- * Returns its index, or -1 when out of memory. */
-static int64_t
-unique_string(struct pprof *pp, const char *s)
-{
-	size_t i, len;
-	int64_t id;
-	char *copy;
-
-	/* A name made from an address is plain ASCII but for the module's
-	 * name: check before copying. */
-	for (i = 0; s[i] != '\0'; i++)
-		if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
-			break;
-	if (s[i] == '\0')
-		return put_string(pp, s, i);
-	if (sanitize(s, &copy, &len) != 0)
-		return -1;
-	id = put_string(pp, copy, len);
-	free(copy);
-	return id;
-}
-
-/* Write function (name, filename); its id. */
-static uint64_t
-put_function(struct pprof *pp, int64_t name, int64_t filename)
-{
-	struct ht_pb *m = &pp->line;
-
-	ht_pb_reset(m);
-	ht_pb_uint(m, FUNCTION_ID, ++pp->nfunctions);
-	ht_pb_int(m, FUNCTION_NAME, name);
-	/* The symbolizer gives the demangled name only. */
-	ht_pb_int(m, FUNCTION_SYSTEM_NAME, name);
-	ht_pb_int(m, FUNCTION_FILENAME, filename);
-	ht_pb_message(&pp->out, PROFILE_FUNCTION, m);
-	return pp->nfunctions;
-}
-
-static int
-function_eq(void *ctx, uint32_t id)
-{
-	struct pprof *pp = ctx;
-
-	return pp->functions[id].name == pp->key_function.name &&
-	    pp->functions[id].filename == pp->key_function.filename;
-}
-
-/* The id of the function (name, file), written if new; or 0 when out of
- * memory (ids start at 1).  With unique, written without looking it up
- * (a name made from an address, which no other location has). */
-static uint64_t
-function_id(struct pprof *pp, const char *name, const char *file, int unique)
-{
-	struct pfunction f;
-	uint64_t h;
-	int64_t id;
-	void *p;
-
-	f.name = unique ? unique_string(pp, name) : intern(pp, name);
-	/* string_table[0] is "". */
-	if (f.name < 0 ||
-	    (f.filename = file != NULL ? intern(pp, file) : 0) < 0)
-		return 0;
-	if (unique)
-		return put_function(pp, f.name, f.filename);
-	h = ht_view_hash(HT_VIEW_HASH0, &f.name, sizeof(f.name));
-	h = ht_view_hash(h, &f.filename, sizeof(f.filename));
-	pp->key_function = f;
-	if ((id = ht_view_index_find(&pp->function_index, h, function_eq,
-		 pp)) >= 0)
-		return pp->functions[id].id;
-	if ((p = grow(pp->functions, &pp->functions_cap, pp->nfkept,
-		 sizeof(*pp->functions))) == NULL)
-		return 0;
-	pp->functions = p;
-	if (ht_view_index_add(&pp->function_index, h, (uint32_t)pp->nfkept) !=
-	    0)
-		return 0;
-	f.id = put_function(pp, f.name, f.filename);
-	pp->functions[pp->nfkept++] = f;
-	return f.id;
-}
+#include "pprof-int.h"
 
 /* The mapping id (module index + 1) of addr, or 0. */
 static uint64_t
@@ -462,7 +147,7 @@ put_location(struct pprof *pp, uint64_t id, uint64_t addr, int skip)
 		n = 0;
 	for (i = skip < n ? skip : 0; i < n; i++) {
 		/* fr stays valid: no lookup until the next location. */
-		fn = function_id(pp,
+		fn = ht_pprof_function(pp,
 		    ht_view_frame_name(&fr[i], buf, sizeof(buf)), fr[i].file,
 		    fr[i].function == NULL);
 		if (fn == 0)
@@ -560,8 +245,8 @@ made_up_location(struct pprof *pp, const struct ht_view_row *r)
 	uint64_t id, fn;
 
 	id = pp->locs.cap + 2 + pp->made_up++;
-	if ((fn = function_id(pp, ht_view_row_name(r, buf, sizeof(buf)), NULL,
-		 0)) == 0)
+	if ((fn = ht_pprof_function(pp, ht_view_row_name(r, buf, sizeof(buf)),
+		 NULL, 0)) == 0)
 		return 0;
 	ht_pb_reset(&pp->line);
 	ht_pb_uint(&pp->line, LINE_FUNCTION_ID, fn);
@@ -623,7 +308,8 @@ put_label(struct pprof *pp, const char *key, const char *str)
 {
 	int64_t k, v;
 
-	if ((k = intern(pp, key)) < 0 || (v = intern(pp, str)) < 0)
+	if ((k = ht_pprof_intern(pp, key)) < 0 ||
+	    (v = ht_pprof_intern(pp, str)) < 0)
 		return -1;
 	ht_pb_reset(&pp->packed);
 	ht_pb_int(&pp->packed, LABEL_KEY, k);
@@ -717,7 +403,7 @@ put_samples(struct pprof *pp)
 		if (put_labels(pp, r) != 0)
 			return -1;
 		ht_pb_message(&pp->out, PROFILE_SAMPLE, smp);
-		out_flush(pp, 1 << 16);
+		ht_pprof_flush(pp, 1 << 16);
 	}
 	return 0;
 }
@@ -756,8 +442,8 @@ put_mappings(struct pprof *pp)
 			    "0123456789abcdef"[m->build_id[j] & 15];
 		}
 		hex[2 * idlen] = '\0';
-		if ((filename = intern(pp, m->path)) < 0 ||
-		    (build_id = intern(pp, hex)) < 0)
+		if ((filename = ht_pprof_intern(pp, m->path)) < 0 ||
+		    (build_id = ht_pprof_intern(pp, hex)) < 0)
 			return -1;
 		ht_pb_reset(t);
 		ht_pb_uint(t, MAPPING_ID, i + 1);
@@ -775,7 +461,7 @@ put_mappings(struct pprof *pp)
 		/* Lines come from DWARF, which gives the inlined calls. */
 		ht_pb_uint(t, MAPPING_HAS_INLINE_FRAMES, pm->line_numbers);
 		ht_pb_message(&pp->out, PROFILE_MAPPING, t);
-		out_flush(pp, 1 << 16);
+		ht_pprof_flush(pp, 1 << 16);
 	}
 	return 0;
 }
@@ -839,26 +525,26 @@ put_trailer(struct pprof *pp, const int64_t *fixed)
 	    v->exact	 ? " (exact)" :
 		v->every ? " (every allocation, NOT EXACT: samples dropped)" :
 			   " (estimates)");
-	if ((comments[ncomments++] = intern(pp, text)) < 0)
+	if ((comments[ncomments++] = ht_pprof_intern(pp, text)) < 0)
 		return -1;
 	if (pp->values != NULL) {
 		snprintf(text, sizeof(text),
 		    "delta over %.3f s: the later profile minus the earlier, "
 		    "sites that did not change left out",
 		    (double)pp->delta_ns / 1e9);
-		if ((comments[ncomments++] = intern(pp, text)) < 0)
+		if ((comments[ncomments++] = ht_pprof_intern(pp, text)) < 0)
 			return -1;
 	}
 	if (m->dropped_samples > 0) {
 		ht_text_drop_line(m, text, sizeof(text));
-		if ((comments[ncomments++] = intern(pp, text)) < 0)
+		if ((comments[ncomments++] = ht_pprof_intern(pp, text)) < 0)
 			return -1;
 	}
 	if (v->opts.at_peak) {
 		snprintf(text, sizeof(text),
 		    "in use at the peak; allocated "
 		    "over the whole session");
-		if ((comments[ncomments++] = intern(pp, text)) < 0)
+		if ((comments[ncomments++] = ht_pprof_intern(pp, text)) < 0)
 			return -1;
 	}
 	if (v->nrows > 0 && v->rows[v->nrows - 1].site == NULL) {
@@ -866,7 +552,7 @@ put_trailer(struct pprof *pp, const int64_t *fixed)
 		    "%zu smaller sites folded into "
 		    "one sample",
 		    v->rows[v->nrows - 1].nfolded);
-		if ((comments[ncomments++] = intern(pp, text)) < 0)
+		if ((comments[ncomments++] = ht_pprof_intern(pp, text)) < 0)
 			return -1;
 	}
 	/* The allocators the hooks do not reach, as the text report says
@@ -877,7 +563,8 @@ put_trailer(struct pprof *pp, const int64_t *fixed)
 				v->prof->allocators[i].names,
 				v->prof->allocators[i].path) != 0)
 				continue;
-			if ((comments[ncomments++] = intern(pp, text)) < 0)
+			if ((comments[ncomments++] =
+				    ht_pprof_intern(pp, text)) < 0)
 				return -1;
 		}
 	deftype = v->opts.sort == HT_VIEW_ALLOC ? fixed[S_ALLOC_SPACE] :
@@ -931,10 +618,10 @@ write_view(FILE *fp, struct ht_view *v, const int64_t (*values)[4],
 	qsort(pp.by_start, prof->nmodules, sizeof(*pp.by_start), by_start);
 
 	/* string_table[0] must be "". */
-	if (intern(&pp, "") != 0)
+	if (ht_pprof_intern(&pp, "") != 0)
 		goto out;
 	for (i = 0; i < NFIXED; i++)
-		if ((fixed[i] = intern(&pp, fixed_strings[i])) < 0)
+		if ((fixed[i] = ht_pprof_intern(&pp, fixed_strings[i])) < 0)
 			goto out;
 	value_type(&pp, PROFILE_SAMPLE_TYPE, fixed[S_ALLOC_OBJECTS],
 	    fixed[S_COUNT]);
@@ -956,7 +643,7 @@ out:
 		rc = -1;
 	}
 	if (rc == 0)
-		out_flush(&pp, 0);
+		ht_pprof_flush(&pp, 0);
 	if (ht_pb_gz_close(&pp.gz) != 0)
 		rc = -1;
 	else if (rc != 0 && errno == 0)
