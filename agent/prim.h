@@ -21,6 +21,9 @@
 uint64_t ht_prim_now_ns(void);
 /* CLOCK_MONOTONIC in milliseconds: deadlines and rate limits. */
 uint64_t ht_prim_mono_ms(void);
+/* The same clock at the kernel's tick (a few ms behind at most), cheaper
+ * to read: for checks made at every sample. */
+uint64_t ht_prim_coarse_ms(void);
 
 /* The page size (AT_PAGESZ; 4096 if the auxiliary vector has none). */
 size_t ht_prim_page_size(void);

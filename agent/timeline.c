@@ -107,7 +107,7 @@ ht_timeline_tick(uint64_t now_ms)
 void
 ht_timeline_poke(void)
 {
-	uint64_t now_ms = ht_prim_mono_ms(), rss, now_ns;
+	uint64_t now_ms = ht_prim_coarse_ms(), rss, now_ns;
 
 	if (!due(now_ms))
 		return;
