@@ -182,9 +182,9 @@ ht_top_site_line(struct ht_top *t, const struct ht_top_site *s, char *buf,
 		snprintf(name, sizeof(name), "%s", fn);
 	ht_top_clean(name);
 	where[0] = '\0';
-	if (ht_top_frames(t, s, &fr) > 0 &&
-	    (fr[0].function != NULL || fr[0].file != NULL))
-		ht_top_where(&fr[0], where, sizeof(where));
+	if ((fr = ht_top_site_frame(t, s)) != NULL &&
+	    (fr->function != NULL || fr->file != NULL))
+		ht_top_where(fr, where, sizeof(where));
 	snprintf(buf, len, "%10s %10s %11s %8" PRIu64 "  %s%s%s",
 	    ht_text_size(t->raw, s->inuse_bytes, a, sizeof(a)),
 	    ht_top_growth_str(t, s->growth, g, sizeof(g)),

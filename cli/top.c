@@ -298,19 +298,31 @@ ht_top_site_name(struct ht_top *t, const struct ht_top_site *s, char *buf,
 {
 	const struct ht_view_row *r = s->ds->row[ht_diff_site_side(s->ds)];
 	const struct ht_sym_frame *fr;
-	int n, k;
 
 	if (s->ds->status == HT_DIFF_FOLDED) {
 		snprintf(buf, len, "(%zu sites the agent folded)",
 		    s->ds->nfolded);
 		return buf;
 	}
-	/* The site frame: the first outside allocator wrappers. */
-	k = r != NULL ?
-	    ht_view_fold(&t->diff->v[ht_diff_site_side(s->ds)], r, NULL) :
-	    0;
-	if ((n = ht_top_frames(t, s, &fr)) <= 0)
+	if ((fr = ht_top_site_frame(t, s)) == NULL)
 		return r != NULL ? ht_view_row_name(r, buf, len) :
 				   (snprintf(buf, len, "[no stack]"), buf);
-	return ht_view_frame_name(&fr[k > 0 && k < n ? k : 0], buf, len);
+	return ht_view_frame_name(fr, buf, len);
+}
+
+const struct ht_sym_frame *
+ht_top_site_frame(struct ht_top *t, const struct ht_top_site *s)
+{
+	const struct ht_view_row *r = s->ds->row[ht_diff_site_side(s->ds)];
+	const struct ht_sym_frame *fr;
+	int n, k;
+
+	if (r == NULL || s->ds->status == HT_DIFF_FOLDED)
+		return NULL;
+	/* Folded first: ht_view_fold's lookups come before the frames'. */
+	if ((k = ht_view_fold(&t->diff->v[ht_diff_site_side(s->ds)], r, NULL)) <
+		0 ||
+	    (n = ht_top_frames(t, s, &fr)) <= 0)
+		return NULL;
+	return &fr[k > 0 && k < n ? k : 0];
 }

@@ -117,7 +117,13 @@ int64_t ht_top_total_growth(const struct ht_top *t);
 int ht_top_frames(struct ht_top *t, const struct ht_top_site *s,
     const struct ht_sym_frame **frames);
 
-/* The name of site s for one line: its first frame's function (else
+/* Site s's site frame: its first outside allocator wrappers (t->fold, as
+ * report folds them), valid until the next lookup; NULL for a fold or a
+ * site without a stack (or out of memory). */
+const struct ht_sym_frame *
+ht_top_site_frame(struct ht_top *t, const struct ht_top_site *s);
+
+/* The name of site s for one line: its site frame's function (else
  * module+offset or address), or what ht_view_row_name says of a fold.
  * Returns a pointer to buf or to the symbolizer's string. */
 const char *ht_top_site_name(struct ht_top *t, const struct ht_top_site *s,
