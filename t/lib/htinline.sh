@@ -29,13 +29,16 @@ inline_cleanup() {
 }
 
 # wait_line FILE REGEX [N]: wait until N lines (default 1) of FILE match,
-# for at most T seconds.
+# for at most T seconds.  A FILE not made yet has none (grep -c prints
+# nothing there: a bare test of it failed, and the loop ended at once as
+# if the line had come).
 wait_line() {
 	_i=0
-	while [ "$(grep -c "$2" "$1" 2>/dev/null)" -lt "${3:-1}" ]; do
+	while :; do
+		_c=$(grep -c "$2" "$1" 2>/dev/null)
+		[ "${_c:-0}" -ge "${3:-1}" ] && return 0
 		_i=$((_i + 1))
 		[ $_i -gt $((T * 20)) ] && return 1
 		sleep 0.05
 	done
-	return 0
 }
