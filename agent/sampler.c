@@ -353,6 +353,8 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	ht_session.inuse_bytes += w.bytes;
 	ht_session.inuse_var += w.var_bytes;
 	ht_session.alloc_bytes += w.bytes;
+	ht_session.size_objects[ht_size_bucket(size)] += w.objects;
+	ht_session.size_bytes[ht_size_bucket(size)] += w.bytes;
 	if (ht_session.inuse_bytes > ht_session.peak_bytes) {
 		ht_session.peak_bytes = ht_session.inuse_bytes;
 		ht_session.peak_ns = ht_prim_now_ns();

@@ -55,6 +55,8 @@ ht_session_start(uint64_t rate, uint64_t max_samples)
 	ht_session.inuse_bytes = 0;
 	ht_session.inuse_var = 0;
 	ht_session.alloc_bytes = 0;
+	memset(ht_session.size_objects, 0, sizeof(ht_session.size_objects));
+	memset(ht_session.size_bytes, 0, sizeof(ht_session.size_bytes));
 	ht_session.peak_bytes = 0;
 	ht_session.peak_ns = ht_session.start_ns;
 	ht_session.peak_gen = 1;

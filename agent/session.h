@@ -33,6 +33,10 @@ struct ht_session {
 	double inuse_bytes; /* estimate, sum over live samples */
 	double inuse_var;   /* its variance (the timeline's band) */
 	double alloc_bytes; /* estimate of what the session allocated */
+	/* Its allocations by size (profile.h's buckets): estimates of their
+	 * number and bytes. */
+	double size_objects[HT_SIZE_BUCKETS];
+	double size_bytes[HT_SIZE_BUCKETS];
 	double peak_bytes;
 	uint64_t peak_ns;
 	uint64_t peak_gen; /* bumped at every new peak */

@@ -125,6 +125,22 @@ site_record(const struct ht_site *s, struct ht_site_rec *r)
 }
 
 /* The TAG record of tag id: its name and its lines' peaks. */
+/* With ht_lock_global held: the session's allocations by size, up to its
+ * last bucket that is not empty (none: nbuckets 0). */
+static void
+sizes_record(struct ht_sizes_rec *r)
+{
+	uint32_t i;
+
+	r->nbuckets = 0;
+	for (i = 0; i < HT_SIZE_BUCKETS; i++) {
+		r->objects[i] = round_est(ht_session.size_objects[i]);
+		r->bytes[i] = round_est(ht_session.size_bytes[i]);
+		if (r->objects[i] != 0 || r->bytes[i] != 0)
+			r->nbuckets = i + 1;
+	}
+}
+
 static void
 tag_record(uint32_t id, struct ht_tag_rec *r)
 {
@@ -248,6 +264,9 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	static struct ht_allocator_rec alloc;
 	static struct ht_coverage_rec cov;
 	static struct ht_tag_rec tag;
+	/* Static, as the others: a snapshot may be taken on a small stack
+	 * (a signal handler's); serialized by ht_lock_global. */
+	static struct ht_sizes_rec sizes;
 	struct ht_coverage_item it;
 	struct ht_pwriter w;
 	size_t i;
@@ -346,6 +365,9 @@ encode(int fd, uint32_t flags, uint64_t threshold, uint32_t sig, int in_signal,
 	}
 	for (i = 0; i < ht_timeline_count(); i++)
 		ht_pw_timeline(&w, ht_timeline_get(i));
+	sizes_record(&sizes);
+	if (sizes.nbuckets > 0)
+		ht_pw_sizes(&w, &sizes);
 	for (i = 0; i < ht_allocators_count(); i++) {
 		alloc.path = ht_allocators_get(i)->path;
 		/* Only what no backend sees: a function hooked inline is. */

@@ -30,6 +30,7 @@ static const char report_usage[] =
     "                       [--sort COLUMN] [--top N] [--threshold SIZE]\n"
     "                       [--at-peak] [--coverage] [--bytes] [-o OUT]\n"
     "                       [--tag NAME] [--group-by tag] [--timeline]\n"
+    "                       [--sizes]\n"
     "                       [--fold FUNC]... [--no-fold] [--short-names]\n"
     "                       [--sysroot DIR]\n"
     "                       [--debug-dir DIR]... [--diff | FILE]\n"
@@ -61,6 +62,8 @@ static const char report_usage[] =
     "      --group-by tag   collapsed and svg: root each stack at its tag\n"
     "      --timeline       text and JSON: add the session's memory over\n"
     "                       time (a point each 100 ms at most)\n"
+    "      --sizes          text and JSON: add the allocations by size\n"
+    "                       (powers of 2: how many, how many bytes)\n"
     "      --coverage       list which allocator functions of which modules\n"
     "                       are hooked, by which backend, and why not\n"
     "      --diff           what changed since heaptool baseline, as heaptool\n"
@@ -83,6 +86,7 @@ enum {
 	OPT_TAG,
 	OPT_GROUP_BY,
 	OPT_TIMELINE,
+	OPT_SIZES,
 };
 
 static const struct option report_options[] = {
@@ -97,6 +101,7 @@ static const struct option report_options[] = {
 	{ "tag", required_argument, NULL, OPT_TAG },
 	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	{ "timeline", no_argument, NULL, OPT_TIMELINE },
+	{ "sizes", no_argument, NULL, OPT_SIZES },
 	HT_CMD_PRINT_LONGOPTS,
 	HT_CMD_FILES_LONGOPTS,
 	{ "help", no_argument, NULL, 'h' },
@@ -342,6 +347,9 @@ ht_cmd_report(int argc, char **argv)
 		case OPT_TIMELINE:
 			opts.timeline = 1;
 			break;
+		case OPT_SIZES:
+			opts.sizes = 1;
+			break;
 		case OPT_GROUP_BY:
 			if (strcmp(optarg, "tag") != 0)
 				return ht_usage(
@@ -370,11 +378,12 @@ ht_cmd_report(int argc, char **argv)
 		return ht_usage("report: %s: one profile at a time; see "
 				"'heaptool report --help'",
 		    argv[optind + 1]);
-	if (opts.timeline && opts.format != HT_REPORT_TEXT &&
+	if ((opts.timeline || opts.sizes) && opts.format != HT_REPORT_TEXT &&
 	    opts.format != HT_REPORT_JSON)
-		return ht_usage("report: --timeline adds to a text or JSON "
-				"report (--format html always has it); drop "
-				"--format or use --json");
+		return ht_usage("report: --%s adds to a text or JSON report "
+				"(--format html always has it); drop --format "
+				"or use --json",
+		    opts.timeline ? "timeline" : "sizes");
 	if (opts.group_by_tag && opts.format != HT_REPORT_COLLAPSED &&
 	    opts.format != HT_REPORT_SVG)
 		return ht_usage("report: --group-by tag roots the stacks of "
@@ -384,10 +393,10 @@ ht_cmd_report(int argc, char **argv)
 			return ht_usage("report --diff: --tag and --group-by "
 					"do not apply; the diff compares every "
 					"tag");
-		if (opts.timeline)
-			return ht_usage("report --diff: --timeline does not "
-					"apply; drop it, or report without "
-					"--diff");
+		if (opts.timeline || opts.sizes)
+			return ht_usage("report --diff: --%s does not apply; "
+					"drop it, or report without --diff",
+			    opts.timeline ? "timeline" : "sizes");
 		if ((rc = ht_cmd_files_env(&files)) == HT_EXIT_OK) {
 			ht_cmd_files_sym(&files, &sopts);
 			rc = report_diff(popt, &opts, &p,

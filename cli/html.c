@@ -10,6 +10,7 @@
 #include "flame.h"
 #include "html.h"
 #include "size.h"
+#include "sizes.h"
 #include "text.h"
 #include "timeline.h"
 
@@ -476,6 +477,7 @@ ht_html_write(FILE *fp, struct ht_view *v, const struct ht_view_opts *vopts)
 	put_summary(fp, in);
 	if (put_sites(fp, in) != 0)
 		goto out;
+	ht_sizes_html(fp, in);
 	if (have_alloc) {
 		if (put_flame(fp, &by_alloc, "flame-alloc",
 			"Flame graph: bytes allocated") != 0)

@@ -13,6 +13,7 @@
 #include "report-int.h"
 #include "coverage.h"
 #include "text.h"
+#include "sizes.h"
 #include "timeline.h"
 
 /* live_samples is null where the profile does not know it. */
@@ -212,6 +213,8 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	}
 	if (opts->timeline && ht_timeline_json(&j, v) != 0)
 		return -1;
+	if (opts->sizes)
+		ht_sizes_json(&j, v);
 	ht_json_object_end(&j);
 	return ht_json_finish(&j);
 }

@@ -13,6 +13,7 @@
 #include "report-int.h"
 #include "coverage.h"
 #include "text.h"
+#include "sizes.h"
 #include "timeline.h"
 
 struct text {
@@ -305,6 +306,8 @@ ht_report_text(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 	if (opts->coverage)
 		ht_coverage_list(fp, v->prof);
 	if (opts->timeline && ht_timeline_text(fp, v, opts->raw_bytes) != 0)
+		return -1;
+	if (opts->sizes && ht_sizes_text(fp, v, opts->raw_bytes) != 0)
 		return -1;
 	if (opts->detail) {
 		if (text_detail(v, &t) != 0)

@@ -60,6 +60,8 @@ struct ht_report_opts {
 	/* --timeline: text and JSON add the session's memory over time
 	 * (timeline.h). */
 	int timeline;
+	/* --sizes: text and JSON add the allocations by size (sizes.h). */
+	int sizes;
 	/* Allocator wrappers to fold in the stacks shown (view.h), or NULL
 	 * for none. */
 	struct ht_fold *fold;

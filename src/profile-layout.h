@@ -45,6 +45,10 @@
  * rss_bytes, samples, double inuse_var). */
 #define TIMELINE_FIXED		   48
 #define PROFILE_VERSION_TIMELINE   8
+/* Version 9: a SIZES record (u32 nbuckets, u32 0, then nbuckets u64
+ * objects and nbuckets u64 bytes). */
+#define SIZES_FIXED		   8
+#define PROFILE_VERSION_SIZES	   9
 
 /* The reader's bounds: a profile file, and the modules of one process
  * (a real one maps a few thousand). */

@@ -138,6 +138,8 @@ type_name(uint32_t type, char *buf, size_t len)
 		return "TAG";
 	case HT_REC_TIMELINE:
 		return "TIMELINE";
+	case HT_REC_SIZES:
+		return "SIZES";
 	}
 	snprintf(buf, len, "type-%u", (unsigned)type);
 	return buf;
@@ -183,6 +185,24 @@ decode_meta(struct cursor *c, struct ht_meta *m, uint32_t version)
 }
 
 /* A TAG record, its name copied out: returns 0, or -1 out of memory. */
+/* A SIZES record into s; -1 for more buckets than there are, or a
+ * record shorter than its buckets. */
+static int
+decode_sizes(struct cursor *c, struct ht_sizes_rec *s)
+{
+	uint32_t n = get_u32(c), i;
+
+	(void)get_u32(c);
+	if (n == 0 || n > HT_SIZE_BUCKETS)
+		return -1;
+	for (i = 0; i < n; i++)
+		s->objects[i] = get_u64(c);
+	for (i = 0; i < n; i++)
+		s->bytes[i] = get_u64(c);
+	s->nbuckets = n;
+	return c->short_ ? -1 : 0;
+}
+
 /* A TIMELINE record into t; -1 if it is older than prev, the point before
  * it (the writer puts them in the order of their times). */
 static int
@@ -752,6 +772,35 @@ decode(struct source *s, char *err, size_t errlen)
 				goto out_inval;
 			}
 			pr->ntimeline++;
+			break;
+		case HT_REC_SIZES:
+			/* Unknown before version 9: skipped as any new type. */
+			if (version < PROFILE_VERSION_SIZES)
+				break;
+			if (pr->sizes.nbuckets != 0) {
+				seterr(err, errlen,
+				    "a second SIZES record at offset %zu", off);
+				goto out_inval;
+			}
+			if (decode_sizes(&c, &pr->sizes) != 0) {
+				seterr(err, errlen,
+				    "SIZES record at offset %zu: no bucket, "
+				    "more than %d, or fewer figures than "
+				    "buckets",
+				    off, HT_SIZE_BUCKETS);
+				goto out_inval;
+			}
+			break;
+			if (pr->sizes.nbuckets != 0 ||
+			    decode_sizes(&c, &pr->sizes) != 0) {
+				seterr(err, errlen,
+				    "SIZES record at offset %zu: %s", off,
+				    pr->sizes.nbuckets != 0 && !c.short_ ?
+					"a second one, or more than 64 "
+					"buckets" :
+					"truncated");
+				goto out_inval;
+			}
 			break;
 		default:
 			/* A newer writer's record: skip it whole. */

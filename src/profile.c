@@ -280,6 +280,27 @@ ht_pw_timeline(struct ht_pwriter *w, const struct ht_timeline_rec *t)
 	put_f64(w, t->inuse_var);
 }
 
+unsigned
+ht_size_bucket(uint64_t size)
+{
+	return size < 2 ? 0 : 63 - (unsigned)__builtin_clzll(size);
+}
+
+void
+ht_pw_sizes(struct ht_pwriter *w, const struct ht_sizes_rec *s)
+{
+	uint32_t i,
+	    n = s->nbuckets < HT_SIZE_BUCKETS ? s->nbuckets : HT_SIZE_BUCKETS;
+
+	put_rec(w, HT_REC_SIZES, SIZES_FIXED + (size_t)n * 16);
+	put_u32(w, n);
+	put_u32(w, 0);
+	for (i = 0; i < n; i++)
+		put_u64(w, s->objects[i]);
+	for (i = 0; i < n; i++)
+		put_u64(w, s->bytes[i]);
+}
+
 /* END carries the CRC of every byte before its payload (version 3). */
 int
 ht_pw_finish(struct ht_pwriter *w)

@@ -10,9 +10,9 @@
  *   record:  u32 type, u32 length of payload, payload
  *
  * Records: exactly one META first, then MODULE, THREAD, SITE, (version 5)
- * ALLOCATOR, (version 6) COVERAGE, (version 7) TAG and (version 8)
- * TIMELINE records in any order, then END (TIMELINE records in the order
- * of their times).  Since version 3 END's payload is a u32, the CRC-32
+ * ALLOCATOR, (version 6) COVERAGE, (version 7) TAG, (version 8) TIMELINE
+ * and (version 9) at most one SIZES record in any order, then END
+ * (TIMELINE records in the order of their times).  Since version 3 END's payload is a u32, the CRC-32
  * (zlib's) of every byte of the file before it, header and END's own type
  * and length included; the reader refuses a file whose CRC differs, so a
  * corrupt byte anywhere is an error, never a wrong figure.  Versions 1 and
@@ -39,7 +39,7 @@
 #include <stdint.h>
 
 #define HT_PROFILE_MAGIC	"HEAPPROF"
-#define HT_PROFILE_VERSION	8 /* written; the reader takes 1 to 8 */
+#define HT_PROFILE_VERSION	9 /* written; the reader takes 1 to 9 */
 #define HT_PROFILE_MAX_FRAMES	64
 #define HT_PROFILE_MAX_PATH	4096
 #define HT_PROFILE_MAX_BUILD_ID 64
@@ -54,7 +54,12 @@ enum ht_record_type {
 	HT_REC_COVERAGE = 6,  /* version 6 */
 	HT_REC_TAG = 7,	      /* version 7 */
 	HT_REC_TIMELINE = 8,  /* version 8 */
+	HT_REC_SIZES = 9,     /* version 9 */
 };
+
+/* Version 9: the allocations of the session by size, bucket k holding the
+ * sizes from 2^k to 2^(k+1) - 1 (bucket 0: sizes 0 and 1). */
+#define HT_SIZE_BUCKETS 64
 
 enum ht_session_state {
 	HT_STATE_NONE = 0, /* no session was ever started */
@@ -240,6 +245,18 @@ struct ht_timeline_rec {
 	double inuse_var; /* variance of inuse_bytes */
 };
 
+/* Version 9: the session's allocations by size (HT_SIZE_BUCKETS), the
+ * estimates of their number and bytes, rounded; nbuckets the buckets
+ * written (those above are empty). */
+struct ht_sizes_rec {
+	uint32_t nbuckets;
+	uint64_t objects[HT_SIZE_BUCKETS];
+	uint64_t bytes[HT_SIZE_BUCKETS];
+};
+
+/* The bucket of an allocation of size bytes. */
+unsigned ht_size_bucket(uint64_t size);
+
 /*
  * Writer.  Records are appended to buf; when it fills, flush(ctx, buf, len)
  * is called (it returns 0, or -1 on failure, which sticks: every later call
@@ -267,6 +284,7 @@ void ht_pw_allocator(struct ht_pwriter *, const struct ht_allocator_rec *);
 void ht_pw_coverage(struct ht_pwriter *, const struct ht_coverage_rec *);
 void ht_pw_tag(struct ht_pwriter *, const struct ht_tag_rec *);
 void ht_pw_timeline(struct ht_pwriter *, const struct ht_timeline_rec *);
+void ht_pw_sizes(struct ht_pwriter *, const struct ht_sizes_rec *);
 /* Writes END and flushes.  Returns 0, or -1 if anything failed. */
 int ht_pw_finish(struct ht_pwriter *);
 
@@ -315,6 +333,7 @@ struct ht_profile {
 	size_t ntags;
 	struct ht_timeline_rec *timeline; /* version 8, by time */
 	size_t ntimeline;
+	struct ht_sizes_rec sizes; /* version 9; nbuckets 0 where none */
 	uint64_t *frames; /* every site's frames, one site after the other */
 	size_t nframes;
 };

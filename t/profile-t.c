@@ -773,6 +773,49 @@ test_timeline(void)
 	ht_profile_free(p);
 }
 
+/* Version 9: a SIZES record round-trips; a second one, or one of more
+ * buckets than there are, is refused. */
+static void
+test_sizes(void)
+{
+	static struct ht_sizes_rec s;
+	struct ht_pwriter w;
+	struct ht_profile *p;
+	struct ht_meta m;
+	uint8_t buf[4096];
+	char err[256];
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	memset(&s, 0, sizeof(s));
+	s.nbuckets = 12;
+	for (i = 0; i < 12; i++) {
+		s.objects[i] = (uint64_t)i * 3;
+		s.bytes[i] = (uint64_t)i << i;
+	}
+	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
+	ht_pw_meta(&w, &m);
+	ht_pw_sizes(&w, &s);
+	is_int(0, ht_pw_finish(&w), "encode a SIZES record");
+	p = ht_profile_decode(buf, w.len, err, sizeof(err));
+	ok(p != NULL && memcmp(&p->sizes, &s, sizeof(s)) == 0,
+	    "it decodes as written");
+	ht_profile_free(p);
+	ht_pw_init(&w, buf, sizeof(buf), NULL, NULL);
+	ht_pw_meta(&w, &m);
+	ht_pw_sizes(&w, &s);
+	ht_pw_sizes(&w, &s);
+	ht_pw_finish(&w);
+	p = ht_profile_decode(buf, w.len, err, sizeof(err));
+	ok(p == NULL && strstr(err, "a second SIZES record") != NULL,
+	    "two are refused (%s)", err);
+	ht_profile_free(p);
+	is_uint(0, ht_size_bucket(1), "bucket of 1 byte");
+	is_uint(10, ht_size_bucket(1024), "bucket of 1 KiB");
+	is_uint(10, ht_size_bucket(2047), "bucket of 2 KiB - 1");
+	is_uint(63, ht_size_bucket(UINT64_MAX), "bucket of 2^64 - 1");
+}
+
 static void
 test_flush(void)
 {
@@ -961,15 +1004,15 @@ test_hand_made(void)
 	bb_header(&b, 1);
 	b.n = 12;
 	rejects(&b, "truncated profile header", "a cut header");
-	bb_header(&b, 9);
+	bb_header(&b, 10);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 9, this heaptool reads 1 to 8",
+	rejects(&b, "format version 10, this heaptool reads 1 to 9",
 	    "a later major version");
 	bb_header(&b, 0);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 0, this heaptool reads 1 to 8",
+	rejects(&b, "format version 0, this heaptool reads 1 to 9",
 	    "version 0");
 
 	/* Version 2: SITE has u32 folded after the frames; version 1's
@@ -1704,6 +1747,7 @@ main(void)
 	test_round_trip();
 	test_empty();
 	test_timeline();
+	test_sizes();
 	test_flush();
 	test_writer_clamps();
 	test_hand_made();

@@ -78,7 +78,7 @@ refused "$HT_TMP/flip.heap" 'checksum mismatch (stored [0-9a-f]*, computed' \
 python3 - "$prof" "$HT_TMP/v2.heap" <<'PY'
 import struct, sys
 b = bytearray(open(sys.argv[1], "rb").read())
-assert b[8:12] == struct.pack("<I", 8)
+assert b[8:12] == struct.pack("<I", 9)
 b[8:12] = struct.pack("<I", 2)
 t, n = struct.unpack_from("<II", b, 16)
 assert t == 1

@@ -63,6 +63,8 @@ encode(const struct ht_profile *p, struct out *o)
 		ht_pw_tag(&w, &p->tags[i]);
 	for (i = 0; i < p->ntimeline; i++)
 		ht_pw_timeline(&w, &p->timeline[i]);
+	if (p->sizes.nbuckets > 0)
+		ht_pw_sizes(&w, &p->sizes);
 	if (ht_pw_finish(&w) != 0)
 		abort();
 }
