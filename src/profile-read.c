@@ -14,92 +14,8 @@
 
 #include "crc32.h"
 #include "profile.h"
+#include "profile-cursor.h"
 #include "profile-layout.h"
-
-/* A cursor over one payload; reading past its end sets short and yields
- * zeros, so a record is decoded first and judged once. */
-struct cursor {
-	const uint8_t *p;
-	size_t n;
-	int short_;
-};
-
-static int
-take(struct cursor *c, size_t n, const uint8_t **out)
-{
-	if (c->short_ || c->n < n) {
-		c->short_ = 1;
-		return -1;
-	}
-	*out = c->p;
-	c->p += n;
-	c->n -= n;
-	return 0;
-}
-
-static uint64_t
-le(const uint8_t *b, int n)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = n - 1; i >= 0; i--)
-		v = v << 8 | b[i];
-	return v;
-}
-
-static uint16_t
-get_u16(struct cursor *c)
-{
-	const uint8_t *b;
-
-	return take(c, 2, &b) == 0 ? (uint16_t)le(b, 2) : 0;
-}
-
-static uint32_t
-get_u32(struct cursor *c)
-{
-	const uint8_t *b;
-
-	return take(c, 4, &b) == 0 ? (uint32_t)le(b, 4) : 0;
-}
-
-static uint64_t
-get_u64(struct cursor *c)
-{
-	const uint8_t *b;
-
-	return take(c, 8, &b) == 0 ? le(b, 8) : 0;
-}
-
-static double
-get_f64(struct cursor *c)
-{
-	uint64_t v = get_u64(c);
-	double d;
-
-	memcpy(&d, &v, sizeof(d));
-	return d;
-}
-
-/*
- * A string into a field of size bytes: a longer string is cut to size - 1
- * bytes (the reader does not reject it; a later writer may allow more) and
- * the field is always NUL-terminated.
- */
-static void
-get_str(struct cursor *c, char *dst, size_t size)
-{
-	const uint8_t *b;
-	size_t n = get_u16(c), k;
-
-	dst[0] = '\0';
-	if (take(c, n, &b) == -1)
-		return;
-	k = n < size - 1 ? n : size - 1;
-	memcpy(dst, b, k);
-	dst[k] = '\0';
-}
 
 static void seterr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -143,180 +59,6 @@ type_name(uint32_t type, char *buf, size_t len)
 	}
 	snprintf(buf, len, "type-%u", (unsigned)type);
 	return buf;
-}
-
-static void
-decode_meta(struct cursor *c, struct ht_meta *m, uint32_t version)
-{
-	m->pid = get_u64(c);
-	m->epoch = get_u64(c);
-	m->rate = get_u64(c);
-	m->state = get_u32(c);
-	m->flags = get_u32(c);
-	m->start_ns = get_u64(c);
-	m->end_ns = get_u64(c);
-	m->peak_inuse_bytes = get_u64(c);
-	m->peak_ns = get_u64(c);
-	m->overhead_bytes = get_u64(c);
-	m->dropped_samples = get_u64(c);
-	m->samples = get_u64(c);
-	m->live_samples = get_u64(c);
-	m->heap_inuse_bytes = get_u64(c);
-	m->heap_free_bytes = get_u64(c);
-	m->heap_mmap_bytes = get_u64(c);
-	m->rss_bytes = get_u64(c);
-	get_str(c, m->command, sizeof(m->command));
-	if (version >= PROFILE_VERSION_DROPS) {
-		m->max_samples = get_u64(c);
-		m->dropped_bytes = get_u64(c);
-		m->dropped_objects = get_u64(c);
-		m->drop_why = get_u32(c);
-	}
-	if (version >= PROFILE_VERSION_ALLOCATORS)
-		m->signal = get_u32(c);
-	if (version >= PROFILE_VERSION_COVERAGE)
-		m->backend = get_u32(c);
-	if (version >= PROFILE_VERSION_TAGS) {
-		m->tags = get_u32(c);
-		m->tags_refused = get_u32(c);
-		m->tag_cache_bytes = get_u64(c);
-		m->tag_name_bytes = get_u64(c);
-	}
-}
-
-/* A TAG record, its name copied out: returns 0, or -1 out of memory. */
-/* A SIZES record into s; -1 for more buckets than there are, or a
- * record shorter than its buckets. */
-static int
-decode_sizes(struct cursor *c, struct ht_sizes_rec *s)
-{
-	uint32_t n = get_u32(c), i;
-
-	(void)get_u32(c);
-	if (n == 0 || n > HT_SIZE_BUCKETS)
-		return -1;
-	for (i = 0; i < n; i++)
-		s->objects[i] = get_u64(c);
-	for (i = 0; i < n; i++)
-		s->bytes[i] = get_u64(c);
-	s->nbuckets = n;
-	return c->short_ ? -1 : 0;
-}
-
-/* A TIMELINE record into t; -1 if it is older than prev, the point before
- * it (the writer puts them in the order of their times). */
-static int
-decode_timeline(struct cursor *c, struct ht_timeline_rec *t,
-    const struct ht_timeline_rec *prev)
-{
-	t->t_ms = get_u64(c);
-	t->inuse_bytes = get_u64(c);
-	t->alloc_bytes = get_u64(c);
-	t->rss_bytes = get_u64(c);
-	t->samples = get_u64(c);
-	t->inuse_var = get_f64(c);
-	return prev != NULL && t->t_ms < prev->t_ms ? -1 : 0;
-}
-
-static int
-decode_tag(struct cursor *c, struct ht_tag_rec *t, char *buf)
-{
-	t->id = get_u32(c);
-	(void)get_u32(c);
-	t->peak_bytes[0] = get_u64(c);
-	t->peak_objects[0] = get_u64(c);
-	t->peak_bytes[1] = get_u64(c);
-	t->peak_objects[1] = get_u64(c);
-	get_str(c, buf, 256);
-	return (t->name = strdup(buf)) == NULL ? -1 : 0;
-}
-
-/* A COVERAGE record's strings are copied out: returns 0, or -1 out of
- * memory (the cursor's short flag reports a short payload). */
-static int
-decode_coverage(struct cursor *c, struct ht_coverage_rec *r, char *buf)
-{
-	r->backend = get_u32(c);
-	r->reason = get_u32(c);
-	r->kind = get_u32(c);
-	r->slots = get_u32(c);
-	get_str(c, buf, HT_PROFILE_MAX_PATH);
-	if ((r->family = strdup(buf)) == NULL)
-		return -1;
-	get_str(c, buf, HT_PROFILE_MAX_PATH);
-	if ((r->name = strdup(buf)) == NULL)
-		return -1;
-	get_str(c, buf, HT_PROFILE_MAX_PATH);
-	if ((r->module = strdup(buf)) == NULL)
-		return -1;
-	return 0;
-}
-
-/* Returns 0, or -1 if the build-id is too long (the cursor's short flag
- * reports a short payload). */
-static int
-decode_module(struct cursor *c, struct ht_module_rec *mod, char *path)
-{
-	const uint8_t *b;
-
-	mod->bias = get_u64(c);
-	mod->start = get_u64(c);
-	mod->end = get_u64(c);
-	mod->build_id_len = get_u16(c);
-	if (mod->build_id_len > HT_PROFILE_MAX_BUILD_ID)
-		return -1;
-	if (take(c, mod->build_id_len, &b) == 0)
-		memcpy(mod->build_id, b, mod->build_id_len);
-	get_str(c, path, HT_PROFILE_MAX_PATH);
-	return 0;
-}
-
-static void
-decode_thread(struct cursor *c, struct ht_thread_rec *t)
-{
-	t->tid = get_u32(c);
-	t->inuse_bytes = get_u64(c);
-	t->inuse_objects = get_u64(c);
-	t->alloc_bytes = get_u64(c);
-	t->alloc_objects = get_u64(c);
-	t->samples = get_u64(c);
-	get_str(c, t->name, sizeof(t->name));
-}
-
-/* Returns 0, or -1 if nframes is over the limit.  The frames go to
- * frames, which has room for room of them (what the counting pass saw:
- * more would be the reader's own bug, -2). */
-static int
-decode_site(struct cursor *c, struct ht_profile_site *s, uint64_t *frames,
-    size_t room, uint32_t version)
-{
-	uint32_t i;
-
-	s->inuse_bytes = get_u64(c);
-	s->inuse_objects = get_u64(c);
-	s->alloc_bytes = get_u64(c);
-	s->alloc_objects = get_u64(c);
-	s->samples = get_u64(c);
-	s->live_samples = get_u64(c);
-	s->inuse_var = get_f64(c);
-	s->alloc_var = get_f64(c);
-	s->peak_inuse_bytes = get_u64(c);
-	s->peak_inuse_objects = get_u64(c);
-	s->nframes = get_u32(c);
-	if (s->nframes > HT_PROFILE_MAX_FRAMES)
-		return -1;
-	if (s->nframes > room)
-		return -2;
-	for (i = 0; i < s->nframes; i++)
-		frames[i] = get_u64(c);
-	s->frames = frames;
-	if (version >= 2)
-		s->folded = get_u32(c);
-	if (version >= PROFILE_VERSION_TAGS) {
-		s->tag = get_u32(c);
-		s->kind = get_u32(c);
-	}
-	return 0;
 }
 
 /*
@@ -642,7 +384,7 @@ decode(struct source *s, char *err, size_t errlen)
 				    off);
 				goto out_inval;
 			}
-			decode_meta(&c, &pr->meta, version);
+			ht_prec_meta(&c, &pr->meta, version);
 			have_meta = 1;
 			break;
 		case HT_REC_MODULE:
@@ -655,7 +397,7 @@ decode(struct source *s, char *err, size_t errlen)
 			}
 			mod = &pr->modules[pr->nmodules];
 			memset(mod, 0, sizeof(*mod));
-			if (decode_module(&c, mod, path) == -1) {
+			if (ht_prec_module(&c, mod, path) == -1) {
 				seterr(err, errlen,
 				    "MODULE record at offset "
 				    "%zu has a %u-byte build-id, at most %d",
@@ -673,7 +415,7 @@ decode(struct source *s, char *err, size_t errlen)
 			/* The counting pass walked these very records. */
 			if (pr->nthreads >= n.threads)
 				goto out_nomem;
-			decode_thread(&c, &pr->threads[pr->nthreads++]);
+			ht_prec_thread(&c, &pr->threads[pr->nthreads++]);
 			break;
 		case HT_REC_SITE:
 			if (pr->nsites >= n.sites)
@@ -681,7 +423,7 @@ decode(struct source *s, char *err, size_t errlen)
 			site = &pr->sites[pr->nsites];
 			/* No frame in the file: frames is NULL, and NULL + 0
 			 * is undefined. */
-			rc = decode_site(&c, site,
+			rc = ht_prec_site(&c, site,
 			    pr->frames != NULL ? pr->frames + pr->nframes :
 						 NULL,
 			    n.frames - pr->nframes, version);
@@ -731,7 +473,7 @@ decode(struct source *s, char *err, size_t errlen)
 				goto out_nomem;
 			/* Counted before it is filled: freed with the profile
 			 * whatever it holds. */
-			if (decode_coverage(&c, &pr->coverage[pr->ncoverage++],
+			if (ht_prec_coverage(&c, &pr->coverage[pr->ncoverage++],
 				path) != 0)
 				goto out_nomem;
 			break;
@@ -746,7 +488,7 @@ decode(struct source *s, char *err, size_t errlen)
 			}
 			if (pr->ntags >= n.tags)
 				goto out_nomem;
-			if (decode_tag(&c, &pr->tags[pr->ntags++], path) != 0)
+			if (ht_prec_tag(&c, &pr->tags[pr->ntags++], path) != 0)
 				goto out_nomem;
 			break;
 		case HT_REC_TIMELINE:
@@ -761,7 +503,7 @@ decode(struct source *s, char *err, size_t errlen)
 			}
 			if (pr->ntimeline >= n.timeline)
 				goto out_nomem;
-			if (decode_timeline(&c, &pr->timeline[pr->ntimeline],
+			if (ht_prec_timeline(&c, &pr->timeline[pr->ntimeline],
 				pr->ntimeline > 0 ?
 				    &pr->timeline[pr->ntimeline - 1] :
 				    NULL) != 0) {
@@ -782,7 +524,7 @@ decode(struct source *s, char *err, size_t errlen)
 				    "a second SIZES record at offset %zu", off);
 				goto out_inval;
 			}
-			if (decode_sizes(&c, &pr->sizes) != 0) {
+			if (ht_prec_sizes(&c, &pr->sizes) != 0) {
 				seterr(err, errlen,
 				    "SIZES record at offset %zu: no bucket, "
 				    "more than %d, or fewer figures than "
@@ -792,7 +534,7 @@ decode(struct source *s, char *err, size_t errlen)
 			}
 			break;
 			if (pr->sizes.nbuckets != 0 ||
-			    decode_sizes(&c, &pr->sizes) != 0) {
+			    ht_prec_sizes(&c, &pr->sizes) != 0) {
 				seterr(err, errlen,
 				    "SIZES record at offset %zu: %s", off,
 				    pr->sizes.nbuckets != 0 && !c.short_ ?
