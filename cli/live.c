@@ -128,32 +128,6 @@ out:
 }
 
 static int
-same_module(const struct ht_module_rec *a, const struct ht_module_rec *b)
-{
-	return a->bias == b->bias && a->start == b->start && a->end == b->end &&
-	    a->build_id_len == b->build_id_len &&
-	    memcmp(a->build_id, b->build_id,
-		a->build_id_len < HT_PROFILE_MAX_BUILD_ID ?
-		    a->build_id_len :
-		    HT_PROFILE_MAX_BUILD_ID) == 0 &&
-	    strcmp(a->path, b->path) == 0;
-}
-
-/* Do profiles a and b map the same modules at the same places? */
-static int
-same_modules(const struct ht_profile *a, const struct ht_profile *b)
-{
-	size_t i;
-
-	if (a->nmodules != b->nmodules)
-		return 0;
-	for (i = 0; i < a->nmodules; i++)
-		if (!same_module(&a->modules[i], &b->modules[i]))
-			return 0;
-	return 1;
-}
-
-static int
 make_sym(const struct ht_live *l, struct ht_live_snap *s, char *err,
     size_t errlen)
 {
@@ -204,7 +178,7 @@ ht_live_current(struct ht_live *l, const struct ht_live_snap **snap, char *err,
 	}
 	/* The symbolizer keeps what it looked up: kept while the modules
 	 * are where they were. */
-	if (l->cur.prof != NULL && same_modules(l->cur.prof, prof)) {
+	if (l->cur.prof != NULL && ht_profile_same_modules(l->cur.prof, prof)) {
 		ht_profile_free(l->cur.prof);
 		l->cur.prof = prof;
 	} else {

@@ -12,6 +12,7 @@
 #include "allocnames.h"
 #include "json.h"
 #include "metrics.h"
+#include "text.h"
 
 /* Bytes of a label value at most, before escaping. */
 #define MAX_LABEL 200
@@ -41,26 +42,7 @@ struct sites {
 static char *
 label_value(const char *s)
 {
-	size_t i, n, len = strlen(s);
-	char *c;
-
-	if (len > MAX_LABEL)
-		len = MAX_LABEL;
-	if ((c = malloc(len + 1)) == NULL)
-		return NULL;
-	for (i = 0; i < len; i += n) {
-		n = ht_json_utf8_len(s + i, len - i);
-		if (n == 0 ||
-		    (n == 1 && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f))) {
-			c[i] = '?';
-			n = 1;
-		} else if (ht_json_is_c1(s + i, n))
-			memcpy(c + i, "??", 2);
-		else
-			memcpy(c + i, s + i, n);
-	}
-	c[len] = '\0';
-	return c;
+	return ht_text_clean(s, MAX_LABEL, NULL);
 }
 
 /* A label value, escaped: backslash, double quote and line feed (the

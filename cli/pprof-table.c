@@ -50,28 +50,7 @@ ht_pprof_flush(struct pprof *pp, size_t at_least)
 static int
 sanitize(const char *s, char **copy, size_t *lenp)
 {
-	size_t i, n, len = strlen(s);
-	char *c;
-
-	if ((c = malloc(len + 1)) == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
-	for (i = 0; i < len; i += n) {
-		n = ht_json_utf8_len(s + i, len - i);
-		if (n == 0 ||
-		    (n == 1 && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f))) {
-			c[i] = '?';
-			n = 1;
-		} else if (ht_json_is_c1(s + i, n))
-			memcpy(c + i, "??", 2);
-		else
-			memcpy(c + i, s + i, n);
-	}
-	c[len] = '\0';
-	*copy = c;
-	*lenp = len;
-	return 0;
+	return (*copy = ht_text_clean(s, SIZE_MAX, lenp)) != NULL ? 0 : -1;
 }
 
 /* Write a string table entry; its index. */

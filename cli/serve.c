@@ -119,28 +119,40 @@ body_close(struct body *b, FILE *fp, int rc, const char *what)
 		b->status = MHD_HTTP_OK;
 }
 
-static void
-metrics(struct ht_serve *s, struct body *b)
+/* With s->lock held: the view of the current profile into v (sites named
+ * as report names them).  Returns 0, or -1 after filling b with the error
+ * (503: the process is gone or has no agent). */
+static int
+current_view(struct ht_serve *s, struct body *b, struct ht_view *v)
 {
 	const struct ht_live_snap *snap;
 	struct ht_view_opts vopts;
-	struct ht_view v;
 	char err[1024];
-	FILE *fp;
-	int rc;
 
 	memset(&vopts, 0, sizeof(vopts));
 	vopts.fold = s->opts.fold;
-	pthread_mutex_lock(&s->lock);
 	if (ht_live_current(s->live, &snap, err, sizeof(err)) != 0) {
 		fail(b, MHD_HTTP_SERVICE_UNAVAILABLE, "%s", err);
-		goto out;
+		return -1;
 	}
-	if (ht_view_build(&v, snap->prof, snap->sym, &vopts) != 0) {
+	if (ht_view_build(v, snap->prof, snap->sym, &vopts) != 0) {
 		fail(b, MHD_HTTP_INTERNAL_SERVER_ERROR, "serve: %s",
 		    strerror(errno));
-		goto out;
+		return -1;
 	}
+	return 0;
+}
+
+static void
+metrics(struct ht_serve *s, struct body *b)
+{
+	struct ht_view v;
+	FILE *fp;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	if (current_view(s, b, &v) != 0)
+		goto out;
 	if ((fp = body_open(b)) != NULL) {
 		rc = ht_metrics_write(fp, &v, s->opts.top_sites);
 		body_close(b, fp, rc, "metrics");
@@ -155,25 +167,13 @@ out:
 static void
 heap_now(struct ht_serve *s, struct body *b)
 {
-	const struct ht_live_snap *snap;
-	struct ht_view_opts vopts;
 	struct ht_view v;
-	char err[1024];
 	FILE *fp;
 	int rc;
 
-	memset(&vopts, 0, sizeof(vopts));
-	vopts.fold = s->opts.fold;
 	pthread_mutex_lock(&s->lock);
-	if (ht_live_current(s->live, &snap, err, sizeof(err)) != 0) {
-		fail(b, MHD_HTTP_SERVICE_UNAVAILABLE, "%s", err);
+	if (current_view(s, b, &v) != 0)
 		goto out;
-	}
-	if (ht_view_build(&v, snap->prof, snap->sym, &vopts) != 0) {
-		fail(b, MHD_HTTP_INTERNAL_SERVER_ERROR, "serve: %s",
-		    strerror(errno));
-		goto out;
-	}
 	/* In the order of the sites, as heaptool report does: if the
 	 * symbolizer's limit is reached, the largest sites have names. */
 	if (ht_view_symbolize(&v) == 0 && (fp = body_open(b)) != NULL) {

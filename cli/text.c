@@ -3,9 +3,11 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "allocnames.h"
@@ -765,4 +767,31 @@ size_t
 ht_text_xml(FILE *fp, const char *s, size_t max)
 {
 	return ht_json_put_text(fp, s, max, xml_byte, "&<>\"'");
+}
+
+char *
+ht_text_clean(const char *s, size_t max, size_t *lenp)
+{
+	size_t i, n, len = strnlen(s, max);
+	char *c;
+
+	if ((c = malloc(len + 1)) == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	for (i = 0; i < len; i += n) {
+		n = ht_json_utf8_len(s + i, len - i);
+		if (n == 0 ||
+		    (n == 1 && ((unsigned char)s[i] < 0x20 || s[i] == 0x7f))) {
+			c[i] = '?';
+			n = 1;
+		} else if (ht_json_is_c1(s + i, n))
+			memcpy(c + i, "??", 2);
+		else
+			memcpy(c + i, s + i, n);
+	}
+	c[len] = '\0';
+	if (lenp != NULL)
+		*lenp = len;
+	return c;
 }

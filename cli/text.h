@@ -51,6 +51,12 @@ void ht_text_safe(FILE *fp, const char *s, size_t max);
  * the HTML report.  Returns what ht_json_put_text does. */
 size_t ht_text_xml(FILE *fp, const char *s, size_t max);
 
+/* At most max bytes of s, copied into a malloc'd string (its length in
+ * *lenp when lenp is not NULL): ill-formed UTF-8 and control characters
+ * (C0, DEL, C1) become '?', so what pprof or a metrics scraper prints of
+ * it stays text.  NULL with errno ENOMEM. */
+char *ht_text_clean(const char *s, size_t max, size_t *lenp);
+
 /* The width of a name column that holds w and name after two spaces, at
  * most HT_TEXT_MAX_WIDTH. */
 size_t ht_text_width(size_t w, const char *name);

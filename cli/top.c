@@ -83,30 +83,11 @@ ht_top_free(struct ht_top *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int
-module_eq(const struct ht_module_rec *a, const struct ht_module_rec *b)
-{
-	return a->bias == b->bias && a->start == b->start && a->end == b->end &&
-	    a->build_id_len == b->build_id_len &&
-	    memcmp(a->build_id, b->build_id,
-		a->build_id_len < HT_PROFILE_MAX_BUILD_ID ?
-		    a->build_id_len :
-		    HT_PROFILE_MAX_BUILD_ID) == 0 &&
-	    strcmp(a->path, b->path) == 0;
-}
-
 int
 ht_top_sym_fits(const struct ht_top *t, const struct ht_profile *prof)
 {
-	size_t i;
-
-	if (t->cur == NULL || t->csym == NULL ||
-	    t->cur->nmodules != prof->nmodules)
-		return 0;
-	for (i = 0; i < prof->nmodules; i++)
-		if (!module_eq(&t->cur->modules[i], &prof->modules[i]))
-			return 0;
-	return 1;
+	return t->cur != NULL && t->csym != NULL &&
+	    ht_profile_same_modules(t->cur, prof);
 }
 
 static uint64_t

@@ -742,3 +742,28 @@ ht_profile_site_rec(const struct ht_profile_site *s, struct ht_site_rec *r)
 	r->tag = s->tag;
 	r->kind = s->kind;
 }
+
+static int
+same_module(const struct ht_module_rec *a, const struct ht_module_rec *b)
+{
+	return a->bias == b->bias && a->start == b->start && a->end == b->end &&
+	    a->build_id_len == b->build_id_len &&
+	    memcmp(a->build_id, b->build_id,
+		a->build_id_len < HT_PROFILE_MAX_BUILD_ID ?
+		    a->build_id_len :
+		    HT_PROFILE_MAX_BUILD_ID) == 0 &&
+	    strcmp(a->path, b->path) == 0;
+}
+
+int
+ht_profile_same_modules(const struct ht_profile *a, const struct ht_profile *b)
+{
+	size_t i;
+
+	if (a->nmodules != b->nmodules)
+		return 0;
+	for (i = 0; i < a->nmodules; i++)
+		if (!same_module(&a->modules[i], &b->modules[i]))
+			return 0;
+	return 1;
+}

@@ -355,4 +355,9 @@ struct ht_profile *
 ht_profile_read_file(const char *path, char *err, size_t errlen);
 void ht_profile_free(struct ht_profile *);
 
+/* Whether profiles a and b map the same modules at the same places (so a
+ * symbolizer built for one serves the other). */
+int
+ht_profile_same_modules(const struct ht_profile *a, const struct ht_profile *b);
+
 #endif

@@ -37,20 +37,6 @@ serve_cleanup() {
 	rm -rf "$HT_TMP"
 }
 
-# wait_line FILE REGEX [N]: wait until N lines (default 1) of FILE match,
-# for at most T seconds.  A FILE not made yet (a background command's
-# redirection) has none.
-wait_line() {
-	_i=0
-	while :; do
-		_c=$(grep -c "$2" "$1" 2>/dev/null)
-		[ "${_c:-0}" -ge "${3:-1}" ] && return 0
-		_i=$((_i + 1))
-		[ $_i -gt $((T * 20)) ] && return 1
-		sleep 0.05
-	done
-}
-
 # fixture_start [EXE]: attach-pipe (or EXE, a link to it) in $fx, its
 # commands written to fd 7 and its output in $HT_TMP/fx.out; attached, a
 # session at rate 1, and its two sites made (20000 bytes at keep_blocks,

@@ -100,6 +100,20 @@ skip() {
 	echo "ok $_tap_count # skip $*"
 }
 
+# wait_line FILE REGEX [N]: wait until N lines (default 1) of FILE match,
+# for at most T seconds (default 60).  A FILE not made yet (a background
+# command's redirection) has none.
+wait_line() {
+	_i=0
+	while :; do
+		_c=$(grep -c "$2" "$1" 2>/dev/null)
+		[ "${_c:-0}" -ge "${3:-1}" ] && return 0
+		_i=$((_i + 1))
+		[ $_i -gt $((${T:-60} * 20)) ] && return 1
+		sleep 0.05
+	done
+}
+
 # tap_relay FILE: a checker's verdicts as tests: each line "ok<TAB>what"
 # passes, "not ok<TAB>what" fails, any other line is a diagnostic (for
 # checks written in another language, e.g. Python over a JSON report).
