@@ -131,6 +131,49 @@ account_free(const struct ht_live *e)
 	ht_session.inuse_var -= w.var_bytes;
 }
 
+/*
+ * What a thread's allocations have changed since its last sample: each
+ * charges its countdown at least one byte, and each sample draws a new
+ * countdown and counts the draw.  The count is what tells two draws apart
+ * where they are equal (at rate 1 every draw is 0).
+ */
+static inline uint32_t
+alloc_mark(const struct ht_tls *t)
+{
+	return (uint32_t)t->countdown ^ (t->draws * 0x9e3779b1u);
+}
+
+/*
+ * With the lock held, for a sample that thread t frees: was its block
+ * short-lived, heaptrack's "temporary" (freed with no other allocation in
+ * between)?  Here: freed by the thread that made it, with no allocation of
+ * that thread in between, which in a program of many threads says more
+ * than an order across all of them.  The thread's mark (alloc_mark) is
+ * what the sample left exactly when the thread allocated nothing since; a
+ * false match needs a multiple of 4 GiB allocated in between to the byte
+ * with no sample, or a sample since whose draw matches in 32 bits (about
+ * one in 4 billion; never at rate 1, where the draws' count tells).  An allocator
+ * that samples by itself (the jemalloc and mimalloc backends) leaves the
+ * countdown alone, so there it is not known (the profile says so).
+ */
+static int
+account_temporary(const struct ht_tls *t, const struct ht_live *e)
+{
+	struct ht_sample_weight w;
+	struct ht_site *s;
+
+	if (ht_session.backend >= HT_BACKEND_JEMALLOC ||
+	    t->gen != ht_session_gen || t->thread_epoch != ht_session.epoch ||
+	    e->thread != (t->thread_idx & 0xffff) || e->mark != alloc_mark(t))
+		return 0;
+	if ((s = ht_sites_get(e->site)) == NULL)
+		return 0;
+	weigh(e->size, ht_session.rate, &w);
+	s->temp_objects += w.objects;
+	s->temp_samples++;
+	return 1;
+}
+
 /* With the lock held: a sample of size bytes could not be kept, for want
  * of room in the site table (sites) or the live table, the tables' error
  * saying why.  What it stood for is counted, so that reports can say what
@@ -327,7 +370,11 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	e.ptr = (uintptr_t)p;
 	e.size = size;
 	e.site = (uint32_t)site;
-	e.thread = thread_index(t);
+	e.thread = thread_index(t) & 0xffff;
+	/* The caller drew the thread's next countdown before the sample
+	 * (ht_sampler_alloc): a free that finds it unchanged is of a
+	 * short-lived block (account_temporary). */
+	e.mark = alloc_mark(t);
 	r = ht_live_insert(&e, &old);
 	if (r < 0) {
 		drop(size, &w, 0, r);
@@ -417,9 +464,11 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 		if (t->countdown >= 0)
 			goto out;
 	}
+	/* The next countdown first: the sample's entry keeps it (keep). */
+	t->countdown = ht_sample_countdown(&t->rng, t->rate);
+	t->draws++;
 	if (p != NULL)
 		wake = record(t, p, size, caller, from);
-	t->countdown = ht_sample_countdown(&t->rng, t->rate);
 	sampled = p != NULL;
 out:
 	ht_lock_release(&ht_lock_global);
@@ -456,8 +505,10 @@ ht_sampler_free(void *p)
 	ht_guard_enter();
 	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state == HT_STATE_RUNNING &&
-	    ht_live_remove((uintptr_t)p, &e))
+	    ht_live_remove((uintptr_t)p, &e)) {
 		account_free(&e);
+		account_temporary(t, &e);
+	}
 	ht_lock_release(&ht_lock_global);
 	ht_guard_leave();
 	if (t->npending > 0)
@@ -478,6 +529,10 @@ ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch)
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    ht_live_remove((uintptr_t)p, e)) {
 		account_free(e);
+		/* A block reallocated before its thread allocated again is
+		 * short-lived as a freed one is (heaptrack counts it so):
+		 * ht_sampler_restore takes that back if the call failed. */
+		ht_tls.took_temporary = account_temporary(&ht_tls, e);
 		*epoch = ht_session.epoch;
 		found = 1;
 	}
@@ -503,6 +558,10 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 	if (ht_session.state == HT_STATE_RUNNING && ht_session.epoch == epoch &&
 	    s != NULL && ht_live_insert(e, &old) == 0) {
 		weigh(e->size, ht_session.rate, &w);
+		if (ht_tls.took_temporary) {
+			s->temp_objects -= w.objects;
+			s->temp_samples--;
+		}
 		site_touch(s);
 		inuse_add(&s->st, &w);
 		if ((l = site_line(s, 1)) != NULL) {

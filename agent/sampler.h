@@ -39,6 +39,12 @@ struct ht_tls {
 	/* The thread's current tag (tags.h): read only when a sample is
 	 * taken, so the fast path never touches it. */
 	uint32_t tag;
+	/* Countdowns drawn: with the countdown, what tells a free whether
+	 * its thread allocated since the sample (sampler.c). */
+	uint32_t draws;
+	/* ht_sampler_take counted the block short-lived (its restore takes
+	 * that back). */
+	int took_temporary;
 };
 
 extern __thread struct ht_tls ht_tls __attribute__((tls_model("initial-exec")));

@@ -122,6 +122,8 @@ site_record(const struct ht_site *s, struct ht_site_rec *r)
 	r->folded = 0;
 	r->tag = s->tag;
 	r->kind = s->kind;
+	r->temp_objects = round_est(s->temp_objects);
+	r->temp_samples = s->temp_samples;
 }
 
 /* The TAG record of tag id: its name and its lines' peaks. */
@@ -172,6 +174,8 @@ fold(struct ht_site_rec *acc, const struct ht_site_rec *r)
 	acc->alloc_var += r->alloc_var;
 	acc->peak_inuse_bytes += r->peak_inuse_bytes;
 	acc->peak_inuse_objects += r->peak_inuse_objects;
+	acc->temp_objects += r->temp_objects;
+	acc->temp_samples += r->temp_samples;
 	acc->folded++;
 }
 
@@ -195,6 +199,8 @@ line_fold(const struct ht_site_rec *r)
 	f->v[5] += r->live_samples;
 	f->v[6] += r->peak_inuse_bytes;
 	f->v[7] += r->peak_inuse_objects;
+	f->v[8] += r->temp_objects;
+	f->v[9] += r->temp_samples;
 	f->inuse_var += r->inuse_var;
 	f->alloc_var += r->alloc_var;
 	f->folded++;
@@ -225,6 +231,8 @@ line_folds_write(struct ht_pwriter *w, struct ht_site_rec *r)
 			r->live_samples = f->v[5];
 			r->peak_inuse_bytes = f->v[6];
 			r->peak_inuse_objects = f->v[7];
+			r->temp_objects = f->v[8];
+			r->temp_samples = f->v[9];
 			r->inuse_var = f->inuse_var;
 			r->alloc_var = f->alloc_var;
 			r->folded = f->folded;

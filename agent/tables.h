@@ -45,6 +45,8 @@
 /* The most tags a process may intern, "untagged" (0) included (tags.h). */
 #define HT_TAGS_MAX		16384
 
+_Static_assert(HT_MAX_THREADS < 65535, "a live sample's thread takes 16 bits");
+
 /* Why a table refused an entry. */
 #define HT_TABLES_FULL	(-1) /* it holds as many as its bound allows */
 #define HT_TABLES_NOMEM (-2) /* it could not grow: no memory */
@@ -76,17 +78,28 @@ struct ht_site {
 	uint64_t peak_gen;
 	double peak_bytes;
 	double peak_objects;
+	/* Short-lived allocations (heaptrack's "temporary"): the estimate
+	 * of how many of the site's blocks were freed by the thread that
+	 * made them with no other allocation of that thread in between,
+	 * and the samples behind it (sampler.c says how that is told). */
+	double temp_objects;
+	uint64_t temp_samples;
 };
 
 /* A live sample keeps its size, not its weight: a session has one rate, so
  * the weight (sampling.h) is the same function of the size when the sample
  * is freed as when it was taken, and 24 bytes an entry instead of 40 is what
- * lets tens of millions of them fit. */
+ * lets tens of millions of them fit.  Its size takes 48 bits (no block of
+ * user space is larger) and its thread 16 (HT_MAX_THREADS), so that the
+ * low 32 bits of its thread's countdown right after the sample (mark) fit
+ * too: a free by the same thread that finds the countdown unchanged had
+ * no allocation of that thread in between (sampler.c). */
 struct ht_live {
 	uintptr_t ptr;
-	uint64_t size;
+	uint64_t size : 48;
+	uint64_t thread : 16;
 	uint32_t site;
-	uint32_t thread;
+	uint32_t mark;
 };
 
 /*
@@ -104,7 +117,8 @@ struct ht_tagline {
 	 * rounded figures of the line's sites below a dump's threshold, to
 	 * fold into one record of this tag and kind. */
 	struct ht_tagfold {
-		uint64_t v[8]; /* in use, allocated, samples, live, peak */
+		/* in use, allocated, samples, live, peak, temporary */
+		uint64_t v[10];
 		double inuse_var, alloc_var;
 		uint32_t folded;
 	} fold;

@@ -51,8 +51,9 @@ static const char report_usage[] =
     "                       graphs); pprof and svg need -o or a redirection\n"
     "  -j, --json           same as --format json\n"
     "  -s, --sort COLUMN    inuse (bytes in use, default), alloc (bytes\n"
-    "                       allocated) or objects (objects in use): the order\n"
-    "                       of the sites and the value of collapsed and svg\n"
+    "                       allocated), objects (objects in use) or temporary\n"
+    "                       (short-lived allocations): the order of the\n"
+    "                       sites and the value of collapsed and svg\n"
     "  -t, --top N          list the N first sites, fold the rest into one\n"
     "      --threshold SIZE fold the sites below SIZE in use and allocated\n"
     "      --at-peak        the sites as they were at the peak of memory in "
@@ -323,7 +324,8 @@ ht_cmd_report(int argc, char **argv)
 		case 's':
 			if (ht_report_sort_parse(optarg, &opts.sort) != 0)
 				return ht_usage("--sort %s: not a column; use "
-						"inuse, alloc or objects",
+						"inuse, alloc, objects or "
+						"temporary",
 				    optarg);
 			break;
 		case OPT_THRESHOLD:
@@ -455,6 +457,16 @@ ht_cmd_report(int argc, char **argv)
 			"allocated (the %s backend without opt.prof_accum); "
 			"sort by inuse or objects",
 		    what, ht_backend_name(prof->meta.backend));
+		goto out_free;
+	}
+	if (opts.sort == HT_VIEW_TEMPORARY &&
+	    !ht_profile_temporary_known(prof)) {
+		ht_warn("report: --sort temporary: %s does not count "
+			"short-lived allocations (%s); sort by inuse, alloc "
+			"or objects",
+		    what,
+		    prof->version < 10 ? "profile format before 10" :
+					 "the allocator's own sampling");
 		goto out_free;
 	}
 	if ((fp = ht_cmd_out_open(out, 0)) == NULL)

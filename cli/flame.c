@@ -520,7 +520,8 @@ put_value(FILE *fp, const struct ht_view *v, uint64_t value, uint64_t total)
 {
 	char buf[32];
 
-	if (v->opts.sort == HT_VIEW_OBJECTS)
+	if (v->opts.sort == HT_VIEW_OBJECTS ||
+	    v->opts.sort == HT_VIEW_TEMPORARY)
 		fprintf(fp, "%" PRIu64 " object%s", value,
 		    value == 1 ? "" : "s");
 	else
@@ -716,7 +717,8 @@ put_header(FILE *fp, const struct flame *fl, int height)
 	fprintf(fp, " (pid %" PRIu64 ")</text>\n", m->pid);
 	fprintf(fp, "<text x=\"%d\" y=\"40\" text-anchor=\"middle\">",
 	    IMAGE_W / 2);
-	if (v->opts.sort == HT_VIEW_OBJECTS)
+	if (v->opts.sort == HT_VIEW_OBJECTS ||
+	    v->opts.sort == HT_VIEW_TEMPORARY)
 		fprintf(fp, "%" PRIu64 " objects", fl->nodes[0].value);
 	else
 		fputs(ht_size_format(fl->nodes[0].value, a, sizeof(a)), fp);

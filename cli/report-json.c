@@ -41,6 +41,21 @@ json_alloc(struct ht_json *j, const struct ht_view *v, uint64_t bytes,
 	}
 }
 
+/* Short-lived allocations, null where the profile does not count them
+ * (before format 10, or an allocator's own sampling). */
+static void
+json_temp(struct ht_json *j, const struct ht_view *v,
+    const struct ht_view_figures *f)
+{
+	if (v->temp_known) {
+		ht_json_uint(j, "temporary_objects", f->temp_objects);
+		ht_json_uint(j, "temporary_samples", f->temp_samples);
+	} else {
+		ht_json_null(j, "temporary_objects");
+		ht_json_null(j, "temporary_samples");
+	}
+}
+
 /* The high end of an interval, null where it is unknown (the figures are
  * floors: ht_view_meta_floor). */
 static void
@@ -64,6 +79,7 @@ json_figures(struct ht_json *j, const struct ht_view *v,
 	json_alloc(j, v, f->alloc_bytes, f->alloc_objects);
 	ht_json_uint(j, "samples", f->samples);
 	json_live(j, v, f->live_samples);
+	json_temp(j, v, f);
 	ht_json_uint(j, "inuse_bytes_low", lo);
 	json_high(j, v, hi);
 }
@@ -130,6 +146,7 @@ ht_report_json(FILE *fp, struct ht_view *v, const struct ht_report_opts *opts)
 		ht_json_uint(&j, "peak_inuse_bytes", ht_view_peak_bytes(v));
 	ht_json_uint(&j, "samples", v->total.samples);
 	json_live(&j, v, v->total.live_samples);
+	json_temp(&j, v, &v->total);
 	ht_json_uint(&j, "inuse_bytes_low", lo);
 	json_high(&j, v, hi);
 	ht_json_uint(&j, "site_count", v->nsites);

@@ -63,6 +63,58 @@ plural(uint64_t n)
 	return n == 1 ? "" : "s";
 }
 
+/* The share of allocations that t of them are, in percent. */
+static double
+share(uint64_t part, uint64_t whole)
+{
+	return whole == 0 ? 0 : 100.0 * (double)part / (double)whole;
+}
+
+/*
+ * The summary's line of short-lived allocations (heaptrack's temporary
+ * ones): freed or reallocated by the thread that made them before it
+ * allocated again.
+ * Profiles before format 10 say nothing of them, so they get no line; an
+ * allocator's own sampling cannot tell them, and says so.
+ */
+static void
+text_temporary(const struct ht_view *v, const struct text *t)
+{
+	const struct ht_view_figures *f = &v->total;
+
+	if (v->temp_known)
+		fprintf(t->fp,
+		    LABEL "%10" PRIu64 " allocation%s (%.1f%% of them; %" PRIu64
+			  " sample%s), freed or reallocated before their "
+			  "thread allocated again\n",
+		    "short-lived", f->temp_objects, plural(f->temp_objects),
+		    share(f->temp_objects, f->alloc_objects), f->temp_samples,
+		    plural(f->temp_samples));
+	else if (v->prof->version >= 10)
+		fprintf(t->fp,
+		    LABEL "%10s (the %s backend's own samples cannot tell "
+			  "them)\n",
+		    "short-lived", "unknown",
+		    ht_backend_name(v->prof->meta.backend));
+}
+
+/* A row sorted by short-lived allocations. */
+static void
+text_row_temporary(const struct ht_view *v, const struct text *t,
+    const struct ht_view_row *r, double pct)
+{
+	char a[32];
+
+	(void)v;
+	fprintf(t->fp,
+	    " short-lived %" PRIu64 " (%.1f%%) of %" PRIu64
+	    " allocation%s (%.1f%% of the site's), in use %s\n",
+	    r->f.temp_objects, pct, r->f.alloc_objects,
+	    plural(r->f.alloc_objects),
+	    share(r->f.temp_objects, r->f.alloc_objects),
+	    size_str(t, r->f.inuse_bytes, a, sizeof(a)));
+}
+
 static void
 text_summary(const struct ht_view *v, const struct text *t)
 {
@@ -146,6 +198,7 @@ text_summary(const struct ht_view *v, const struct text *t)
 		    v->opts.filter_tag ? " (the session's, every tag: see "
 					 "by tag for this tag's lines)" :
 					 "");
+	text_temporary(v, t);
 	if (m->heap_inuse_bytes != 0 || m->heap_free_bytes != 0 ||
 	    m->heap_mmap_bytes != 0) {
 		fprintf(t->fp, LABEL "%10s in use, %s free, %s mmap",
@@ -221,6 +274,9 @@ text_summary(const struct ht_view *v, const struct text *t)
 }
 
 /* The first line of a row: the sorted column first, with its share. */
+static void text_row_temporary(const struct ht_view *v, const struct text *t,
+    const struct ht_view_row *r, double pct);
+
 static void
 text_row_head(const struct ht_view *v, const struct text *t,
     const struct ht_view_row *r, double pct)
@@ -236,6 +292,9 @@ text_row_head(const struct ht_view *v, const struct text *t,
 		return;
 	}
 	switch (v->opts.sort) {
+	case HT_VIEW_TEMPORARY:
+		text_row_temporary(v, t, r, pct);
+		break;
 	case HT_VIEW_ALLOC:
 		fprintf(t->fp,
 		    " allocated %s (%.1f%%) in %" PRIu64
@@ -287,6 +346,9 @@ text_detail(struct ht_view *v, const struct text *t)
 		    plural(r->f.samples));
 		if (v->live_known)
 			fprintf(t->fp, ", %" PRIu64 " live", r->f.live_samples);
+		if (v->temp_known && r->f.temp_samples > 0)
+			fprintf(t->fp, ", %" PRIu64 " short-lived",
+			    r->f.temp_samples);
 		fputs("; in use ", t->fp);
 		text_interval(t, v, &r->f);
 		putc('\n', t->fp);

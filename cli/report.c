@@ -45,7 +45,7 @@ ht_report_sort_parse(const char *name, enum ht_view_sort *sort)
 {
 	enum ht_view_sort s;
 
-	for (s = HT_VIEW_INUSE; s <= HT_VIEW_OBJECTS; s++)
+	for (s = HT_VIEW_INUSE; s <= HT_VIEW_SORT_LAST; s++)
 		if (strcmp(name, ht_text_sort_name(s)) == 0) {
 			*sort = s;
 			return 0;

@@ -60,6 +60,7 @@ ht_text_sort_name(enum ht_view_sort sort)
 		[HT_VIEW_INUSE] = "inuse",
 		[HT_VIEW_ALLOC] = "alloc",
 		[HT_VIEW_OBJECTS] = "objects",
+		[HT_VIEW_TEMPORARY] = "temporary",
 	};
 
 	return names[sort];

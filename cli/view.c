@@ -44,6 +44,8 @@ figures_add(struct ht_view_figures *to, const struct ht_view_figures *f)
 	sat_add(&to->alloc_objects, f->alloc_objects, &to->saturated);
 	sat_add(&to->samples, f->samples, &to->saturated);
 	sat_add(&to->live_samples, f->live_samples, &to->saturated);
+	sat_add(&to->temp_objects, f->temp_objects, &to->saturated);
+	sat_add(&to->temp_samples, f->temp_samples, &to->saturated);
 	/* Samples are independent, so the Horvitz-Thompson variances of
 	 * disjoint sets of sites add up. */
 	to->inuse_var += f->inuse_var;
@@ -57,6 +59,8 @@ ht_view_value(const struct ht_view *v, const struct ht_view_figures *f)
 		return f->alloc_bytes;
 	case HT_VIEW_OBJECTS:
 		return f->inuse_objects;
+	case HT_VIEW_TEMPORARY:
+		return f->temp_objects;
 	default:
 		return f->inuse_bytes;
 	}
@@ -70,6 +74,8 @@ ht_view_value_name(const struct ht_view *v)
 		return "bytes allocated";
 	case HT_VIEW_OBJECTS:
 		return "objects in use";
+	case HT_VIEW_TEMPORARY:
+		return "short-lived allocations";
 	default:
 		return "bytes in use";
 	}
@@ -117,6 +123,11 @@ sort_keys(enum ht_view_sort sort, const struct ht_view_figures *f,
 		break;
 	case HT_VIEW_OBJECTS:
 		k[0] = f->inuse_objects;
+		k[1] = f->alloc_objects;
+		k[2] = f->inuse_bytes;
+		break;
+	case HT_VIEW_TEMPORARY:
+		k[0] = f->temp_objects;
 		k[1] = f->alloc_objects;
 		k[2] = f->inuse_bytes;
 		break;
@@ -295,6 +306,8 @@ site_figures(const struct ht_view *v, const struct ht_profile_site *s,
 	f->alloc_bytes = s->alloc_bytes;
 	f->alloc_objects = s->alloc_objects;
 	f->samples = s->samples;
+	f->temp_objects = s->temp_objects;
+	f->temp_samples = s->temp_samples;
 	if (!v->opts.at_peak) {
 		f->inuse_bytes = s->inuse_bytes;
 		f->inuse_objects = s->inuse_objects;
@@ -460,6 +473,7 @@ ht_view_build(struct ht_view *v, const struct ht_profile *prof,
 	v->every = prof->meta.rate == 1;
 	v->exact = ht_view_meta_exact(&prof->meta);
 	v->live_known = !opts->at_peak || v->every;
+	v->temp_known = ht_profile_temporary_known(prof);
 	/* One more for the folded remainder. */
 	if ((v->rows = calloc(prof->nsites + 1, sizeof(*v->rows))) == NULL ||
 	    tags_build(v) != 0)

@@ -39,10 +39,14 @@
 /* The columns a view sorts by; also the value of a flame graph or of
  * collapsed stacks. */
 enum ht_view_sort {
-	HT_VIEW_INUSE,	 /* bytes in use (the default) */
-	HT_VIEW_ALLOC,	 /* bytes allocated */
-	HT_VIEW_OBJECTS, /* objects in use */
+	HT_VIEW_INUSE,	   /* bytes in use (the default) */
+	HT_VIEW_ALLOC,	   /* bytes allocated */
+	HT_VIEW_OBJECTS,   /* objects in use */
+	HT_VIEW_TEMPORARY, /* short-lived allocations (temp_known) */
 };
+
+/* The last of enum ht_view_sort. */
+#define HT_VIEW_SORT_LAST HT_VIEW_TEMPORARY
 
 struct ht_view_opts {
 	enum ht_view_sort sort;
@@ -73,6 +77,10 @@ struct ht_view_figures {
 	uint64_t samples;
 	uint64_t live_samples; /* meaningful when live_known */
 	double inuse_var;      /* variance of inuse_bytes */
+	/* Short-lived allocations (meaningful when temp_known): the
+	 * estimate of how many, and the samples behind it. */
+	uint64_t temp_objects;
+	uint64_t temp_samples;
 	/* A sum passed 2^64 - 1 and stopped there (a corrupt or hostile
 	 * profile): the figures are not to be believed. */
 	int saturated;
@@ -150,6 +158,7 @@ struct ht_view {
 	int every;		  /* rate 1: every allocation a sample */
 	int exact;		  /* every, and no sample was dropped */
 	int live_known;		  /* live_samples are */
+	int temp_known;		  /* temp_objects are (version 10, hooks) */
 	struct ht_view_row *rows; /* shown sites, then the fold */
 	size_t nrows;
 	/* Sites in the profile, those the agent folded included. */

@@ -49,6 +49,10 @@
  * objects and nbuckets u64 bytes). */
 #define SIZES_FIXED		   8
 #define PROFILE_VERSION_SIZES	   9
+/* Version 10 appends to SITE, after kind: u64 temp_objects, u64
+ * temp_samples (the site's short-lived allocations and their samples). */
+#define SITE_V10_TAIL		   16
+#define PROFILE_VERSION_TEMPORARY  10
 
 /* The reader's bounds: a profile file, and the modules of one process
  * (a real one maps a few thousand). */

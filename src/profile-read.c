@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "allocnames.h"
 #include "crc32.h"
 #include "profile.h"
 #include "profile-cursor.h"
@@ -741,6 +742,16 @@ ht_profile_site_rec(const struct ht_profile_site *s, struct ht_site_rec *r)
 	r->folded = s->folded;
 	r->tag = s->tag;
 	r->kind = s->kind;
+	r->temp_objects = s->temp_objects;
+	r->temp_samples = s->temp_samples;
+}
+
+int
+ht_profile_temporary_known(const struct ht_profile *p)
+{
+	return p->version >= PROFILE_VERSION_TEMPORARY &&
+	    p->meta.backend != HT_BACKEND_JEMALLOC &&
+	    p->meta.backend != HT_BACKEND_MIMALLOC;
 }
 
 static int

@@ -181,5 +181,9 @@ ht_prec_site(struct cursor *c, struct ht_profile_site *s, uint64_t *frames,
 		s->tag = get_u32(c);
 		s->kind = get_u32(c);
 	}
+	if (version >= PROFILE_VERSION_TEMPORARY) {
+		s->temp_objects = get_u64(c);
+		s->temp_samples = get_u64(c);
+	}
 	return 0;
 }

@@ -202,7 +202,8 @@ ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
 	if (n > HT_PROFILE_MAX_FRAMES)
 		n = HT_PROFILE_MAX_FRAMES;
 	put_rec(w, HT_REC_SITE,
-	    SITE_FIXED + 8 * (size_t)n + SITE_V2_TAIL + SITE_V7_TAIL);
+	    SITE_FIXED + 8 * (size_t)n + SITE_V2_TAIL + SITE_V7_TAIL +
+		SITE_V10_TAIL);
 	put_u64(w, s->inuse_bytes);
 	put_u64(w, s->inuse_objects);
 	put_u64(w, s->alloc_bytes);
@@ -219,6 +220,8 @@ ht_pw_site(struct ht_pwriter *w, const struct ht_site_rec *s)
 	put_u32(w, s->folded);
 	put_u32(w, s->tag);
 	put_u32(w, s->kind);
+	put_u64(w, s->temp_objects);
+	put_u64(w, s->temp_samples);
 }
 
 void

@@ -39,7 +39,7 @@
 #include <stdint.h>
 
 #define HT_PROFILE_MAGIC	"HEAPPROF"
-#define HT_PROFILE_VERSION	9 /* written; the reader takes 1 to 9 */
+#define HT_PROFILE_VERSION	10 /* written; the reader takes 1 to 10 */
 #define HT_PROFILE_MAX_FRAMES	64
 #define HT_PROFILE_MAX_PATH	4096
 #define HT_PROFILE_MAX_BUILD_ID 64
@@ -230,6 +230,11 @@ struct ht_site_rec {
 	 * part of its identity; 0 and 0 in older profiles. */
 	uint32_t tag;
 	uint32_t kind;
+	/* Version 10: the estimate of the site's short-lived ("temporary")
+	 * allocations, rounded, and the samples behind it; 0 and 0 in older
+	 * profiles (ht_profile_temporary_known says whether they mean 0). */
+	uint64_t temp_objects;
+	uint64_t temp_samples;
 };
 
 /* Version 8: a point of the session's memory over time, taken by the
@@ -310,6 +315,8 @@ struct ht_profile_site {
 	uint32_t folded;
 	uint32_t tag; /* version 7 */
 	uint32_t kind;
+	uint64_t temp_objects; /* version 10 */
+	uint64_t temp_samples;
 };
 
 /*
@@ -337,6 +344,11 @@ struct ht_profile {
 	uint64_t *frames; /* every site's frames, one site after the other */
 	size_t nframes;
 };
+
+/* Whether the profile counts short-lived allocations: version 10 and
+ * later, where the hooks sample (not an allocator's own sampling, the
+ * jemalloc and mimalloc backends). */
+int ht_profile_temporary_known(const struct ht_profile *);
 
 /* The record a writer would take for decoded site s (to write a decoded
  * profile again). */

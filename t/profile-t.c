@@ -373,6 +373,10 @@ fill(void)
 	sites[3].tag = 1;
 	sites[3].kind = 1;
 	sites[0].tag = 1;
+	sites[0].temp_objects = 0x123456789aULL;
+	sites[0].temp_samples = 77;
+	sites[3].temp_objects = 5;
+	sites[3].temp_samples = 0xfffffffffULL;
 	sites[3].alloc_var = 0;
 }
 
@@ -522,6 +526,8 @@ same_site(const struct ht_profile_site *a, const struct ht_site_rec *b)
 	SAME(folded);
 	SAME(tag);
 	SAME(kind);
+	SAME(temp_objects);
+	SAME(temp_samples);
 	return 1;
 }
 
@@ -670,7 +676,9 @@ test_round_trip(void)
 	    "THREAD alloc_objects at 28");
 	off += 8 + le_at(enc, off + 4, 4);
 	is_uint(HT_REC_SITE, le_at(enc, off, 4), "SITE fourth");
-	is_uint(84 + 3 * 8 + 4 + 8, le_at(enc, off + 4, 4), "SITE length");
+	is_uint(84 + 3 * 8 + 4 + 8 + 16, le_at(enc, off + 4, 4), "SITE length");
+	is_uint(sites[0].temp_objects, le_at(enc, off + 8 + 84 + 24 + 12, 8),
+	    "SITE temp_objects after the kind (version 10)");
 	is_uint(3, le_at(enc, off + 8 + 80, 4), "SITE nframes at 80");
 	is_uint(sites[0].frames[0], le_at(enc, off + 8 + 84, 8),
 	    "SITE first frame at 84");
@@ -678,7 +686,7 @@ test_round_trip(void)
 	    "SITE folded after the frames (0: a site of its own)");
 	off += 8 + le_at(enc, off + 4, 4);
 	off += 8 + le_at(enc, off + 4, 4);
-	is_uint(84 + 4 + 8, le_at(enc, off + 4, 4),
+	is_uint(84 + 4 + 8 + 16, le_at(enc, off + 4, 4),
 	    "folded SITE length: no frames");
 	is_uint(sites[2].folded, le_at(enc, off + 8 + 84, 4),
 	    "folded SITE: the number of sites folded");
@@ -1004,15 +1012,15 @@ test_hand_made(void)
 	bb_header(&b, 1);
 	b.n = 12;
 	rejects(&b, "truncated profile header", "a cut header");
-	bb_header(&b, 10);
+	bb_header(&b, 11);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 10, this heaptool reads 1 to 9",
+	rejects(&b, "format version 11, this heaptool reads 1 to 10",
 	    "a later major version");
 	bb_header(&b, 0);
 	bb_meta(&b, "", 0);
 	bb_end(&b);
-	rejects(&b, "format version 0, this heaptool reads 1 to 9",
+	rejects(&b, "format version 0, this heaptool reads 1 to 10",
 	    "version 0");
 
 	/* Version 2: SITE has u32 folded after the frames; version 1's

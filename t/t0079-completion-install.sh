@@ -37,7 +37,7 @@ is "--fold --format " "$(complete_words "$comp" heaptool report --fo)" \
     "heaptool report --fo<TAB>: --fold --format"
 is "pprof " "$(complete_words "$comp" heaptool report --format p)" \
     "heaptool report --format p<TAB>: pprof"
-is "alloc inuse objects " "$(complete_words "$comp" heaptool report -s '')" \
+is "alloc inuse objects temporary " "$(complete_words "$comp" heaptool report -s '')" \
     "heaptool report -s <TAB>: the columns"
 is "jemalloc " "$(complete_words "$comp" heaptool start --backend j)" \
     "heaptool start --backend j<TAB>: jemalloc"

@@ -17,7 +17,7 @@
  *
  * xmalloc, g_malloc, g_malloc0 and xzalloc are on heaptool's built-in list
  * of wrappers; my_pool_alloc is not (the test adds it with --fold and the
- * user's file).
+ * user's file).  t0089 watches it live (argument "wait").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,8 +141,10 @@ site_z2(void)
 		keep(z_helper(700)); /* SITE site_z2 */
 }
 
+/* With "wait" (t0089, live views): after "done N", it says "ready" and
+ * keeps its blocks until its stdin closes. */
 int
-main(void)
+main(int argc, char **argv)
 {
 	site_x();
 	site_g();
@@ -152,5 +154,11 @@ main(void)
 	site_z1();
 	site_z2();
 	printf("done %d\n", nkept);
+	if (argc > 1 && strcmp(argv[1], "wait") == 0) {
+		printf("ready\n");
+		fflush(stdout);
+		while (getchar() != EOF)
+			;
+	}
 	return 0;
 }
