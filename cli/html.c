@@ -312,11 +312,13 @@ put_sites(FILE *fp, struct ht_view *v)
 	char a[32], b[96];
 	size_t i;
 
+	/* Short-lived allocations where the profile counts them. */
 	fprintf(fp,
 	    "<h2>Top sites, by bytes in use</h2>\n<table id=\"sites\">\n"
 	    "<tr><th>#</th><th>in use</th><th>interval</th>"
-	    "<th>allocated</th><th>samples</th><th>function</th>"
-	    "<th>where</th></tr>\n");
+	    "<th>allocated</th><th>samples</th>%s<th>function</th>"
+	    "<th>where</th></tr>\n",
+	    v->temp_known ? "<th>short-lived</th>" : "");
 	for (i = 0; i < v->nrows && i < TOP_SITES; i++) {
 		const struct ht_view_row *r = &v->rows[i];
 
@@ -331,6 +333,9 @@ put_sites(FILE *fp, struct ht_view *v)
 			"unknown" :
 			ht_size_format(r->f.alloc_bytes, a, sizeof(a)));
 		fprintf(fp, "<td class=\"n\">%" PRIu64 "</td>", r->f.samples);
+		if (v->temp_known)
+			fprintf(fp, "<td class=\"n\">%" PRIu64 "</td>",
+			    r->f.temp_objects);
 		if (put_site_where(fp, v, r) != 0)
 			return -1;
 		fputs("</tr>\n", fp);

@@ -25,7 +25,7 @@ unset HEAPTOOL_SEED LD_PRELOAD
 T=120
 N=1000
 
-plan 13
+plan 14
 
 # line SITE: the source line of the allocation marked SITE.
 line() {
@@ -100,6 +100,13 @@ ok $? "--sort temporary: the four short-lived sites first" ||
 python3 "$HT_SRCDIR/t/lib/htschema.py" "$HT_SRCDIR/t/data/report-schema.json" \
     "$HT_TMP/a.json" >"$HT_TMP/schema.out" 2>&1
 ok $? "the JSON matches the schema" || diag "$(head -n 5 "$HT_TMP/schema.out")"
+
+"$HEAPTOOL" report --format html -o "$HT_TMP/a.html" "$HT_TMP/a.heap" &&
+    grep -q '<th>samples</th><th>short-lived</th><th>function</th>' \
+	"$HT_TMP/a.html" &&
+    [ "$(grep -o "<td class=\"n\">$N</td><td class=\"n\">$N</td><td><code>main" \
+	"$HT_TMP/a.html" | wc -l)" -eq 4 ]
+ok $? "the HTML page's top sites have the column: N of N at the four sites"
 
 # heaptrack, the same program: its temporary allocations, in all and by
 # the line in main of the list it prints of the most temporary.
