@@ -432,6 +432,15 @@ ht_replayer_run(struct ht_replayer *r, const char *trace,
 		    trace, su->label);
 		return -1;
 	}
+	/* The agent writes its profile as the process ends: none means it
+	 * did not load, or gave up, and the run did not time it. */
+	path_of(r, "agent.heap", p, sizeof(p));
+	if (su->rate && access(p, F_OK) != 0) {
+		ht_warn("replay %s (%s): the agent wrote no profile, so it was "
+			"not running; check that heaptool run works here",
+		    trace, su->label);
+		return -1;
+	}
 	out->have_instructions = 0;
 	if (callgrind) {
 		path_of(r, "callgrind.out", p, sizeof(p));

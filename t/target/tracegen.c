@@ -403,7 +403,7 @@ expect(uint32_t nthreads, int with_end, uint64_t lost)
 	printf("sites %llu\n", (unsigned long long)nsites_rate1);
 	printf("heaptool_rate1_bytes %llu\n",
 	    (unsigned long long)(peak_n * LIVE_B + nsites_rate1 * SITE_B));
-	printf("heaptool_default_bytes %.3f\n",
+	printf("heaptool_default_bytes %.6f\n",
 	    peak_p * LIVE_B + sites_rate * SITE_B);
 	printf("agent_bytes %llu\n", with_end ? (unsigned long long)AGENT_B : 0);
 	for (i = 0; i < 65; i++) {
