@@ -89,7 +89,7 @@ parse_count(const char *opt, const char *s, uint64_t min, uint64_t max,
 	if (errno != 0 || end == s || *end != '\0' || *v < min || *v > max ||
 	    s[0] == '-')
 		return ht_usage("replay: %s %s: not a number from %" PRIu64
-				" to %" PRIu64,
+				" to %" PRIu64 "; give one in that range",
 		    opt, s, min, max);
 	return HT_EXIT_OK;
 }
@@ -147,8 +147,8 @@ parse(int argc, char **argv, struct opts *o)
 			if (errno != 0 || end == optarg || *end != '\0' ||
 			    !(o->alpha > 0 && o->alpha < 1))
 				return ht_usage("replay: --alpha %s: not a "
-						"probability between 0 and 1 "
-						"(e.g. 0.05)",
+						"probability between 0 and 1; "
+						"give e.g. 0.05",
 				    optarg);
 			break;
 		case 'f':

@@ -425,6 +425,14 @@ ht_replayer_run(struct ht_replayer *r, const char *trace,
 			"check the trace with heaptool trace-stats");
 		return -1;
 	}
+	/* ld.so only warns of a preload it could not load, and runs on
+	 * without it: the run would have timed the wrong allocator. */
+	if (strstr(msg, "cannot be preloaded") != NULL) {
+		ht_warn("replay %s (%s): %s; give the path of a shared library "
+			"that loads here",
+		    trace, su->label, msg);
+		return -1;
+	}
 	path_of(r, "out", p, sizeof(p));
 	if (parse_out(p, out) != 0) {
 		ht_warn("replay %s (%s): the replayer's output is not what "
