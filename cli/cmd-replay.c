@@ -108,8 +108,8 @@ parse(int argc, char **argv, struct opts *o)
 	ht_cmd_getopt_reset();
 	/* '+': options before TRACE, so that --compare may take B from
 	 * the next argument. */
-	while ((c = getopt_long(argc, argv, "+:a:w:n:c:r:s:f:h",
-		    replay_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:a:w:n:c:r:s:f:h", replay_options,
+		    NULL)) != -1) {
 		rc = HT_EXIT_OK;
 		switch (c) {
 		case 'a':
@@ -299,9 +299,9 @@ compare(const struct opts *o)
 		int b_first = (int)(next(&s) & 1);
 
 		if (b_first ? measure(&r, o, &sb, run, &b[i]) != 0 ||
-				  measure(&r, o, &sa, run, &a[i]) != 0 :
+			    measure(&r, o, &sa, run, &a[i]) != 0 :
 			      measure(&r, o, &sa, run, &a[i]) != 0 ||
-				  measure(&r, o, &sb, run, &b[i]) != 0)
+			    measure(&r, o, &sb, run, &b[i]) != 0)
 			goto done;
 	}
 	ok = 1;

@@ -64,8 +64,8 @@ row(FILE *fp, const char *name, const char *label,
     const struct ht_stats_summary *s, double u)
 {
 	fprintf(fp, "%-2s %3zu %12.3f %12.3f %12.3f %12.3f %12.3f  %s\n", name,
-	    s->n, s->min / u, s->q1 / u, s->median / u, s->q3 / u,
-	    s->max / u, label);
+	    s->n, s->min / u, s->q1 / u, s->median / u, s->q3 / u, s->max / u,
+	    label);
 }
 
 /* A ministat-like strip of each side's values from the lowest to the
@@ -85,16 +85,19 @@ strip(FILE *fp, const struct ht_compare *c)
 		memset(line[side], ' ', 60);
 		line[side][60] = '\0';
 		for (i = 0; i < c->rounds; i++) {
-			k = hi > lo ? (int)((v[i] - lo) / (hi - lo) * 59 + 0.5) :
-				      0;
+			k = hi > lo ?
+			    (int)((v[i] - lo) / (hi - lo) * 59 + 0.5) :
+			    0;
 			line[side][k] = side ? '+' : 'x';
 		}
 	}
-	fprintf(fp, "  +%.60s+\n", "-----------------------------------------"
-				    "-----------------------------------");
+	fprintf(fp, "  +%.60s+\n",
+	    "-----------------------------------------"
+	    "-----------------------------------");
 	fprintf(fp, "A |%s|\nB |%s|\n", line[0], line[1]);
-	fprintf(fp, "  +%.60s+\n", "-----------------------------------------"
-				    "-----------------------------------");
+	fprintf(fp, "  +%.60s+\n",
+	    "-----------------------------------------"
+	    "-----------------------------------");
 }
 
 int
@@ -108,16 +111,16 @@ ht_compare_text(FILE *fp, const struct ht_compare *c)
 	    "order drawn from seed %llu\n",
 	    c->trace, c->rounds, (unsigned long long)c->seed);
 	strip(fp, c);
-	fprintf(fp, "%-2s %3s %12s %12s %12s %12s %12s  (%s)\n", "", "N",
-	    "min", "q1", "median", "q3", "max", un);
+	fprintf(fp, "%-2s %3s %12s %12s %12s %12s %12s  (%s)\n", "", "N", "min",
+	    "q1", "median", "q3", "max", un);
 	row(fp, "A", c->label_a, &c->sa, u);
 	row(fp, "B", c->label_b, &c->sb, u);
 	fprintf(fp,
 	    "B/A %.4f, 95%% interval %.4f .. %.4f (Hodges-Lehmann on log "
 	    "%s, bootstrap)\n",
 	    c->ratio, c->lo, c->hi, c->metric);
-	fprintf(fp, "Mann-Whitney U %.1f, z %.3f, p %.4g (alpha %g)\n",
-	    c->mw.u, c->mw.z, c->mw.p, c->alpha);
+	fprintf(fp, "Mann-Whitney U %.1f, z %.3f, p %.4g (alpha %g)\n", c->mw.u,
+	    c->mw.z, c->mw.p, c->alpha);
 	if (strcmp(c->verdict, "no difference detectable") == 0)
 		fprintf(fp,
 		    "verdict: no difference detectable; the smallest this run "

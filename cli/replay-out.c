@@ -93,14 +93,15 @@ latency_text(FILE *fp, const struct ht_replay_run *r)
 	uint64_t h[HT_REPLAY_BUCKETS], total, max;
 	unsigned op, b, c;
 
-	fprintf(fp, "\nLatency of the calls (ns, every run; at most the "
-		    "bucket's upper end):\n");
+	fprintf(fp,
+	    "\nLatency of the calls (ns, every run; at most the "
+	    "bucket's upper end):\n");
 	for (op = 1; op <= HT_TROP_MAX; op++) {
 		if ((total = by_op(r, op, h)) == 0)
 			continue;
 		fprintf(fp,
-		    "  %s: %" PRIu64 " calls, p50 <= %" PRIu64 ", p90 <= %" PRIu64
-		    ", p99 <= %" PRIu64 "\n",
+		    "  %s: %" PRIu64 " calls, p50 <= %" PRIu64
+		    ", p90 <= %" PRIu64 ", p99 <= %" PRIu64 "\n",
 		    ht_trace_op_name(op), total,
 		    quantile(h, HT_REPLAY_BUCKETS, total, 0.5),
 		    quantile(h, HT_REPLAY_BUCKETS, total, 0.9),
@@ -114,7 +115,8 @@ latency_text(FILE *fp, const struct ht_replay_run *r)
 			if (h[b] == 0)
 				continue;
 			n = (int)((double)h[b] * BAR / (double)max + 0.5);
-			fprintf(fp, "    %10" PRIu64 " .. %10" PRIu64 " %10" PRIu64 " ",
+			fprintf(fp,
+			    "    %10" PRIu64 " .. %10" PRIu64 " %10" PRIu64 " ",
 			    b == 0 ? 0 : bucket_max(b - 1) + 1, bucket_max(b),
 			    h[b]);
 			for (k = 0; k < (n ? n : 1); k++)
@@ -128,7 +130,8 @@ latency_text(FILE *fp, const struct ht_replay_run *r)
 
 			if (t == 0)
 				continue;
-			fprintf(fp, "[%" PRIu64 "..] %" PRIu64 " p50<=%" PRIu64 " ",
+			fprintf(fp,
+			    "[%" PRIu64 "..] %" PRIu64 " p50<=%" PRIu64 " ",
 			    ht_tstats_class_min(c), t,
 			    quantile(v, HT_REPLAY_BUCKETS, t, 0.5));
 		}
@@ -142,16 +145,15 @@ ht_replay_text(FILE *fp, const struct ht_replay_report *r)
 	const struct ht_replay_run *x = r->run;
 	unsigned op;
 
-	fprintf(fp, "replay of %s: %" PRIu64 " events, %" PRIu64
-		    " threads, setup %s\n",
+	fprintf(fp,
+	    "replay of %s: %" PRIu64 " events, %" PRIu64 " threads, setup %s\n",
 	    r->trace, x->events, x->threads, r->setup->label);
 	summary_line(fp, "time", r->wall_ns, r->runs, 1e6, "ms");
 	if (r->instructions != NULL)
 		summary_line(fp, "instructions", r->instructions, r->runs, 1e6,
 		    "M (callgrind, user mode)");
 	fprintf(fp,
-	    "  peak requested %" PRId64 " bytes (recorded %" PRIu64
-	    "%s)\n",
+	    "  peak requested %" PRId64 " bytes (recorded %" PRIu64 "%s)\n",
 	    x->peak_requested, r->rec->peak_requested,
 	    (uint64_t)x->peak_requested == r->rec->peak_requested ?
 		", the same" :
@@ -167,14 +169,15 @@ ht_replay_text(FILE *fp, const struct ht_replay_report *r)
 	    "bytes");
 	for (op = 1; op <= HT_TROP_MAX; op++)
 		if (r->rec->op[op].count || x->count[op])
-			fprintf(fp, "  %-16s %12" PRIu64 " %12" PRIu64
-				    " %16" PRIu64 "\n",
+			fprintf(fp,
+			    "  %-16s %12" PRIu64 " %12" PRIu64 " %16" PRIu64
+			    "\n",
 			    ht_trace_op_name(op), r->rec->op[op].count,
 			    x->count[op], x->bytes[op]);
 	fprintf(fp,
 	    "  not played: %" PRIu64 " frees of blocks older than the trace, "
-	    "%" PRIu64 " failed allocations, %" PRIu64
-	    " unmatched; %" PRIu64 " calls failed, %" PRIu64
+	    "%" PRIu64 " failed allocations, %" PRIu64 " unmatched; %" PRIu64
+	    " calls failed, %" PRIu64
 	    " by malloc/free for want of C++'s; %" PRIu64
 	    " waits for other threads\n",
 	    x->skipped_preexisting, x->skipped_failed, x->skipped_unmatched,
@@ -219,9 +222,12 @@ latency_json(struct ht_json *j, const struct ht_replay_run *r)
 		ht_json_object_begin(j, NULL);
 		ht_json_string(j, "op", ht_trace_op_name(op));
 		ht_json_uint(j, "count", total);
-		ht_json_uint(j, "p50_ns", quantile(h, HT_REPLAY_BUCKETS, total, 0.5));
-		ht_json_uint(j, "p90_ns", quantile(h, HT_REPLAY_BUCKETS, total, 0.9));
-		ht_json_uint(j, "p99_ns", quantile(h, HT_REPLAY_BUCKETS, total, 0.99));
+		ht_json_uint(j, "p50_ns",
+		    quantile(h, HT_REPLAY_BUCKETS, total, 0.5));
+		ht_json_uint(j, "p90_ns",
+		    quantile(h, HT_REPLAY_BUCKETS, total, 0.9));
+		ht_json_uint(j, "p99_ns",
+		    quantile(h, HT_REPLAY_BUCKETS, total, 0.99));
 		ht_json_array_begin(j, "buckets");
 		for (b = 0; b < HT_REPLAY_BUCKETS; b++) {
 			if (h[b] == 0)

@@ -18,8 +18,8 @@ struct ht_replay_report {
 	const char *trace;
 	const struct ht_setup *setup;
 	size_t runs;
-	const double *wall_ns;	    /* per run */
-	const double *instructions; /* per run, or NULL */
+	const double *wall_ns;		 /* per run */
+	const double *instructions;	 /* per run, or NULL */
 	const struct ht_replay_run *run; /* the last run's counts, and the
 					  * latency of all runs */
 	const struct ht_tstats *rec;	 /* the trace's figures */

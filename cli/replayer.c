@@ -52,8 +52,7 @@ label(struct ht_setup *su)
 		snprintf(su->label, sizeof(su->label), "allocator:%s,%s",
 		    su->lib, r);
 	else if (su->lib[0])
-		snprintf(su->label, sizeof(su->label), "allocator:%s",
-		    su->lib);
+		snprintf(su->label, sizeof(su->label), "allocator:%s", su->lib);
 	else if (su->rate)
 		snprintf(su->label, sizeof(su->label), "%s", r);
 	else
@@ -151,8 +150,7 @@ find_replayer(char *buf, size_t len)
 				return 0;
 		}
 	}
-	if ((size_t)snprintf(buf, len, "%s/" REPLAY_NAME, HT_REPLAYDIR) <
-		len &&
+	if ((size_t)snprintf(buf, len, "%s/" REPLAY_NAME, HT_REPLAYDIR) < len &&
 	    exists(buf))
 		return 0;
 	ht_warn("replay: " REPLAY_NAME " not found next to heaptool nor in "
@@ -222,8 +220,8 @@ ht_replayer_done(struct ht_replayer *r)
 /* In the child: the setup's environment, stdout and stderr to our files,
  * and the exec.  Never returns. */
 static void
-child(const struct ht_replayer *r, const char *trace,
-    const struct ht_setup *su, int latency, int callgrind)
+child(const struct ht_replayer *r, const char *trace, const struct ht_setup *su,
+    int latency, int callgrind)
 {
 	static const char *const unset[] = { "HEAPTOOL_LIVE",
 		"HEAPTOOL_FOLLOW_FORKS", "HEAPTOOL_DUMP_PREFIX",

@@ -13,7 +13,7 @@
  * trace cut short is returned (complete 0) when incomplete_ok, else
  * refused.  Returns the trace (ht_trace_free), or NULL after printing why.
  */
-struct ht_trace *ht_traceload(const char *cmd, const char *path,
-    int incomplete_ok);
+struct ht_trace *
+ht_traceload(const char *cmd, const char *path, int incomplete_ok);
 
 #endif

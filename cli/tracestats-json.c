@@ -34,8 +34,7 @@ memory(struct ht_json *j, const struct ht_tstats *s)
 }
 
 static void
-profiler(struct ht_json *j, const struct ht_trace *t,
-    const struct ht_tstats *s)
+profiler(struct ht_json *j, const struct ht_trace *t, const struct ht_tstats *s)
 {
 	ht_json_object_begin(j, "profiler");
 	ht_json_uint(j, "live_entry_bytes", t->info.live_entry_bytes);
@@ -47,9 +46,9 @@ profiler(struct ht_json *j, const struct ht_trace *t,
 	    s->peak_blocks ? (double)s->rate1_bytes / (double)s->peak_blocks :
 			     0.0);
 	ht_json_double(j, "pct_of_peak",
-	    s->peak_requested ? 100.0 * (double)s->rate1_bytes /
-		    (double)s->peak_requested :
-				0.0);
+	    s->peak_requested ?
+		100.0 * (double)s->rate1_bytes / (double)s->peak_requested :
+		0.0);
 	ht_json_object_end(j);
 	ht_json_object_begin(j, "default_rate");
 	ht_json_uint(j, "rate", s->rate);

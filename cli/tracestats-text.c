@@ -85,8 +85,9 @@ overhead(FILE *fp, const struct ht_trace *t, const struct ht_tstats *s)
 	    "requested", s->requested, s->allocs);
 	fprintf(fp, "  %-34s %16" PRIu64 " bytes", "usable", s->usable);
 	if (s->usable_unknown > 0)
-		fprintf(fp, " (%" PRIu64 " blocks of unknown usable size "
-			    "counted as requested)",
+		fprintf(fp,
+		    " (%" PRIu64 " blocks of unknown usable size "
+		    "counted as requested)",
 		    s->usable_unknown);
 	fputc('\n', fp);
 	fprintf(fp, "  %-34s %16" PRIu64 " bytes [%.3f%%]\n",
@@ -110,16 +111,16 @@ overhead(FILE *fp, const struct ht_trace *t, const struct ht_tstats *s)
 	fprintf(fp, "\nThe profiler's own memory:\n");
 	fprintf(fp,
 	    "  heaptool at rate 1 (every block)   %16" PRIu64
-	    " bytes [%.3f%% of the peak]: %" PRIu32
-	    " a live object, %" PRIu32 " a site (%" PRIu64 " sites)\n",
-	    s->rate1_bytes, pct(s->rate1_bytes, peak),
-	    t->info.live_entry_bytes, t->info.site_entry_bytes, s->sites);
+	    " bytes [%.3f%% of the peak]: %" PRIu32 " a live object, %" PRIu32
+	    " a site (%" PRIu64 " sites)\n",
+	    s->rate1_bytes, pct(s->rate1_bytes, peak), t->info.live_entry_bytes,
+	    t->info.site_entry_bytes, s->sites);
 	fprintf(fp,
 	    "  heaptool at rate %" PRIu64 " (default) %12.0f bytes [%.3f%% "
 	    "of the peak]: %.1f live samples, %.1f sites expected\n",
 	    s->rate, s->rate_bytes,
-	    peak ? 100.0 * s->rate_bytes / (double)peak : 0.0,
-	    s->rate_samples, s->rate_sites);
+	    peak ? 100.0 * s->rate_bytes / (double)peak : 0.0, s->rate_samples,
+	    s->rate_sites);
 	if (t->complete)
 		fprintf(fp,
 		    "  the recorder (at its peak)         %16" PRIu64
@@ -191,8 +192,9 @@ threads(FILE *fp, const struct ht_tstats *s)
 
 		fprintf(fp, "  %6" PRIu32 " %8" PRIu32 " ", th->idx, th->tid);
 		w = ht_json_put_text(fp, th->name, 16, NULL, NULL);
-		fprintf(fp, "%*s %10" PRIu64 " %10" PRIu64 " %16" PRIu64
-			    " %10" PRIu64 "\n",
+		fprintf(fp,
+		    "%*s %10" PRIu64 " %10" PRIu64 " %16" PRIu64 " %10" PRIu64
+		    "\n",
 		    (int)(16 - (w < 16 ? w : 16)), "", th->events, th->allocs,
 		    th->alloc_bytes, th->frees);
 	}
@@ -217,8 +219,10 @@ tags(FILE *fp, const struct ht_tstats *s)
 
 		fprintf(fp, "  %6" PRIu32 " ", g->id);
 		w = ht_json_put_text(fp,
-		    g->id == 0 ? "(none)" : g->name ? g->name : "?", 20,
-		    NULL, NULL);
+		    g->id == 0	? "(none)" :
+			g->name ? g->name :
+				  "?",
+		    20, NULL, NULL);
 		fprintf(fp, "%*s %10" PRIu64 " %16" PRIu64,
 		    (int)(20 - (w < 20 ? w : 20)), "", g->allocs, g->bytes);
 		bar(fp, g->bytes, max);

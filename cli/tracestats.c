@@ -118,8 +118,7 @@ made(struct ht_tstats *s, struct item *it, struct ht_tstats_tag *tags,
 	tags[e->tag].bytes += e->size;
 	s->threads[it->thread].allocs++;
 	s->threads[it->thread].alloc_bytes += e->size;
-	sites[(*nsites)++] =
-	    (struct site_sum) { e->site, (double)e->size + 1 };
+	sites[(*nsites)++] = (struct site_sum){ e->site, (double)e->size + 1 };
 	it->live = 1;
 	it->p = 1 - exp(-((double)e->size + 1) / rate);
 	s->live_blocks++;
@@ -160,8 +159,7 @@ gone(struct ht_tstats *s, struct item *all, size_t n,
 }
 
 int
-ht_tstats_compute(const struct ht_trace *t, uint64_t rate,
-    struct ht_tstats *s)
+ht_tstats_compute(const struct ht_trace *t, uint64_t rate, struct ht_tstats *s)
 {
 	struct ht_tstats_tag *tags = NULL;
 	struct site_sum *sites = NULL;
@@ -186,7 +184,7 @@ ht_tstats_compute(const struct ht_trace *t, uint64_t rate,
 		s->threads[i].name = th->name;
 		s->threads[i].events = th->nev;
 		for (j = 0; j < th->nev; j++)
-			all[n++] = (struct item) { .e = &th->ev[j],
+			all[n++] = (struct item){ .e = &th->ev[j],
 				.thread = (uint32_t)i };
 	}
 	qsort(all, n, sizeof(*all), cmp_item);
@@ -229,9 +227,8 @@ ht_tstats_compute(const struct ht_trace *t, uint64_t rate,
 		if (tags[i].allocs > 0) {
 			tags[s->ntags] = tags[i];
 			tags[s->ntags].id = (uint32_t)i;
-			tags[s->ntags].name = i == 0 ? NULL :
-						       ht_trace_tag_name(t,
-							   (uint32_t)i);
+			tags[s->ntags].name =
+			    i == 0 ? NULL : ht_trace_tag_name(t, (uint32_t)i);
 			s->ntags++;
 		}
 	s->tags = tags;

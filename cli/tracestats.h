@@ -70,8 +70,8 @@ struct ht_tstats {
 
 /* The figures of t at sampling rate (heaptool's estimate) into *s.  0, or
  * -1 with errno (ENOMEM). */
-int ht_tstats_compute(const struct ht_trace *t, uint64_t rate,
-    struct ht_tstats *s);
+int
+ht_tstats_compute(const struct ht_trace *t, uint64_t rate, struct ht_tstats *s);
 void ht_tstats_free(struct ht_tstats *s);
 
 /* The lowest size of class k. */

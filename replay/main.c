@@ -106,8 +106,8 @@ main(int argc, char **argv)
 		if (live > peak)
 			peak = live;
 	}
-	printf("version 1\nthreads %zu\nevents %zu\nwall_ns %llu\n",
-	    p.nthreads, p.nevents, (unsigned long long)r.wall_ns);
+	printf("version 1\nthreads %zu\nevents %zu\nwall_ns %llu\n", p.nthreads,
+	    p.nevents, (unsigned long long)r.wall_ns);
 	for (o = 1; o <= HT_TROP_MAX; o++)
 		if (r.count[o] > 0)
 			printf("count %s %llu %llu\n", ht_trace_op_name(o),

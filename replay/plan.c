@@ -124,7 +124,7 @@ rp_plan_build(const struct ht_trace *t, struct rp_plan *p, char *err,
 				    th->idx, th->ev[j].seq);
 				goto out;
 			}
-			all[n++] = (struct ev_ref) { &th->ev[j], (uint32_t)i,
+			all[n++] = (struct ev_ref){ &th->ev[j], (uint32_t)i,
 				(uint32_t)j };
 		}
 		p->threads[i].idx = th->idx;
@@ -163,8 +163,8 @@ rp_plan_build(const struct ht_trace *t, struct rp_plan *p, char *err,
 		goto nomem;
 	for (i = 0; i < n; i++) {
 		const struct ht_trace_event *e = all[i].e;
-		struct rp_step *s = &p->threads[all[i].thread]
-					 .steps[all[i].index];
+		struct rp_step *s =
+		    &p->threads[all[i].thread].steps[all[i].index];
 		int frees = ht_trace_op_frees(e->op);
 		size_t r;
 

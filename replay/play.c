@@ -185,8 +185,8 @@ rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
 		w[i].latency = latency;
 		if (latency) {
 			w[i].r.lat = mmap(NULL, LAT_BYTES,
-			    PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			    -1, 0);
 			if (w[i].r.lat == MAP_FAILED) {
 				w[i].r.lat = NULL;
 				snprintf(err, errlen, "mmap: %s",

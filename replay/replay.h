@@ -39,8 +39,8 @@ struct rp_step {
 
 /* The exact function of a step. */
 enum rp_how {
-	RP_PLAIN = 0,	/* the op's own (malloc, free, operator new ...) */
-	RP_MEMALIGN,	/* memalign */
+	RP_PLAIN = 0, /* the op's own (malloc, free, operator new ...) */
+	RP_MEMALIGN,  /* memalign */
 	RP_ALIGNED_ALLOC,
 	RP_VALLOC,
 	RP_PVALLOC,
@@ -69,7 +69,7 @@ struct rp_plan {
 	size_t nthreads;
 	_Atomic uintptr_t *ptr; /* per slot */
 	uint64_t *size;		/* per slot: bytes asked, set by its maker */
-	uint8_t *kind; /* per slot: 1 + log2 of the alignment when an
+	uint8_t *kind;		/* per slot: 1 + log2 of the alignment when an
 			* aligned new made it, else 0 */
 	size_t nslots;
 	size_t nevents;

@@ -87,9 +87,9 @@ ht_stats_mann_whitney(const double *a, size_t n, const double *b, size_t m,
 	if ((all = malloc(N * sizeof(*all))) == NULL)
 		return -1;
 	for (i = 0; i < n; i++)
-		all[i] = (struct ranked) { a[i], 0 };
+		all[i] = (struct ranked){ a[i], 0 };
 	for (i = 0; i < m; i++)
-		all[n + i] = (struct ranked) { b[i], 1 };
+		all[n + i] = (struct ranked){ b[i], 1 };
 	qsort(all, N, sizeof(*all), cmp_ranked);
 	/* Ranks from 1, a group of ties sharing the mean of its ranks. */
 	for (i = 0; i < N; i = j) {
@@ -107,8 +107,8 @@ ht_stats_mann_whitney(const double *a, size_t n, const double *b, size_t m,
 	free(all);
 	r->u = ra - (double)n * ((double)n + 1) / 2;
 	r->mean = nm / 2;
-	r->var = nm / 12 *
-	    (((double)N + 1) - ties / ((double)N * ((double)N - 1)));
+	r->var =
+	    nm / 12 * (((double)N + 1) - ties / ((double)N * ((double)N - 1)));
 	if (r->var <= 0) {
 		r->z = 0;
 		r->p = 1;
@@ -258,8 +258,8 @@ ht_stats_min_detectable(const double *a, size_t n, const double *b, size_t m,
 
 	if (n + m <= 2)
 		return INFINITY;
-	pooled = ((double)(n - 1) * va + (double)(m - 1) * vb) /
-	    (double)(n + m - 2);
+	pooled =
+	    ((double)(n - 1) * va + (double)(m - 1) * vb) / (double)(n + m - 2);
 	z = ht_stats_normal_quantile(1 - alpha / 2) +
 	    ht_stats_normal_quantile(power);
 	return z * sqrt(pooled) * sqrt(1 / (double)n + 1 / (double)m) *

@@ -45,8 +45,8 @@ double ht_stats_quantile(const double *sorted, size_t n, double q);
 struct ht_stats_mw {
 	double u, mean, var, z, p;
 };
-int ht_stats_mann_whitney(const double *a, size_t n, const double *b,
-    size_t m, struct ht_stats_mw *r);
+int ht_stats_mann_whitney(const double *a, size_t n, const double *b, size_t m,
+    struct ht_stats_mw *r);
 
 /* The Hodges-Lehmann shift of b against a: the median of the n*m
  * differences b_j - a_i.  0 and *shift, or -1 (ENOMEM, EINVAL). */
@@ -59,9 +59,8 @@ int ht_stats_hodges_lehmann(const double *a, size_t n, const double *b,
  * gives the same interval), and the (1-level)/2 and (1+level)/2 quantiles
  * of their shifts in *lo and *hi.  0, or -1 (ENOMEM, EINVAL).
  */
-int ht_stats_hl_bootstrap(const double *a, size_t n, const double *b,
-    size_t m, unsigned iters, uint64_t seed, double level, double *lo,
-    double *hi);
+int ht_stats_hl_bootstrap(const double *a, size_t n, const double *b, size_t m,
+    unsigned iters, uint64_t seed, double level, double *lo, double *hi);
 
 /* The standard normal's quantile: x with P(Z <= x) = p, 0 < p < 1. */
 double ht_stats_normal_quantile(double p);

@@ -153,7 +153,7 @@ realloc(void *old, size_t n)
 		if (p != NULL)
 			memcpy(p, old,
 			    n < (size_t)(arena + sizeof(arena) -
-				     (unsigned char *)old) ?
+				    (unsigned char *)old) ?
 				n :
 				(size_t)(arena + sizeof(arena) -
 				    (unsigned char *)old));

@@ -344,7 +344,8 @@ write_trace(const char *path, uint32_t nthreads, int with_end, uint64_t lost)
 				continue;
 			PUT(ht_tw_events_head(p_, n_, t + 1, n), 64);
 			for (i = 0; i < n; i++)
-				PUT(ht_tw_event(p_, n_, &thr[t].ev[done[t] + i]),
+				PUT(ht_tw_event(p_, n_,
+					&thr[t].ev[done[t] + i]),
 				    HT_TRACE_EVENT_SIZE);
 			done[t] += n;
 			left -= n;
@@ -385,9 +386,9 @@ expect(uint32_t nthreads, int with_end, uint64_t lost)
 	printf("requested %llu\n", (unsigned long long)requested);
 	printf("usable %llu\n", (unsigned long long)usable);
 	printf("overhead_pct %.6f\n",
-	    requested ? 100.0 * (double)(usable - requested) /
-		    (double)requested :
-			0.0);
+	    requested ?
+		100.0 * (double)(usable - requested) / (double)requested :
+		0.0);
 	printf("peak_requested %llu\n", (unsigned long long)peak_req);
 	printf("peak_usable %llu\n", (unsigned long long)peak_use);
 	printf("peak_live_blocks %llu\n", (unsigned long long)peak_n);
@@ -405,13 +406,14 @@ expect(uint32_t nthreads, int with_end, uint64_t lost)
 	    (unsigned long long)(peak_n * LIVE_B + nsites_rate1 * SITE_B));
 	printf("heaptool_default_bytes %.6f\n",
 	    peak_p * LIVE_B + sites_rate * SITE_B);
-	printf("agent_bytes %llu\n", with_end ? (unsigned long long)AGENT_B : 0);
+	printf("agent_bytes %llu\n",
+	    with_end ? (unsigned long long)AGENT_B : 0);
 	for (i = 0; i < 65; i++) {
 		if (class_n[i] == 0)
 			continue;
 		/* the class by its lowest size: 0 for size 0, else 2^i */
-		printf("class.%llu.count %llu\n",
-		    i == 64 ? 0ULL : 1ULL << i, (unsigned long long)class_n[i]);
+		printf("class.%llu.count %llu\n", i == 64 ? 0ULL : 1ULL << i,
+		    (unsigned long long)class_n[i]);
 		printf("class.%llu.bytes %llu\n", i == 64 ? 0ULL : 1ULL << i,
 		    (unsigned long long)class_b[i]);
 	}
@@ -441,29 +443,55 @@ main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "o:s:t:n:x:P:a:b:m:L:Ee")) != -1) {
 		switch (c) {
-		case 'o': path = optarg; break;
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 't': nthreads = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'n': n = strtoull(optarg, NULL, 0); break;
-		case 'x': cross = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 'P': npre = strtoull(optarg, NULL, 0); break;
-		case 'a': lo = strtoull(optarg, NULL, 0); break;
-		case 'b': hi = strtoull(optarg, NULL, 0); break;
-		case 'm': mix = strcmp(optarg, "malloc") != 0; break;
-		case 'L': lost = strtoull(optarg, NULL, 0); break;
-		case 'E': with_end = 0; break;
-		case 'e': print = 1; break;
+		case 'o':
+			path = optarg;
+			break;
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			nthreads = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			n = strtoull(optarg, NULL, 0);
+			break;
+		case 'x':
+			cross = (unsigned)strtoul(optarg, NULL, 0);
+			break;
+		case 'P':
+			npre = strtoull(optarg, NULL, 0);
+			break;
+		case 'a':
+			lo = strtoull(optarg, NULL, 0);
+			break;
+		case 'b':
+			hi = strtoull(optarg, NULL, 0);
+			break;
+		case 'm':
+			mix = strcmp(optarg, "malloc") != 0;
+			break;
+		case 'L':
+			lost = strtoull(optarg, NULL, 0);
+			break;
+		case 'E':
+			with_end = 0;
+			break;
+		case 'e':
+			print = 1;
+			break;
 		default:
-			fprintf(stderr, "usage: tracegen -o TRACE [-s SEED] "
-					"[-t THREADS] [-n EVENTS] [-x CROSS%%] "
-					"[-P N] [-a MIN] [-b MAX] [-m mix|malloc] "
-					"[-L LOST] [-E] [-e]\n");
+			fprintf(stderr,
+			    "usage: tracegen -o TRACE [-s SEED] "
+			    "[-t THREADS] [-n EVENTS] [-x CROSS%%] "
+			    "[-P N] [-a MIN] [-b MAX] [-m mix|malloc] "
+			    "[-L LOST] [-E] [-e]\n");
 			return 2;
 		}
 	}
 	if (path == NULL || nthreads < 1 || lo < 1 || hi < lo) {
-		fprintf(stderr, "tracegen: -o TRACE required; 1 <= MIN <= MAX; "
-				"THREADS >= 1\n");
+		fprintf(stderr,
+		    "tracegen: -o TRACE required; 1 <= MIN <= MAX; "
+		    "THREADS >= 1\n");
 		return 2;
 	}
 	rng = seed * 0x9e3779b97f4a7c15ULL + 1;
@@ -477,8 +505,9 @@ main(int argc, char **argv)
 		 * with probability (left to place) / (steps left). */
 		if (preexisting < npre &&
 		    rnd() % (n - k) < npre - preexisting) {
-			emit(t, mix && rnd() % 2 ? HT_TROP_DELETE : HT_TROP_FREE,
-			    0, 0, 0, HT_TREV_PREEXISTING);
+			emit(t,
+			    mix && rnd() % 2 ? HT_TROP_DELETE : HT_TROP_FREE, 0,
+			    0, 0, HT_TREV_PREEXISTING);
 			thr[t].frees++;
 			preexisting++;
 			continue;
