@@ -42,6 +42,16 @@ ht_compare_compute(struct ht_compare *c)
 	c->min_ratio = n >= 2 ?
 	    exp(ht_stats_min_detectable(la, n, lb, n, c->alpha, POWER)) :
 	    INFINITY;
+	/* The smallest p the test can give at all, every B above every A:
+	 * with too few rounds it is above alpha, and no difference, however
+	 * large, could be detected. */
+	{
+		double nn = (double)n, var = nn * nn * (2 * nn + 1) / 12;
+
+		c->p_floor = erfc((nn * nn / 2 - 0.5) / sqrt(var) / sqrt(2.0));
+		if (c->p_floor >= c->alpha)
+			c->min_ratio = INFINITY;
+	}
 	if (c->mw.p < c->alpha)
 		c->verdict = c->ratio > 1 ? "slower" : "faster";
 	else
@@ -63,13 +73,15 @@ static void
 row(FILE *fp, const char *name, const char *label,
     const struct ht_stats_summary *s, double u)
 {
-	fprintf(fp, "%-2s %3zu %12.3f %12.3f %12.3f %12.3f %12.3f  %s\n", name,
-	    s->n, s->min / u, s->q1 / u, s->median / u, s->q3 / u, s->max / u,
-	    label);
+	int d = u > 1 ? 3 : 0; /* ms to the microsecond; whole instructions */
+
+	fprintf(fp, "%-2s %3zu %12.*f %12.*f %12.*f %12.*f %12.*f  %s\n", name,
+	    s->n, d, s->min / u, d, s->q1 / u, d, s->median / u, d, s->q3 / u,
+	    d, s->max / u, label);
 }
 
 /* A ministat-like strip of each side's values from the lowest to the
- * highest of both: x for A, + for B, * for both, one line each. */
+ * highest of both: x for A, + for B, one line each. */
 static void
 strip(FILE *fp, const struct ht_compare *c)
 {
@@ -121,7 +133,14 @@ ht_compare_text(FILE *fp, const struct ht_compare *c)
 	    c->ratio, c->lo, c->hi, c->metric);
 	fprintf(fp, "Mann-Whitney U %.1f, z %.3f, p %.4g (alpha %g)\n", c->mw.u,
 	    c->mw.z, c->mw.p, c->alpha);
-	if (strcmp(c->verdict, "no difference detectable") == 0)
+	if (strcmp(c->verdict, "no difference detectable") == 0 &&
+	    c->p_floor >= c->alpha)
+		fprintf(fp,
+		    "verdict: no difference detectable: with %zu rounds no "
+		    "p-value can fall below alpha %g (the least is %.3g); give "
+		    "more --rounds\n",
+		    c->rounds, c->alpha, c->p_floor);
+	else if (strcmp(c->verdict, "no difference detectable") == 0)
 		fprintf(fp,
 		    "verdict: no difference detectable; the smallest this run "
 		    "could detect is about %.1f%% (80%% power)\n",
@@ -179,6 +198,7 @@ ht_compare_json(FILE *fp, const struct ht_compare *c)
 	ht_json_double(&j, "p", c->mw.p);
 	ht_json_object_end(&j);
 	ht_json_double(&j, "min_detectable_ratio", c->min_ratio);
+	ht_json_double(&j, "p_floor", c->p_floor);
 	ht_json_string(&j, "verdict", c->verdict);
 	ht_json_object_end(&j);
 	return ht_json_finish(&j);

@@ -9,7 +9,8 @@
  * a fixed seed).  The verdict is Mann-Whitney's: p below alpha says
  * "slower" (B/A above 1) or "faster", else "no difference detectable",
  * with the smallest ratio the run could have seen (ht_stats_min_detectable
- * at 80% power, on the log measures).
+ * at 80% power, on the log measures; infinite when even samples wholly
+ * apart could not give a p below alpha: too few rounds).
  */
 #ifndef HT_COMPARE_H
 #define HT_COMPARE_H
@@ -31,7 +32,8 @@ struct ht_compare {
 	struct ht_stats_summary sa, sb;
 	struct ht_stats_mw mw;
 	double ratio, lo, hi; /* B/A and its 95% interval */
-	double min_ratio;     /* smallest detectable: exp(d) */
+	double min_ratio;     /* smallest detectable: exp(d), or infinite */
+	double p_floor;	      /* the least p these rounds can give */
 	const char *verdict;  /* "slower", "faster", "no difference ..." */
 };
 
