@@ -24,7 +24,8 @@ static const char replay_usage[] =
     "usage: heaptool replay [--allocator LIB.so] [--with-agent RATE]\n"
     "                       [--repeat N] [--callgrind] [--format F] TRACE\n"
     "       heaptool replay --compare A B [--rounds N] [--seed S]\n"
-    "                       [--alpha P] [--callgrind] [--format F] TRACE\n"
+    "                       [--alpha P] [--metric alloc|cpu|wall]\n"
+    "                       [--callgrind] [--format F] TRACE\n"
     "\n"
     "Play an allocation trace (heaptool record) back: one thread per\n"
     "recorded thread, each doing its calls in order, a free waiting for\n"
@@ -48,6 +49,12 @@ static const char replay_usage[] =
     "                          (default 1)\n"
     "      --alpha P           the test's level for the verdict (default "
     "0.05)\n"
+    "      --metric M          what --compare compares: cpu, the CPU time\n"
+    "                          of the replay's threads (default); alloc,\n"
+    "                          the time inside the allocator's calls, from\n"
+    "                          two clock reads a call; wall, the elapsed\n"
+    "                          time (both lengthened by other processes'\n"
+    "                          time slices)\n"
     "  -f, --format F          text (default) or json (keys in man "
     "heaptool)\n"
     "  -h, --help              show this help\n"
@@ -56,6 +63,9 @@ static const char replay_usage[] =
 
 #define OPT_CALLGRIND 1300
 #define OPT_ALPHA     1301
+#define OPT_METRIC    1302
+
+enum { METRIC_ALLOC, METRIC_CPU, METRIC_WALL };
 
 static const struct option replay_options[] = {
 	{ "allocator", required_argument, NULL, 'a' },
@@ -66,6 +76,7 @@ static const struct option replay_options[] = {
 	{ "rounds", required_argument, NULL, 'r' },
 	{ "seed", required_argument, NULL, 's' },
 	{ "alpha", required_argument, NULL, OPT_ALPHA },
+	{ "metric", required_argument, NULL, OPT_METRIC },
 	{ "format", required_argument, NULL, 'f' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -75,7 +86,7 @@ struct opts {
 	const char *lib, *cmp_a, *cmp_b, *trace;
 	uint64_t rate, repeat, rounds, seed;
 	double alpha;
-	int callgrind, json;
+	int callgrind, json, metric;
 };
 
 static int
@@ -105,6 +116,7 @@ parse(int argc, char **argv, struct opts *o)
 	o->rounds = 20;
 	o->seed = 1;
 	o->alpha = 0.05;
+	o->metric = METRIC_CPU;
 	ht_cmd_getopt_reset();
 	/* '+': options before TRACE, so that --compare may take B from
 	 * the next argument. */
@@ -149,6 +161,19 @@ parse(int argc, char **argv, struct opts *o)
 				return ht_usage("replay: --alpha %s: not a "
 						"probability between 0 and 1; "
 						"give e.g. 0.05",
+				    optarg);
+			break;
+		case OPT_METRIC:
+			if (strcmp(optarg, "alloc") == 0)
+				o->metric = METRIC_ALLOC;
+			else if (strcmp(optarg, "cpu") == 0)
+				o->metric = METRIC_CPU;
+			else if (strcmp(optarg, "wall") == 0)
+				o->metric = METRIC_WALL;
+			else
+				return ht_usage("replay: --metric %s: not a "
+						"measure; give alloc, cpu or "
+						"wall",
 				    optarg);
 			break;
 		case 'f':
@@ -202,7 +227,7 @@ replay(const struct opts *o, const struct ht_tstats *rec)
 	struct ht_replayer r;
 	struct ht_replay_run *run;
 	struct ht_setup su;
-	double *wall, *ir;
+	double *wall, *cpu, *ir;
 	uint64_t i;
 	int rc = HT_EXIT_FAIL;
 
@@ -210,8 +235,9 @@ replay(const struct opts *o, const struct ht_tstats *rec)
 		return HT_EXIT_USAGE;
 	run = calloc(1, sizeof(*run));
 	wall = calloc(o->repeat, sizeof(*wall));
+	cpu = calloc(o->repeat, sizeof(*cpu));
 	ir = calloc(o->repeat, sizeof(*ir));
-	if (run == NULL || wall == NULL || ir == NULL) {
+	if (run == NULL || wall == NULL || cpu == NULL || ir == NULL) {
 		ht_warn("replay: out of memory; free some memory");
 		goto out;
 	}
@@ -224,6 +250,7 @@ replay(const struct opts *o, const struct ht_tstats *rec)
 			goto out;
 		}
 		wall[i] = (double)run->wall_ns;
+		cpu[i] = (double)run->cpu_ns;
 		ir[i] = (double)run->instructions;
 	}
 	ht_replayer_done(&r);
@@ -231,6 +258,7 @@ replay(const struct opts *o, const struct ht_tstats *rec)
 	rep.setup = &su;
 	rep.runs = o->repeat;
 	rep.wall_ns = wall;
+	rep.cpu_ns = cpu;
 	rep.instructions = o->callgrind ? ir : NULL;
 	rep.run = run;
 	rep.rec = rec;
@@ -239,6 +267,7 @@ replay(const struct opts *o, const struct ht_tstats *rec)
 out:
 	free(run);
 	free(wall);
+	free(cpu);
 	free(ir);
 	return rc;
 }
@@ -258,9 +287,14 @@ static int
 measure(struct ht_replayer *r, const struct opts *o, const struct ht_setup *su,
     struct ht_replay_run *run, double *v)
 {
-	if (ht_replayer_run(r, o->trace, su, 0, o->callgrind, run) != 0)
+	if (ht_replayer_run(r, o->trace, su,
+		!o->callgrind && o->metric == METRIC_ALLOC, o->callgrind,
+		run) != 0)
 		return -1;
-	*v = o->callgrind ? (double)run->instructions : (double)run->wall_ns;
+	*v = o->callgrind	      ? (double)run->instructions :
+	    o->metric == METRIC_ALLOC ? (double)run->alloc_ns :
+	    o->metric == METRIC_WALL  ? (double)run->wall_ns :
+					(double)run->cpu_ns;
 	return 0;
 }
 
@@ -312,7 +346,10 @@ done:
 	c.trace = o->trace;
 	c.label_a = sa.label;
 	c.label_b = sb.label;
-	c.metric = o->callgrind ? "instructions" : "time";
+	c.metric = o->callgrind	      ? "instructions" :
+	    o->metric == METRIC_ALLOC ? "alloc_time" :
+	    o->metric == METRIC_WALL  ? "time" :
+					"cpu_time";
 	c.rounds = o->rounds;
 	c.seed = o->seed;
 	c.alpha = o->alpha;

@@ -66,7 +66,7 @@ out:
 static double
 unit(const struct ht_compare *c)
 {
-	return strcmp(c->metric, "time") == 0 ? 1e6 : 1;
+	return strcmp(c->metric, "instructions") != 0 ? 1e6 : 1;
 }
 
 static void

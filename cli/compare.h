@@ -23,7 +23,7 @@
 
 struct ht_compare {
 	const char *trace, *label_a, *label_b;
-	const char *metric; /* "time" (ns) or "instructions" */
+	const char *metric; /* "cpu_time", "time" (ns) or "instructions" */
 	size_t rounds;
 	uint64_t seed;
 	double alpha;

@@ -149,6 +149,8 @@ ht_replay_text(FILE *fp, const struct ht_replay_report *r)
 	    "replay of %s: %" PRIu64 " events, %" PRIu64 " threads, setup %s\n",
 	    r->trace, x->events, x->threads, r->setup->label);
 	summary_line(fp, "time", r->wall_ns, r->runs, 1e6, "ms");
+	summary_line(fp, "CPU time", r->cpu_ns, r->runs, 1e6,
+	    "ms (the replay's threads)");
 	if (r->instructions != NULL)
 		summary_line(fp, "instructions", r->instructions, r->runs, 1e6,
 		    "M (callgrind, user mode)");
@@ -283,6 +285,7 @@ ht_replay_json(FILE *fp, const struct ht_replay_report *r)
 	ht_json_uint(&j, "threads", x->threads);
 	ht_json_uint(&j, "runs", r->runs);
 	summary_json(&j, "time_ns", r->wall_ns, r->runs);
+	summary_json(&j, "cpu_ns", r->cpu_ns, r->runs);
 	summary_json(&j, "instructions", r->instructions, r->runs);
 	ht_json_int(&j, "peak_requested", x->peak_requested);
 	ht_json_uint(&j, "recorded_peak_requested", r->rec->peak_requested);

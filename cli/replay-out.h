@@ -19,6 +19,7 @@ struct ht_replay_report {
 	const struct ht_setup *setup;
 	size_t runs;
 	const double *wall_ns;		 /* per run */
+	const double *cpu_ns;		 /* per run */
 	const double *instructions;	 /* per run, or NULL */
 	const struct ht_replay_run *run; /* the last run's counts, and the
 					  * latency of all runs */

@@ -4,6 +4,9 @@
  * the agent) preloaded; it is not meant to be run by hand, but can be.
  *
  * Output, one "key value..." a line: version 1, threads, events, wall_ns,
+ * cpu_ns (the CPU time of the replay's threads together), with -l
+ * alloc_ns and timer_ns (the time inside the calls, less the clock's cost
+ * timer_ns a call),
  * count OP N BYTES (per op played), skipped_preexisting, skipped_failed,
  * skipped_unmatched, failed, waits, substituted, peak_requested (the peak
  * of the live bytes this run asked for, in the trace's sequence order),
@@ -106,8 +109,11 @@ main(int argc, char **argv)
 		if (live > peak)
 			peak = live;
 	}
-	printf("version 1\nthreads %zu\nevents %zu\nwall_ns %llu\n", p.nthreads,
-	    p.nevents, (unsigned long long)r.wall_ns);
+	printf("version 1\nthreads %zu\nevents %zu\nwall_ns %llu\n"
+	       "cpu_ns %llu\nalloc_ns %llu\ntimer_ns %llu\n",
+	    p.nthreads, p.nevents, (unsigned long long)r.wall_ns,
+	    (unsigned long long)r.cpu_ns, (unsigned long long)r.alloc_ns,
+	    (unsigned long long)r.timer_ns);
 	for (o = 1; o <= HT_TROP_MAX; o++)
 		if (r.count[o] > 0)
 			printf("count %s %llu %llu\n", ht_trace_op_name(o),

@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -38,6 +39,7 @@ struct worker {
 	struct rp_thread_plan *tp;
 	int latency;
 	struct rp_result r;
+	uint64_t cpu_ns;
 	pthread_t th;
 };
 
@@ -45,12 +47,18 @@ static atomic_uint ready;
 static atomic_int go, stop; /* stop: a thread could not be made */
 
 static uint64_t
-now_ns(void)
+clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t
+now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void
@@ -133,6 +141,7 @@ step(struct worker *w, const struct rp_step *s)
 	if (w->latency) {
 		uint64_t dt = now_ns() - t0;
 
+		w->r.alloc_ns += dt;
 		w->r.lat[s->op][log2_class(bytes, RP_CLASSES)]
 			[log2_class(dt, RP_BUCKETS)]++;
 	}
@@ -149,6 +158,7 @@ rp_thread_main(void *arg)
 {
 	struct worker *w = arg;
 	unsigned spins = 0;
+	uint64_t cpu0;
 	size_t i;
 
 	atomic_fetch_add(&ready, 1);
@@ -156,10 +166,37 @@ rp_thread_main(void *arg)
 		relax(&spins);
 	if (atomic_load(&stop))
 		return NULL;
+	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (i = 0; i < w->tp->nsteps; i++)
 		if (!w->tp->steps[i].skip)
 			step(w, &w->tp->steps[i]);
+	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	return NULL;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* What two back-to-back clock reads measure, the median of 1001 pairs:
+ * what a step's latency holds beside its call. */
+static uint64_t
+timer_cost(void)
+{
+	uint64_t d[1001];
+	int i;
+
+	for (i = 0; i < 1001; i++) {
+		uint64_t a = now_ns();
+
+		d[i] = now_ns() - a;
+	}
+	qsort(d, 1001, sizeof(d[0]), cmp_u64);
+	return d[500];
 }
 
 int
@@ -217,6 +254,19 @@ rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
 	started = 0;
 	r->wall_ns = t1 - t0;
 	if (latency) {
+		uint64_t n = 0, o, less;
+
+		r->timer_ns = timer_cost();
+		for (o = 0; o <= HT_TROP_MAX; o++)
+			for (i = 0; i < p->nthreads; i++)
+				n += w[i].r.count[o];
+		less = n * r->timer_ns;
+		r->alloc_ns = 0;
+		for (i = 0; i < p->nthreads; i++)
+			r->alloc_ns += w[i].r.alloc_ns;
+		r->alloc_ns = r->alloc_ns > less ? r->alloc_ns - less : 0;
+	}
+	if (latency) {
 		r->lat = mmap(NULL, LAT_BYTES, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (r->lat == MAP_FAILED) {
@@ -233,6 +283,7 @@ rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
 				for (b = 0; b < RP_BUCKETS; b++)
 					r->lat[o][c][b] += w[i].r.lat[o][c][b];
 		}
+		r->cpu_ns += w[i].cpu_ns;
 		r->failed += w[i].r.failed;
 		r->waits += w[i].r.waits;
 	}

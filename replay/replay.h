@@ -97,6 +97,14 @@ void rp_ops_free(const struct rp_step *s, void *p, uint64_t size, int kind);
 /* What a run measured. */
 struct rp_result {
 	uint64_t wall_ns;
+	/* CPU time of the replay's threads, user and system, from their
+	 * start to their end: what another process's time slices do not
+	 * count in. */
+	uint64_t cpu_ns;
+	/* With latency: the time inside the allocator calls, summed over the
+	 * steps, each less the clock's own cost (timer_ns, the median of
+	 * back-to-back reads). */
+	uint64_t alloc_ns, timer_ns;
 	uint64_t count[HT_TROP_MAX + 1], bytes[HT_TROP_MAX + 1];
 	uint64_t failed; /* allocations that failed in the replay */
 	uint64_t waits;	 /* steps that waited for another thread */
