@@ -36,6 +36,9 @@ int ht_cmd_baseline(int argc, char **argv);
 int ht_cmd_diff(int argc, char **argv);
 int ht_cmd_serve(int argc, char **argv);
 int ht_cmd_top(int argc, char **argv);
+/* The trace's analysis and replay (issue 13). */
+int ht_cmd_trace_stats(int argc, char **argv);
+int ht_cmd_replay(int argc, char **argv);
 
 /* Get getopt_long ready for a command's arguments: from the first, and
  * silent (the command says what is wrong, in its own words). */

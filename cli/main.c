@@ -59,6 +59,14 @@ static const char usage_text[] =
     "        watch the target's sites live: in use, growth since the view\n"
     "        started and per second; full screen on a terminal, plain text\n"
     "        otherwise\n"
+    "  trace-stats [--format text|json] [--rate SIZE] TRACE\n"
+    "        the overhead analysis of an allocation trace: requested and\n"
+    "        usable bytes, peaks, the profiler's memory; by op, size,\n"
+    "        thread and tag\n"
+    "  replay [--allocator LIB.so] [--with-agent RATE] [--repeat N]\n"
+    "         [--callgrind] [--compare A B [--rounds N]] TRACE\n"
+    "        play a trace back and time the allocator; --compare times\n"
+    "        two setups (plain, agent:RATE, allocator:LIB.so) in turn\n"
     "  detach [-p PID]\n"
     "        end the session, remove every hook, give the agent's tables\n"
     "        back, forget the target\n"
@@ -104,6 +112,8 @@ static const struct command commands[] = {
 	{ "diff", ht_cmd_diff },
 	{ "serve", ht_cmd_serve },
 	{ "top", ht_cmd_top },
+	{ "trace-stats", ht_cmd_trace_stats },
+	{ "replay", ht_cmd_replay },
 };
 
 static const struct command *

@@ -6,6 +6,9 @@
 #           agent/ only, and the same libc-only rule for <...>
 #   cli/    may include src/ and cli/ and any system header (libdw, libelf),
 #           never a header of agent/
+#   replay/ heaptool-replay, the trace replayer: headers of src/ and
+#           replay/ only, and the libc-only rule for <...> (it must add
+#           no library of its own to the allocator calls it times)
 # elfutils headers (libdw, libdwfl, libelf, gelf, dwarf.h) belong in cli/
 # only.  A system header counts as libc, kernel or compiler when the compiler
 # finds it in its own include directory or dpkg says it belongs to libc6-dev
@@ -96,7 +99,8 @@ check_tree() {
 	: >>"$HT_TMP/verdicts"
 	# Every #include as "FILE<TAB>ZONE<TAB>\"NAME\"" or "...<NAME>", FILE
 	# relative to the root.
-	find "$_root/src" "$_root/agent" "$_root/cli" -type f \
+	find "$_root/src" "$_root/agent" "$_root/cli" \
+	    $([ -d "$_root/replay" ] && echo "$_root/replay") -type f \
 	    \( -name '*.[ch]' -o -name '*.cc' -o -name '*.hh' \) | sort |
 	    sed "s|^$_root/||" >"$HT_TMP/files"
 	(cd "$_root" && [ -s "$HT_TMP/files" ] &&
@@ -135,6 +139,7 @@ check_tree() {
 		case $zone in
 		src)	may="src" ;;
 		agent)	may="src agent" ;;
+		replay)	may="src replay" ;;
 		*)	may="src cli" ;;
 		esac
 		found=
@@ -147,6 +152,7 @@ check_tree() {
 			"$_root"/src/*)		found=src ;;
 			"$_root"/agent/*)	found=agent ;;
 			"$_root"/cli/*)		found=cli ;;
+			"$_root"/replay/*)	found=replay ;;
 			*)			found=other ;;
 			esac
 		else
@@ -243,7 +249,7 @@ expect "checker catches src/ including a cli/ header" "$t" \
     '^src/x.h: #include "report.h": a header of cli/'
 
 check_tree "$HT_SRCDIR" >"$HT_TMP/real"
-is "" "$(cat "$HT_TMP/real")" "src/, agent/ and cli/ keep their zones"
+is "" "$(cat "$HT_TMP/real")" "src/, agent/, cli/ and replay/ keep their zones"
 
 # layering: no cycle among the modules of agent/ and of cli/
 

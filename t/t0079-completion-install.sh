@@ -30,7 +30,8 @@ complete_words() {
 	' sh "$_script" "$@" 2>&1
 }
 
-is "report " "$(complete_words "$comp" heaptool rep)" "heaptool rep<TAB>: report"
+is "replay report " "$(complete_words "$comp" heaptool rep)" \
+    "heaptool rep<TAB>: replay report"
 is "start status stop " "$(complete_words "$comp" heaptool st)" \
     "heaptool st<TAB>: start status stop"
 is "--fold --format " "$(complete_words "$comp" heaptool report --fo)" \
@@ -62,7 +63,8 @@ help_options() {
 	"$HEAPTOOL" "$1" --help 2>&1 | grep -oE -- '^ +-[[:alnum:]],' |
 	    sed 's/^ *//; s/,$//'
 }
-for c in run attach start stop status report baseline dump diff serve top detach; do
+for c in run attach start stop status report baseline dump diff serve top detach \
+    trace-stats replay; do
 	# --diff in baseline's help is report's, named in a sentence.
 	want=$(help_options $c | grep -vx -- "$([ $c = baseline ] &&
 	    echo --diff)" | sort -u | tr '\n' ' ')
@@ -89,7 +91,7 @@ ok $? "the installed schema is JSON"
 bc=$(grep '/share/bash-completion/completions/heaptool$' "$HT_TMP/installed")
 ok $([ -n "$bc" ] && cmp -s "$dest$bc" "$comp"; echo $?) \
     "the completion installed as share/bash-completion/completions/heaptool"
-is "report " "$(complete_words "$dest$bc" heaptool rep)" \
+is "replay report " "$(complete_words "$dest$bc" heaptool rep)" \
     "the installed completion completes"
 man1=$(grep '/share/man/man1/heaptool\.1$' "$HT_TMP/installed")
 ok $([ -n "$man1" ] && grep -q 'report-schema\.json' "$dest$man1"
