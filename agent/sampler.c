@@ -171,27 +171,34 @@ thread_index(struct ht_tls *t)
 }
 
 /* The agent's own text, to strip its frames from stacks: looked up once per
- * module set rather than once per frame. */
+ * module set rather than once per frame, and by each walk once (agent_text)
+ * rather than by each of its frames. */
 static uintptr_t agent_lo, agent_hi;
 static unsigned agent_gen = ~0u;
 
-static int
-in_agent(uintptr_t pc)
+static void
+agent_text(void)
 {
 	const struct ht_modset *set;
 	size_t i;
 
-	if (agent_gen != ht_modules_generation) {
-		agent_gen = ht_modules_generation;
-		agent_lo = agent_hi = 0;
-		set = ht_modules_current();
-		for (i = 0; i < set->n; i++)
-			if (set->mods[i].flags & HT_MOD_AGENT) {
-				agent_lo = set->mods[i].start;
-				agent_hi = set->mods[i].end;
-			}
-	}
-	return pc >= agent_lo && pc < agent_hi;
+	if (__builtin_expect(agent_gen == ht_modules_generation, 1))
+		return;
+	agent_gen = ht_modules_generation;
+	agent_lo = agent_hi = 0;
+	set = ht_modules_current();
+	for (i = 0; i < set->n; i++)
+		if (set->mods[i].flags & HT_MOD_AGENT) {
+			agent_lo = set->mods[i].start;
+			agent_hi = set->mods[i].end;
+		}
+}
+
+/* After agent_text() in the same hold of the lock. */
+static inline int
+in_agent(uintptr_t pc)
+{
+	return pc - agent_lo < agent_hi - agent_lo;
 }
 
 /*
@@ -283,6 +290,7 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 		else
 			HT_REGS_CAPTURE(&regs);
 		n = ht_unwind(&regs, pcs, HT_MAX_FRAMES + 16);
+		agent_text();
 		while (i < n && in_agent(pcs[i]))
 			i++;
 		/* The site of an allocation made by operator new is the
@@ -603,6 +611,7 @@ ht_sampler_stack(const struct ht_regs *from, uintptr_t lo, uintptr_t hi,
 	if (ht_sampler_dlclose_busy || max <= 0)
 		return 0;
 	n = ht_unwind(from, buf, HT_MAX_FRAMES + 48);
+	agent_text();
 	/* pcs past the first are return addresses: inside their function
 	 * at pc - 1. */
 	while (i < n &&
