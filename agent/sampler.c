@@ -324,6 +324,7 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	struct ht_thread *th;
 	struct ht_tagline *l;
 	int64_t site;
+	unsigned b;
 	int r;
 
 	site = ht_sites_intern_tag(pcs, (uint32_t)n, t->tag, 0);
@@ -361,8 +362,9 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	ht_session.inuse_bytes += w.bytes;
 	ht_session.inuse_var += w.var_bytes;
 	ht_session.alloc_bytes += w.bytes;
-	ht_session.size_objects[ht_size_bucket(size)] += w.objects;
-	ht_session.size_bytes[ht_size_bucket(size)] += w.bytes;
+	b = ht_size_bucket(size);
+	ht_session.size_objects[b] += w.objects;
+	ht_session.size_bytes[b] += w.bytes;
 	if (ht_session.inuse_bytes > ht_session.peak_bytes) {
 		ht_session.peak_bytes = ht_session.inuse_bytes;
 		ht_session.peak_ns = ht_prim_now_ns();
