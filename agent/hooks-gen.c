@@ -418,12 +418,17 @@ drop_block(const void *heap, const void *area, void *block, size_t size,
 		((void (*)(void *))orig(idx, CALLER))(heap);                   \
 	}
 
-#define WIDE(n, m)	  (((n) | (m)) >> 32 != 0)
-#define GEN_S(f, idx)	  GEN_ALLOC(f, idx, a0, a0, 0)
-#define GEN_NS(f, idx)	  GEN_ALLOC(f, idx, product(a0, a1), a0 * a1, WIDE(a0, a1))
-#define GEN_AS(f, idx)	  GEN_ALLOC(f, idx, a1, a1, 0)
-#define GEN_HS(f, idx)	  GEN_ALLOC(f, idx, a1, a1, 0)
-#define GEN_HNS(f, idx)	  GEN_ALLOC(f, idx, product(a1, a2), a1 * a2, WIDE(a1, a2))
+/* A count and a size, either at or above 2^32 (the product may overflow),
+ * and their product when neither is. */
+#define WIDE(n, m)    (((n) | (m)) >> 32 != 0)
+#define NARROW(n, m)  ((n) * (m))
+#define GEN_S(f, idx) GEN_ALLOC(f, idx, a0, a0, 0)
+#define GEN_NS(f, idx)                                                         \
+	GEN_ALLOC(f, idx, product(a0, a1), NARROW(a0, a1), WIDE(a0, a1))
+#define GEN_AS(f, idx) GEN_ALLOC(f, idx, a1, a1, 0)
+#define GEN_HS(f, idx) GEN_ALLOC(f, idx, a1, a1, 0)
+#define GEN_HNS(f, idx)                                                        \
+	GEN_ALLOC(f, idx, product(a1, a2), NARROW(a1, a2), WIDE(a1, a2))
 #define GEN_STR(f, idx)	  GEN_STRING(f, idx, 0)
 #define GEN_STRN(f, idx)  GEN_STRING(f, idx, 0)
 #define GEN_RP(f, idx)	  GEN_STRING(f, idx, a1)
@@ -432,13 +437,15 @@ drop_block(const void *heap, const void *area, void *block, size_t size,
 #define GEN_HRP(f, idx)	  GEN_STRING(f, idx, a2)
 #define GEN_PS(f, idx)	  GEN_REALLOC(f, idx, a0, a1, a1, 0, 0)
 #define GEN_PNS(f, idx)                                                        \
-	GEN_REALLOC(f, idx, a0, product(a1, a2), a1 * a2, WIDE(a1, a2), 0)
+	GEN_REALLOC(f, idx, a0, product(a1, a2), NARROW(a1, a2), WIDE(a1, a2), \
+	    0)
 #define GEN_PSF(f, idx) GEN_REALLOC(f, idx, a0, a1, a1, 0, RE_FREED_ON_FAIL)
 #define GEN_HPS(f, idx) GEN_REALLOC(f, idx, a1, a2, a2, 0, 0)
 #define GEN_HPNS(f, idx)                                                       \
-	GEN_REALLOC(f, idx, a1, product(a2, a3), a2 * a3, WIDE(a2, a3), 0)
+	GEN_REALLOC(f, idx, a1, product(a2, a3), NARROW(a2, a3), WIDE(a2, a3), \
+	    0)
 #define GEN_HPSF(f, idx) GEN_REALLOC(f, idx, a1, a2, a2, 0, RE_FREED_ON_FAIL)
-#define GEN_RAY(f, idx)	  /* hand-written above */
+#define GEN_RAY(f, idx)	 /* hand-written above */
 #define GEN_NONE(f, idx)
 #define GEN_UNSUP(f, idx)
 

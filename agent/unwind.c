@@ -286,7 +286,8 @@ ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
 			/* simple(): the checks below hold already. */
 			a = sp + (uintptr_t)(intptr_t)ru->cfa_off;
 			v[HT_CFA_BASE_CFA] = a;
-			ra = *(const uintptr_t *)(a + (intptr_t)ru->ra_off8 * 8);
+			ra =
+			    *(const uintptr_t *)(a + (intptr_t)ru->ra_off8 * 8);
 			if (k == BP_SAME)
 				nbp = bp;
 			else if (k == BP_UNDEF)
