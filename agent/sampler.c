@@ -312,6 +312,39 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 	return keep(t, p, size, &pcs[i], n - i);
 }
 
+/*
+ * The site of the thread's previous sample, as its index: a program takes
+ * its samples from the same few stacks over and over, and comparing the
+ * stack with that site's frames costs a fraction of interning it.  The
+ * index is checked against the table every time, never trusted: it may be
+ * an older session's, or past the end of a table made anew, and a site
+ * whose frames, tag and kind are these is the one site of that key
+ * (ht_sites_intern_tag never makes two), whichever session it was found
+ * in.  Used with the lock held.
+ */
+static __thread uint32_t last_site __attribute__((tls_model("initial-exec")));
+
+static int64_t
+site_of(const uintptr_t *pcs, uint32_t n, uint32_t tag)
+{
+	const struct ht_site *s = ht_sites_get(last_site);
+	const uintptr_t *f;
+	int64_t site;
+	uint32_t i;
+
+	if (s != NULL && s->nframes == n && s->tag == tag && s->kind == 0) {
+		f = ht_sites_frames(s);
+		for (i = 0; i < n && f[i] == pcs[i]; i++)
+			;
+		if (i == n)
+			return last_site;
+	}
+	site = ht_sites_intern_tag(pcs, n, tag, 0);
+	if (site >= 0)
+		last_site = (uint32_t)site;
+	return site;
+}
+
 /* With the lock held, a session running and room for p in the live table
  * (ht_live_room): record the sample of p (size bytes) at the site of the
  * n frames at pcs.  Returns as record. */
@@ -327,7 +360,7 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	unsigned b;
 	int r;
 
-	site = ht_sites_intern_tag(pcs, (uint32_t)n, t->tag, 0);
+	site = site_of(pcs, (uint32_t)n, t->tag);
 	if (site < 0) {
 		drop(size, NULL, 1, site);
 		return 0;
