@@ -105,6 +105,7 @@ alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
 {
 	void *(*fn)(size_t) = (void *(*)(size_t))orig(i, caller);
 	struct ht_regs regs;
+	uintptr_t *fa;
 	void *p;
 
 	if (!charged && !ht_sample_due(n)) {
@@ -113,13 +114,20 @@ alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
 			ht_dump_on_failure();
 		return p;
 	}
-	/* The hook reached here by a tail jump: this frame's caller is the
-	 * program, so the walk starts one step from it. */
-	HT_REGS_CAPTURE(&regs);
 	p = fn(n);
 	if (slow(i) && out_of_memory(p, n != 0, caller))
 		ht_dump_on_failure();
-	ht_sampler_alloc(p, n, caller, &regs);
+	/* The hook reached here by a tail jump: this frame's caller is the
+	 * program (caller), so the walk starts in the program's frame, as
+	 * it is once this returns: its sp above the return address, its
+	 * rbp saved by this frame's prologue, which the frame address
+	 * forces (and which holds wherever the jump came from: the walk
+	 * from any return address is a walk of the stack). */
+	fa = (uintptr_t *)__builtin_frame_address(0);
+	regs.pc = fa[1];
+	regs.sp = (uintptr_t)(fa + 2);
+	regs.bp = fa[0];
+	ht_sampler_alloc_return(p, n, caller, &regs);
 	return p;
 }
 

@@ -268,7 +268,7 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n);
 
 static int
 record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
-    const struct ht_regs *from)
+    const struct ht_regs *from, int ret)
 {
 	uintptr_t pcs[HT_MAX_FRAMES + 16];
 	struct ht_regs regs;
@@ -289,14 +289,16 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 			regs = *from;
 		else
 			HT_REGS_CAPTURE(&regs);
-		n = ht_unwind(&regs, pcs, HT_MAX_FRAMES + 16);
+		n = ret ? ht_unwind_return(&regs, pcs, HT_MAX_FRAMES + 16) :
+			  ht_unwind(&regs, pcs, HT_MAX_FRAMES + 16);
 		agent_text();
 		while (i < n && in_agent(pcs[i]))
 			i++;
 		/* The site of an allocation made by operator new is the
-		 * operator's caller (wrap.h); pcs past the first are return
-		 * addresses, inside their function at pc - 1. */
-		while (i + 1 < n && ht_wrap_holds(pcs[i] - (i > 0)))
+		 * operator's caller (wrap.h); pcs past the first (and the
+		 * first, from a return address) are return addresses, inside
+		 * their function at pc - 1. */
+		while (i + 1 < n && ht_wrap_holds(pcs[i] - (i > 0 || ret)))
 			i++;
 		n = drop_agent_frames(pcs, i, n);
 	} else
@@ -426,9 +428,11 @@ drain_pending(struct ht_tls *t)
 	}
 }
 
-void
-ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
-    const struct ht_regs *from)
+/* ht_sampler_alloc and ht_sampler_alloc_return: ret says from's pc is a
+ * return address. */
+static void
+alloc(void *p, size_t size, uintptr_t caller, const struct ht_regs *from,
+    int ret)
 {
 	struct ht_tls *t = &ht_tls;
 	int saved_errno, wake = 0, sampled = 0;
@@ -461,7 +465,7 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 			goto out;
 	}
 	if (p != NULL)
-		wake = record(t, p, size, caller, from);
+		wake = record(t, p, size, caller, from, ret);
 	t->countdown = ht_sample_countdown(&t->rng, t->rate);
 	sampled = p != NULL;
 out:
@@ -474,6 +478,20 @@ out:
 	if (t->npending > 0)
 		drain_pending(t);
 	errno = saved_errno;
+}
+
+void
+ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
+    const struct ht_regs *from)
+{
+	alloc(p, size, caller, from, 0);
+}
+
+void
+ht_sampler_alloc_return(void *p, size_t size, uintptr_t caller,
+    const struct ht_regs *from)
+{
+	alloc(p, size, caller, from, 1);
 }
 
 void

@@ -241,8 +241,10 @@ slot_ok(uintptr_t a, uintptr_t sp)
 	return (a & 7) == 0 && a - sp < STACK_SPAN - 8;
 }
 
-int
-ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
+/* The walk of ht_unwind and ht_unwind_return: the first frame's rule is
+ * looked up at first, r->pc or r->pc - 1. */
+static int
+walk(const struct ht_regs *r, uintptr_t first, uintptr_t *pcs, int max)
 {
 	const struct rule *ru, *next;
 	struct rule tmp[2];
@@ -260,7 +262,7 @@ ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
 		goto out;
 	}
 	cache_check();
-	ru = lookup(r->pc, &tmp[t], &hits, &misses);
+	ru = lookup(first, &tmp[t], &hits, &misses);
 	for (;;) {
 		f = ru->flags;
 		if (__builtin_expect(f & RF_STOP, 0)) {
@@ -364,6 +366,18 @@ out:
 	stats.cache_hits += hits;
 	stats.cache_misses += misses;
 	return n;
+}
+
+int
+ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
+{
+	return walk(r, r->pc, pcs, max);
+}
+
+int
+ht_unwind_return(const struct ht_regs *r, uintptr_t *pcs, int max)
+{
+	return walk(r, r->pc - 1, pcs, max);
 }
 
 void
