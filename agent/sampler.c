@@ -254,10 +254,15 @@ drop_agent_frames(uintptr_t *pcs, int i, int n)
 {
 	int j, k;
 
-	for (j = k = i + 1; j < n; j++)
+	if (i >= n)
+		return n;
+	/* Nearly always none: a scan, and a copy only past the first. */
+	for (j = i + 1; j < n && !in_agent(pcs[j] - 1); j++)
+		;
+	for (k = j; j < n; j++)
 		if (!in_agent(pcs[j] - 1))
 			pcs[k++] = pcs[j];
-	return i < n ? k : n;
+	return k;
 }
 
 /* With the lock held: record a sample of p (size bytes).  Returns 1 when
