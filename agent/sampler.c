@@ -440,7 +440,7 @@ alloc(void *p, size_t size, uintptr_t caller, const struct ht_regs *from,
     int ret)
 {
 	struct ht_tls *t = &ht_tls;
-	int saved_errno, wake = 0, sampled = 0;
+	int saved_errno, wake = 0, sampled = 0, redraw = 0;
 	unsigned gen;
 
 	if (ht_guard_held())
@@ -471,10 +471,14 @@ alloc(void *p, size_t size, uintptr_t caller, const struct ht_regs *from,
 	}
 	if (p != NULL)
 		wake = record(t, p, size, caller, from, ret);
-	t->countdown = ht_sample_countdown(&t->rng, t->rate);
+	redraw = 1;
 	sampled = p != NULL;
 out:
 	ht_lock_release(&ht_lock_global);
+	/* The thread's own generator and rate: no need of the lock, whose
+	 * hold is what threads wait for. */
+	if (redraw)
+		t->countdown = ht_sample_countdown(&t->rng, t->rate);
 	if (wake)
 		ht_dump_wake();
 	if (sampled)
