@@ -278,11 +278,15 @@ memalign_slow(enum ht_hook_index i, void **pp, size_t a, size_t n, int due,
 #define GEN_PM(f, idx)                                                         \
 	int f(void **pp, size_t a, size_t n)                                   \
 	{                                                                      \
-		int due_ = ht_sample_due(n);                                   \
+		int due_;                                                      \
                                                                                \
-		if (__builtin_expect(!(due_ | (hook_flags(idx) != 0)), 1))     \
-			return ((int (*)(void **, size_t, size_t))orig_fast(   \
-			    idx))(pp, a, n);                                   \
+		if (__builtin_expect(hook_flags(idx) == 0, 1)) {               \
+			if (__builtin_expect(!ht_sample_due(n), 1))            \
+				return ((int (*)(void **, size_t,              \
+				    size_t))orig_fast(idx))(pp, a, n);         \
+			due_ = 1;                                              \
+		} else                                                         \
+			due_ = ht_sample_due(n);                               \
 		return memalign_slow(idx, pp, a, n, due_, CALLER);             \
 	}
 
