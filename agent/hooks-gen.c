@@ -77,21 +77,26 @@ alloc_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller,
 	return p;
 }
 
-#define GEN_ALLOC(f, idx, size)                                                \
+/*
+ * fast: the size when wide is false (for a count and a size below 2^32
+ * each, their product, which cannot overflow: an imul that leaves the
+ * argument registers alone, where the overflow check's mul takes rdx and
+ * costs the common path a frame); size: the size in every case.
+ */
+#define GEN_ALLOC(f, idx, size, fast, wide)                                    \
 	void *f(ht_arg a0, ht_arg a1, ht_arg a2, ht_arg a3, ht_arg a4)         \
 	{                                                                      \
-		size_t n_ = (size);                                            \
 		ht_arg a_[5];                                                  \
 		int charged_ = 0;                                              \
                                                                                \
-		if (__builtin_expect(hook_flags(idx) == 0, 1)) {               \
-			if (__builtin_expect(!ht_sample_due(n_), 1))           \
+		if (__builtin_expect(hook_flags(idx) == 0 && !(wide), 1)) {    \
+			if (__builtin_expect(!ht_sample_due(fast), 1))         \
 				return ((alloc5_fn)orig_fast(idx))(a0, a1, a2, \
 				    a3, a4);                                   \
 			charged_ = 1;                                          \
 		}                                                              \
 		a_[0] = a0, a_[1] = a1, a_[2] = a2, a_[3] = a3, a_[4] = a4;    \
-		return alloc_slow(idx, n_, charged_, CALLER, a_);              \
+		return alloc_slow(idx, (size), charged_, CALLER, a_);          \
 	}
 
 /* One argument, the size (malloc): no frame on the common path. */
@@ -100,6 +105,7 @@ alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
 {
 	void *(*fn)(size_t) = (void *(*)(size_t))orig(i, caller);
 	struct ht_regs regs;
+	uintptr_t *fa;
 	void *p;
 
 	if (!charged && !ht_sample_due(n)) {
@@ -108,13 +114,20 @@ alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
 			ht_dump_on_failure();
 		return p;
 	}
-	/* The hook reached here by a tail jump: this frame's caller is the
-	 * program, so the walk starts one step from it. */
-	HT_REGS_CAPTURE(&regs);
 	p = fn(n);
 	if (slow(i) && out_of_memory(p, n != 0, caller))
 		ht_dump_on_failure();
-	ht_sampler_alloc(p, n, caller, &regs);
+	/* The hook reached here by a tail jump: this frame's caller is the
+	 * program (caller), so the walk starts in the program's frame, as
+	 * it is once this returns: its sp above the return address, its
+	 * rbp saved by this frame's prologue, which the frame address
+	 * forces (and which holds wherever the jump came from: the walk
+	 * from any return address is a walk of the stack). */
+	fa = (uintptr_t *)__builtin_frame_address(0);
+	regs.pc = fa[1];
+	regs.sp = (uintptr_t)(fa + 2);
+	regs.bp = fa[0];
+	ht_sampler_alloc_return(p, n, caller, &regs);
 	return p;
 }
 
@@ -171,10 +184,14 @@ free1_slow(enum ht_hook_index i, void *p, uintptr_t caller)
  * A reallocation: the old block's sample goes first (another thread may
  * be handed its address once the allocator has it back), and comes back
  * if the call failed and the block is still the caller's.  oldp: the old
- * block; freed_on_fail: reallocf.
+ * block; how: RE_FREED_ON_FAIL (reallocf) and RE_CHARGED (the hook charged
+ * the countdown already, and found it due).
  */
+#define RE_FREED_ON_FAIL 1
+#define RE_CHARGED	 2
+
 static __attribute__((noinline)) void *
-realloc_call(enum ht_hook_index i, void *old, size_t n, int freed_on_fail,
+realloc_call(enum ht_hook_index i, void *old, size_t n, int how,
     uintptr_t caller, const ht_arg *a)
 {
 	alloc6_fn fn = (alloc6_fn)orig(i, caller);
@@ -185,10 +202,10 @@ realloc_call(enum ht_hook_index i, void *old, size_t n, int freed_on_fail,
 
 	if (old != NULL && __builtin_expect(ht_live_maybe((uintptr_t)old), 0))
 		had = ht_sampler_take(old, &e, &epoch);
-	due = ht_sample_due(n);
+	due = (how & RE_CHARGED) || ht_sample_due(n);
 	p = fn(a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (p == NULL && n != 0) {
-		if (had && !freed_on_fail)
+		if (had && !(how & RE_FREED_ON_FAIL))
 			ht_sampler_restore(&e, epoch);
 		if (slow(i) && out_of_memory(p, 1, caller))
 			ht_dump_on_failure();
@@ -198,14 +215,30 @@ realloc_call(enum ht_hook_index i, void *old, size_t n, int freed_on_fail,
 	return p;
 }
 
-#define GEN_REALLOC(f, idx, oldp, size, freed)                                 \
+/*
+ * The common path, as malloc's and free's: the flag word, the old block's
+ * filter, a countdown charge, a tail jump.  fast: the size when wide is
+ * false, as GEN_ALLOC's.
+ */
+#define GEN_REALLOC(f, idx, oldp, size, fast, wide, freed)                     \
 	void *f(ht_arg a0, ht_arg a1, ht_arg a2, ht_arg a3, ht_arg a4,         \
 	    ht_arg a5)                                                         \
 	{                                                                      \
-		ht_arg a_[6] = { a0, a1, a2, a3, a4, a5 };                     \
+		ht_arg a_[6];                                                  \
+		int how_ = (freed);                                            \
                                                                                \
-		return realloc_call(idx, (void *)(oldp), (size), freed,        \
-		    CALLER, a_);                                               \
+		if (__builtin_expect(hook_flags(idx) == 0 && !(wide) &&        \
+			    !ht_live_maybe((uintptr_t)(oldp)),                 \
+			1)) {                                                  \
+			if (__builtin_expect(!ht_sample_due(fast), 1))         \
+				return ((alloc6_fn)orig_fast(idx))(a0, a1, a2, \
+				    a3, a4, a5);                               \
+			how_ |= RE_CHARGED;                                    \
+		}                                                              \
+		a_[0] = a0, a_[1] = a1, a_[2] = a2, a_[3] = a3, a_[4] = a4;    \
+		a_[5] = a5;                                                    \
+		return realloc_call(idx, (void *)(oldp), (size), how_, CALLER, \
+		    a_);                                                       \
 	}
 
 /* glibc's reallocarray calls realloc through its own PLT: forwarding to it
@@ -245,11 +278,15 @@ memalign_slow(enum ht_hook_index i, void **pp, size_t a, size_t n, int due,
 #define GEN_PM(f, idx)                                                         \
 	int f(void **pp, size_t a, size_t n)                                   \
 	{                                                                      \
-		int due_ = ht_sample_due(n);                                   \
+		int due_;                                                      \
                                                                                \
-		if (__builtin_expect(!(due_ | (hook_flags(idx) != 0)), 1))     \
-			return ((int (*)(void **, size_t, size_t))orig_fast(   \
-			    idx))(pp, a, n);                                   \
+		if (__builtin_expect(hook_flags(idx) == 0, 1)) {               \
+			if (__builtin_expect(!ht_sample_due(n), 1))            \
+				return ((int (*)(void **, size_t,              \
+				    size_t))orig_fast(idx))(pp, a, n);         \
+			due_ = 1;                                              \
+		} else                                                         \
+			due_ = ht_sample_due(n);                               \
 		return memalign_slow(idx, pp, a, n, due_, CALLER);             \
 	}
 
@@ -393,24 +430,34 @@ drop_block(const void *heap, const void *area, void *block, size_t size,
 		((void (*)(void *))orig(idx, CALLER))(heap);                   \
 	}
 
-#define GEN_S(f, idx)	  GEN_ALLOC(f, idx, a0)
-#define GEN_NS(f, idx)	  GEN_ALLOC(f, idx, product(a0, a1))
-#define GEN_AS(f, idx)	  GEN_ALLOC(f, idx, a1)
-#define GEN_HS(f, idx)	  GEN_ALLOC(f, idx, a1)
-#define GEN_HNS(f, idx)	  GEN_ALLOC(f, idx, product(a1, a2))
+/* A count and a size, either at or above 2^32 (the product may overflow),
+ * and their product when neither is. */
+#define WIDE(n, m)    (((n) | (m)) >> 32 != 0)
+#define NARROW(n, m)  ((n) * (m))
+#define GEN_S(f, idx) GEN_ALLOC(f, idx, a0, a0, 0)
+#define GEN_NS(f, idx)                                                         \
+	GEN_ALLOC(f, idx, product(a0, a1), NARROW(a0, a1), WIDE(a0, a1))
+#define GEN_AS(f, idx) GEN_ALLOC(f, idx, a1, a1, 0)
+#define GEN_HS(f, idx) GEN_ALLOC(f, idx, a1, a1, 0)
+#define GEN_HNS(f, idx)                                                        \
+	GEN_ALLOC(f, idx, product(a1, a2), NARROW(a1, a2), WIDE(a1, a2))
 #define GEN_STR(f, idx)	  GEN_STRING(f, idx, 0)
 #define GEN_STRN(f, idx)  GEN_STRING(f, idx, 0)
 #define GEN_RP(f, idx)	  GEN_STRING(f, idx, a1)
 #define GEN_HSTR(f, idx)  GEN_STRING(f, idx, 0)
 #define GEN_HSTRN(f, idx) GEN_STRING(f, idx, 0)
 #define GEN_HRP(f, idx)	  GEN_STRING(f, idx, a2)
-#define GEN_PS(f, idx)	  GEN_REALLOC(f, idx, a0, a1, 0)
-#define GEN_PNS(f, idx)	  GEN_REALLOC(f, idx, a0, product(a1, a2), 0)
-#define GEN_PSF(f, idx)	  GEN_REALLOC(f, idx, a0, a1, 1)
-#define GEN_HPS(f, idx)	  GEN_REALLOC(f, idx, a1, a2, 0)
-#define GEN_HPNS(f, idx)  GEN_REALLOC(f, idx, a1, product(a2, a3), 0)
-#define GEN_HPSF(f, idx)  GEN_REALLOC(f, idx, a1, a2, 1)
-#define GEN_RAY(f, idx)	  /* hand-written above */
+#define GEN_PS(f, idx)	  GEN_REALLOC(f, idx, a0, a1, a1, 0, 0)
+#define GEN_PNS(f, idx)                                                        \
+	GEN_REALLOC(f, idx, a0, product(a1, a2), NARROW(a1, a2), WIDE(a1, a2), \
+	    0)
+#define GEN_PSF(f, idx) GEN_REALLOC(f, idx, a0, a1, a1, 0, RE_FREED_ON_FAIL)
+#define GEN_HPS(f, idx) GEN_REALLOC(f, idx, a1, a2, a2, 0, 0)
+#define GEN_HPNS(f, idx)                                                       \
+	GEN_REALLOC(f, idx, a1, product(a2, a3), NARROW(a2, a3), WIDE(a2, a3), \
+	    0)
+#define GEN_HPSF(f, idx) GEN_REALLOC(f, idx, a1, a2, a2, 0, RE_FREED_ON_FAIL)
+#define GEN_RAY(f, idx)	 /* hand-written above */
 #define GEN_NONE(f, idx)
 #define GEN_UNSUP(f, idx)
 

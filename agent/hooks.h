@@ -43,7 +43,8 @@ _Static_assert(HT_H_DLOPEN == (int)HT_NALLOCFNS,
     "the hooks follow src/allocnames.h's list");
 _Static_assert(HT_NHOOKS <= HT_GOT_MAX_HOOKS, "got.c takes every hook");
 
-extern struct ht_hook_def ht_hooks[HT_NHOOKS];
+extern struct ht_hook_def ht_hooks[HT_NHOOKS]
+    __attribute__((visibility("hidden")));
 
 /* The descriptor of hook i (its name, family, kind, signature class), or
  * NULL for the loader's. */

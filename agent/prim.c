@@ -5,6 +5,9 @@
  */
 #include <sys/auxv.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include <linux/futex.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -247,4 +250,22 @@ ht_prim_read_lines(const char *path, char *buf, size_t len,
 out_close:
 	close(fd);
 	return rc;
+}
+
+void
+ht_prim_futex_wait(int *word, int val)
+{
+	int saved_errno = errno;
+
+	(void)syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+	errno = saved_errno;
+}
+
+void
+ht_prim_futex_wake(int *word)
+{
+	int saved_errno = errno;
+
+	(void)syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	errno = saved_errno;
 }

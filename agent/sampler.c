@@ -214,27 +214,34 @@ thread_index(struct ht_tls *t)
 }
 
 /* The agent's own text, to strip its frames from stacks: looked up once per
- * module set rather than once per frame. */
+ * module set rather than once per frame, and by each walk once (agent_text)
+ * rather than by each of its frames. */
 static uintptr_t agent_lo, agent_hi;
 static unsigned agent_gen = ~0u;
 
-static int
-in_agent(uintptr_t pc)
+static void
+agent_text(void)
 {
 	const struct ht_modset *set;
 	size_t i;
 
-	if (agent_gen != ht_modules_generation) {
-		agent_gen = ht_modules_generation;
-		agent_lo = agent_hi = 0;
-		set = ht_modules_current();
-		for (i = 0; i < set->n; i++)
-			if (set->mods[i].flags & HT_MOD_AGENT) {
-				agent_lo = set->mods[i].start;
-				agent_hi = set->mods[i].end;
-			}
-	}
-	return pc >= agent_lo && pc < agent_hi;
+	if (__builtin_expect(agent_gen == ht_modules_generation, 1))
+		return;
+	agent_gen = ht_modules_generation;
+	agent_lo = agent_hi = 0;
+	set = ht_modules_current();
+	for (i = 0; i < set->n; i++)
+		if (set->mods[i].flags & HT_MOD_AGENT) {
+			agent_lo = set->mods[i].start;
+			agent_hi = set->mods[i].end;
+		}
+}
+
+/* After agent_text() in the same hold of the lock. */
+static inline int
+in_agent(uintptr_t pc)
+{
+	return pc - agent_lo < agent_hi - agent_lo;
 }
 
 /*
@@ -290,10 +297,15 @@ drop_agent_frames(uintptr_t *pcs, int i, int n)
 {
 	int j, k;
 
-	for (j = k = i + 1; j < n; j++)
+	if (i >= n)
+		return n;
+	/* Nearly always none: a scan, and a copy only past the first. */
+	for (j = i + 1; j < n && !in_agent(pcs[j] - 1); j++)
+		;
+	for (k = j; j < n; j++)
 		if (!in_agent(pcs[j] - 1))
 			pcs[k++] = pcs[j];
-	return i < n ? k : n;
+	return k;
 }
 
 /* With the lock held: record a sample of p (size bytes).  Returns 1 when
@@ -304,7 +316,7 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n);
 
 static int
 record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
-    const struct ht_regs *from)
+    const struct ht_regs *from, int ret)
 {
 	uintptr_t pcs[HT_MAX_FRAMES + 16];
 	struct ht_regs regs;
@@ -325,13 +337,16 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 			regs = *from;
 		else
 			HT_REGS_CAPTURE(&regs);
-		n = ht_unwind(&regs, pcs, HT_MAX_FRAMES + 16);
+		n = ret ? ht_unwind_return(&regs, pcs, HT_MAX_FRAMES + 16) :
+			  ht_unwind(&regs, pcs, HT_MAX_FRAMES + 16);
+		agent_text();
 		while (i < n && in_agent(pcs[i]))
 			i++;
 		/* The site of an allocation made by operator new is the
-		 * operator's caller (wrap.h); pcs past the first are return
-		 * addresses, inside their function at pc - 1. */
-		while (i + 1 < n && ht_wrap_holds(pcs[i] - (i > 0)))
+		 * operator's caller (wrap.h); pcs past the first (and the
+		 * first, from a return address) are return addresses, inside
+		 * their function at pc - 1. */
+		while (i + 1 < n && ht_wrap_holds(pcs[i] - (i > 0 || ret)))
 			i++;
 		n = drop_agent_frames(pcs, i, n);
 	} else
@@ -347,6 +362,39 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 	return keep(t, p, size, &pcs[i], n - i);
 }
 
+/*
+ * The site of the thread's previous sample, as its index: a program takes
+ * its samples from the same few stacks over and over, and comparing the
+ * stack with that site's frames costs a fraction of interning it.  The
+ * index is checked against the table every time, never trusted: it may be
+ * an older session's, or past the end of a table made anew, and a site
+ * whose frames, tag and kind are these is the one site of that key
+ * (ht_sites_intern_tag never makes two), whichever session it was found
+ * in.  Used with the lock held.
+ */
+static __thread uint32_t last_site __attribute__((tls_model("initial-exec")));
+
+static int64_t
+site_of(const uintptr_t *pcs, uint32_t n, uint32_t tag)
+{
+	const struct ht_site *s = ht_sites_get(last_site);
+	const uintptr_t *f;
+	int64_t site;
+	uint32_t i;
+
+	if (s != NULL && s->nframes == n && s->tag == tag && s->kind == 0) {
+		f = ht_sites_frames(s);
+		for (i = 0; i < n && f[i] == pcs[i]; i++)
+			;
+		if (i == n)
+			return last_site;
+	}
+	site = ht_sites_intern_tag(pcs, n, tag, 0);
+	if (site >= 0)
+		last_site = (uint32_t)site;
+	return site;
+}
+
 /* With the lock held, a session running and room for p in the live table
  * (ht_live_room): record the sample of p (size bytes) at the site of the
  * n frames at pcs.  Returns as record. */
@@ -359,9 +407,10 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	struct ht_thread *th;
 	struct ht_tagline *l;
 	int64_t site;
+	unsigned b;
 	int r;
 
-	site = ht_sites_intern_tag(pcs, (uint32_t)n, t->tag, 0);
+	site = site_of(pcs, (uint32_t)n, t->tag);
 	if (site < 0) {
 		drop(size, NULL, 1, site);
 		return 0;
@@ -400,8 +449,9 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	ht_session.inuse_bytes += w.bytes;
 	ht_session.inuse_var += w.var_bytes;
 	ht_session.alloc_bytes += w.bytes;
-	ht_session.size_objects[ht_size_bucket(size)] += w.objects;
-	ht_session.size_bytes[ht_size_bucket(size)] += w.bytes;
+	b = ht_size_bucket(size);
+	ht_session.size_objects[b] += w.objects;
+	ht_session.size_bytes[b] += w.bytes;
 	if (ht_session.inuse_bytes > ht_session.peak_bytes) {
 		ht_session.peak_bytes = ht_session.inuse_bytes;
 		ht_session.peak_ns = ht_prim_now_ns();
@@ -430,23 +480,38 @@ drain_pending(struct ht_tls *t)
 	}
 }
 
-void
-ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
-    const struct ht_regs *from)
+/* ht_sampler_alloc and ht_sampler_alloc_return: ret says from's pc is a
+ * return address. */
+static void
+alloc(void *p, size_t size, uintptr_t caller, const struct ht_regs *from,
+    int ret)
 {
 	struct ht_tls *t = &ht_tls;
-	int saved_errno, wake = 0, sampled = 0;
+	int saved_errno, wake = 0, sampled = 0, early;
+	int64_t next = 0;
 	unsigned gen;
 
 	if (ht_guard_held())
 		return; /* re-entered: the countdown stays due */
 	saved_errno = errno;
+	/*
+	 * The next countdown is drawn first, so that the sample's entry keeps
+	 * it (keep: short-lived blocks), and before the lock where it can be:
+	 * the thread's own generator and rate need none, and the lock's hold
+	 * is what other threads wait for.  A session that changed meanwhile
+	 * (seen under the lock) draws again at its rate.
+	 */
+	early = t->rng.s != 0 &&
+	    t->gen == __atomic_load_n(&ht_session_gen, __ATOMIC_RELAXED);
+	if (early)
+		next = ht_sample_countdown(&t->rng, t->rate);
 	ht_guard_enter();
 	ht_lock_acquire(&ht_lock_global);
 	gen = ht_session_gen;
 	if (t->gen != gen || t->rng.s == 0) {
 		/* The session changed since this thread last looked: start
 		 * over at the current rate, nothing carried. */
+		early = 0;
 		if (t->rng.s == 0)
 			seed_thread(t);
 		t->gen = gen;
@@ -464,11 +529,12 @@ ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
 		if (t->countdown >= 0)
 			goto out;
 	}
-	/* The next countdown first: the sample's entry keeps it (keep). */
-	t->countdown = ht_sample_countdown(&t->rng, t->rate);
+	if (!early)
+		next = ht_sample_countdown(&t->rng, t->rate);
+	t->countdown = next;
 	t->draws++;
 	if (p != NULL)
-		wake = record(t, p, size, caller, from);
+		wake = record(t, p, size, caller, from, ret);
 	sampled = p != NULL;
 out:
 	ht_lock_release(&ht_lock_global);
@@ -480,6 +546,20 @@ out:
 	if (t->npending > 0)
 		drain_pending(t);
 	errno = saved_errno;
+}
+
+void
+ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
+    const struct ht_regs *from)
+{
+	alloc(p, size, caller, from, 0);
+}
+
+void
+ht_sampler_alloc_return(void *p, size_t size, uintptr_t caller,
+    const struct ht_regs *from)
+{
+	alloc(p, size, caller, from, 1);
 }
 
 void
@@ -662,6 +742,7 @@ ht_sampler_stack(const struct ht_regs *from, uintptr_t lo, uintptr_t hi,
 	if (ht_sampler_dlclose_busy || max <= 0)
 		return 0;
 	n = ht_unwind(from, buf, HT_MAX_FRAMES + 48);
+	agent_text();
 	/* pcs past the first are return addresses: inside their function
 	 * at pc - 1. */
 	while (i < n &&

@@ -73,6 +73,12 @@ ht_sample_due(size_t size)
 void ht_sampler_alloc(void *p, size_t size, uintptr_t caller,
     const struct ht_regs *from);
 
+/* As ht_sampler_alloc, from the registers of the hook's caller as they
+ * are once the hook returns (from->pc its return address, caller):
+ * ht_unwind_return, which saves the walk through the agent's frames. */
+void ht_sampler_alloc_return(void *p, size_t size, uintptr_t caller,
+    const struct ht_regs *from);
+
 /* A free (or the old block of a realloc) of p, which ht_live_maybe() could
  * not rule out: subtract its sample if it has one.  Call before the block is
  * given back to the allocator, so another thread cannot receive the address

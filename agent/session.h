@@ -64,7 +64,7 @@ struct ht_session {
 };
 
 extern struct ht_session ht_session;
-extern unsigned ht_session_gen;
+extern unsigned ht_session_gen __attribute__((visibility("hidden")));
 
 /* With ht_lock_global held.  Start a new session at rate bytes keeping at
  * most max_samples live samples (0: the tables' default), with a new epoch,

@@ -181,7 +181,8 @@ size_t ht_taglines_count(void);
 
 /* Static, not mapped: the free fast path indexes it with no pointer to load
  * or test.  Its size is counted in the agent's overhead. */
-extern uint8_t ht_live_filter[1u << HT_FILTER_BITS];
+extern uint8_t ht_live_filter[1u << HT_FILTER_BITS]
+    __attribute__((visibility("hidden")));
 
 static inline size_t
 ht_live_filter_index(uintptr_t ptr)

@@ -63,6 +63,7 @@ struct rule {
 #define RF_RA_SHIFT   3	     /* 2 bits: HT_CFA_BASE_* of the RA's slot */
 #define RF_BP_SHIFT   5	     /* 3 bits: BP_* */
 #define RF_SIGNAL     0x0100 /* "S": the next frame's pc is exact */
+#define RF_SIMPLE     0x0200 /* see simple() */
 #define RF_STOP_SHIFT 12     /* 2 bits: STOP_* */
 #define RF_STOP	      (3u << RF_STOP_SHIFT)
 
@@ -81,6 +82,41 @@ fit8(int64_t off, int8_t *out)
 		return -1;
 	*out = (int8_t)(off / 8);
 	return 0;
+}
+
+/* Does [cfa + off, cfa + off + 8) lie in [sp, sp + STACK_SPAN - 8) for a
+ * CFA of sp + cfa_off? */
+static int
+simple_slot(int64_t cfa_off, int64_t off)
+{
+	return cfa_off + off >= 0 && cfa_off + off < (int64_t)STACK_SPAN - 8;
+}
+
+/*
+ * The rule of nearly every frame of compiled code: CFA = rsp + a positive
+ * multiple of 8 within reach, the RA and a saved rbp at fixed offsets from
+ * the CFA in the frame, no signal frame.  Then every check of the walk's
+ * step holds by construction for an 8-aligned sp, and the step is two
+ * loads (ht_unwind): the checks are made here, once per pc.
+ */
+static int
+simple(const struct rule *ru)
+{
+	unsigned f = ru->flags, k = (f >> RF_BP_SHIFT) & 7;
+
+	if ((f & (RF_CFA_BASE | RF_CFA_DEREF | RF_SIGNAL | RF_STOP)) !=
+		HT_CFA_BASE_SP ||
+	    ((f >> RF_RA_SHIFT) & 3) != HT_CFA_BASE_CFA)
+		return 0;
+	if (ru->cfa_off < 8 || (ru->cfa_off & 7) != 0 ||
+	    (uint64_t)ru->cfa_off >= STACK_SPAN - 8)
+		return 0;
+	if (!simple_slot(ru->cfa_off, (int64_t)ru->ra_off8 * 8))
+		return 0;
+	if (k == BP_SAME || k == BP_UNDEF)
+		return 1;
+	return k == BP_AT + HT_CFA_BASE_CFA &&
+	    simple_slot(ru->cfa_off, (int64_t)ru->bp_off8 * 8);
 }
 
 /* Reduce the row r of pc to a rule in out.  Returns 0 or -1 (the rule
@@ -131,6 +167,8 @@ reduce(const struct ht_cfa_row *r, uintptr_t pc, struct rule *out)
 	out->flags |= k << RF_BP_SHIFT;
 	if (r->signal)
 		out->flags |= RF_SIGNAL;
+	if (simple(out))
+		out->flags |= RF_SIMPLE;
 	return 0;
 }
 
@@ -203,8 +241,10 @@ slot_ok(uintptr_t a, uintptr_t sp)
 	return (a & 7) == 0 && a - sp < STACK_SPAN - 8;
 }
 
-int
-ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
+/* The walk of ht_unwind and ht_unwind_return: the first frame's rule is
+ * looked up at first, r->pc or r->pc - 1. */
+static int
+walk(const struct ht_regs *r, uintptr_t first, uintptr_t *pcs, int max)
 {
 	const struct rule *ru, *next;
 	struct rule tmp[2];
@@ -222,7 +262,7 @@ ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
 		goto out;
 	}
 	cache_check();
-	ru = lookup(r->pc, &tmp[t], &hits, &misses);
+	ru = lookup(first, &tmp[t], &hits, &misses);
 	for (;;) {
 		f = ru->flags;
 		if (__builtin_expect(f & RF_STOP, 0)) {
@@ -242,6 +282,22 @@ ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
 		if (n >= max) {
 			stats.stops_max++;
 			break;
+		}
+		k = (f >> RF_BP_SHIFT) & 7;
+		if (__builtin_expect((f & RF_SIMPLE) && (sp & 7) == 0, 1)) {
+			/* simple(): the checks below hold already. */
+			a = sp + (uintptr_t)(intptr_t)ru->cfa_off;
+			v[HT_CFA_BASE_CFA] = a;
+			ra =
+			    *(const uintptr_t *)(a + (intptr_t)ru->ra_off8 * 8);
+			if (k == BP_SAME)
+				nbp = bp;
+			else if (k == BP_UNDEF)
+				nbp = 0;
+			else
+				nbp = *(const uintptr_t *)(a +
+				    (intptr_t)ru->bp_off8 * 8);
+			goto stepped;
 		}
 		v[HT_CFA_BASE_SP] = sp;
 		v[HT_CFA_BASE_BP] = bp;
@@ -264,7 +320,6 @@ ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
 		if (!slot_ok(a, sp))
 			goto bad;
 		ra = *(const uintptr_t *)a;
-		k = (f >> RF_BP_SHIFT) & 7;
 		if (k == BP_SAME)
 			nbp = bp;
 		else if (k == BP_UNDEF)
@@ -275,6 +330,7 @@ ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
 				goto bad;
 			nbp = *(const uintptr_t *)a;
 		}
+stepped:
 		if (ra == 0) {
 			/* A zeroed return address ends some hand-made
 			 * outermost frames. */
@@ -310,6 +366,18 @@ out:
 	stats.cache_hits += hits;
 	stats.cache_misses += misses;
 	return n;
+}
+
+int
+ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max)
+{
+	return walk(r, r->pc, pcs, max);
+}
+
+int
+ht_unwind_return(const struct ht_regs *r, uintptr_t *pcs, int max)
+{
+	return walk(r, r->pc - 1, pcs, max);
 }
 
 void

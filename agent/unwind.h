@@ -43,6 +43,13 @@ struct ht_regs {
  * interrupted code, whose exact pc is stored + 1 to keep that rule. */
 int ht_unwind(const struct ht_regs *r, uintptr_t *pcs, int max);
 
+/* As ht_unwind, from registers whose pc is a return address (the sp and
+ * rbp its caller has once the call returns): its rule is looked up at
+ * r->pc - 1, inside the call, and pcs[0] = r->pc is then to be symbolized
+ * at pcs[0] - 1 as every later pc.  A hook that was reached by a tail jump
+ * starts here from its caller's frame rather than from its own. */
+int ht_unwind_return(const struct ht_regs *r, uintptr_t *pcs, int max);
+
 /* Drop every cached rule (also done implicitly when ht_modules_generation
  * changes).  With ht_lock_global held. */
 void ht_unwind_flush(void);

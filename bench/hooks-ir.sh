@@ -1,13 +1,15 @@
 #!/bin/sh
 # Instructions the agent's hooks cost per call, counted by callgrind (the
 # counts are the same from run to run, unlike times on a shared machine):
-# bench/newdel makes PAIRS malloc/free and PAIRS new/delete pairs under the
-# agent at a rate that never samples (1T), so every call takes its hook's
-# fast path.  Prints, for each agent given (default: the build's), the
-# instructions per call of every function of the agent and of the C++
-# runtime's operators that the workload entered, and the instructions per
-# malloc/free plus new/delete round, from the difference between runs of
-# PAIRS and 2*PAIRS (which cancels start-up and exit).
+# bench/newdel makes PAIRS malloc/free, PAIRS new/delete pairs and PAIRS of
+# each of calloc, realloc, memalign, posix_memalign and aligned_alloc under
+# the agent at a rate that never samples (1T), so every call takes its
+# hook's fast path.  Prints, for each agent given (default: the build's),
+# the instructions per call of every hook of the agent, of the out-of-line
+# paths a hook called (*_slow, *_call) and of the C++ runtime's operators
+# that the workload entered, and the instructions per round (a pair of each
+# kind), from the difference between runs of PAIRS and 2*PAIRS (which
+# cancels start-up and exit).
 #
 # usage: hooks-ir.sh [BUILDDIR [AGENT...]]
 # environment: BENCH_PAIRS (default 100000)
@@ -83,7 +85,7 @@ for line in open(sys.argv[1]):
             after_call = False
         elif len(parts) > 1 and fn is not None:
             self_ir[fn] = self_ir.get(fn, 0) + int(parts[1])
-want = re.compile(r"^(hook_\w+|operator (new|delete)\b.*)$")
+want = re.compile(r"^(ht_hook_\w+|\w+_(slow|call)|operator (new|delete)\b.*)$")
 for f in sorted(self_ir):
     if want.match(f) and calls.get(f):
         print("  %-44s %8d calls %6.1f instructions each" % (
@@ -99,7 +101,7 @@ for agent in "$@"; do
 	    b=$(cg "$agent" $((2 * pairs)) "$tmp/a2") || exit 1
 	echo
 	echo "$agent: $(( (b - a) / pairs )) instructions per round" \
-	    "(malloc/free and new/delete)"
+	    "(a pair of each kind)"
 	echo "instructions per call, of $pairs malloc/free and $pairs" \
 	    "new/delete pairs:"
 	per_call "$tmp/a1"

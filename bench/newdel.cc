@@ -1,6 +1,8 @@
 /*
  * The workload of bench/hooks-ir.sh: PAIRS malloc/free pairs of 32 bytes,
- * then PAIRS new/delete pairs of a 32-byte object, each in a function of its
+ * then PAIRS new/delete pairs of a 32-byte object, then PAIRS of each of
+ * calloc, realloc (a 32-byte block grown to 48 and freed), memalign,
+ * posix_memalign and aligned_alloc with free, each in a function of its
  * own, so that callgrind counts the instructions of each hook per call.  g++
  * emits the sized operator delete (_ZdlPvm) for the plain "delete p".
  *
@@ -8,6 +10,8 @@
  */
 #include <cstdio>
 #include <cstdlib>
+
+#include <malloc.h>
 
 struct node {
 	long v[4];
@@ -37,6 +41,44 @@ cxx_pairs(long n)
 	}
 }
 
+__attribute__((noinline)) static void
+c_others(long n)
+{
+	for (long i = 0; i < n; i++) {
+		void *p = std::calloc(1, sizeof(node));
+
+		sink = p;
+		std::free(p);
+	}
+	for (long i = 0; i < n; i++) {
+		void *p = std::malloc(sizeof(node));
+
+		p = std::realloc(p, sizeof(node) + 16);
+		sink = p;
+		std::free(p);
+	}
+	for (long i = 0; i < n; i++) {
+		void *p = memalign(64, sizeof(node));
+
+		sink = p;
+		std::free(p);
+	}
+	for (long i = 0; i < n; i++) {
+		void *p;
+
+		if (posix_memalign(&p, 64, sizeof(node)) != 0)
+			std::abort();
+		sink = p;
+		std::free(p);
+	}
+	for (long i = 0; i < n; i++) {
+		void *p = std::aligned_alloc(64, 64);
+
+		sink = p;
+		std::free(p);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -44,6 +86,7 @@ main(int argc, char **argv)
 
 	c_pairs(n);
 	cxx_pairs(n);
+	c_others(n);
 	std::printf("newdel: %ld and %ld pairs\n", n, n);
 	return 0;
 }

@@ -11,8 +11,12 @@
 # usage: run.sh [BUILDDIR]	(make bench passes the build directory)
 # environment:
 #   BENCH_RUNS=N          rounds per workload (default 7)
-#   BENCH_WORKLOADS=LIST  which workloads, e.g. "1 3" (default "1 2 3 4";
-#                         "none" with BENCH_CALLGRIND=1 counts only)
+#   BENCH_WORKLOADS=LIST  which workloads, e.g. "1 3" (default
+#                         "1 2 3 4 5 6 7 8"; "none" with BENCH_CALLGRIND=1
+#                         counts only)
+#   BENCH_BASE=DIR        also run DIR's heaptool (another build, e.g. of
+#                         main) in each round, between plain and this
+#                         build's: a before/after of the same rounds
 #   BENCH_CALLGRIND=1     also count instructions per malloc/free pair of
 #                         workload 1 with valgrind (plain, hooks, sampling)
 #
@@ -28,7 +32,8 @@ heaptool=$builddir/heaptool
 agent=$builddir/libheaptool-agent.so
 bin=$builddir/bench
 runs=${BENCH_RUNS:-7}
-workloads=${BENCH_WORKLOADS:-1 2 3 4}
+workloads=${BENCH_WORKLOADS:-1 2 3 4 5 6 7 8}
+base=${BENCH_BASE:-}
 results=$bin/results.md
 
 die() {
@@ -39,7 +44,10 @@ die() {
 case $runs in
 ''|*[!0-9]*|0) die "BENCH_RUNS must be a positive integer, not '$runs'" ;;
 esac
-for f in "$heaptool" "$bin/timeit" "$bin/churn" "$bin/handoff" "$bin/large"
+[ -z "$base" ] || [ -x "$base/heaptool" ] ||
+    die "BENCH_BASE: $base/heaptool is not built"
+for f in "$heaptool" "$bin/timeit" "$bin/churn" "$bin/handoff" "$bin/large" \
+    "$bin/threads"
 do
 	[ -x "$f" ] || die "$f is not built (run make bench)"
 done
@@ -54,6 +62,8 @@ trap 'exit 130' INT TERM
 churn_pairs=30000000
 handoff_rounds=6000
 large_pairs=30000000
+threads_small_pairs=30000000
+threads_large_pairs=20000000
 cc1_funcs=1200
 cc1_flags=-O0
 
@@ -79,13 +89,17 @@ workload_name() {
 	2) echo "2 handoff: 2 threads, cross-thread frees" ;;
 	3) echo "3 large: 128 KiB blocks" ;;
 	4) echo "4 cc1: gcc $cc1_flags, $cc1_funcs functions" ;;
+	5) echo "5 threads: 8 threads, 16..1039 B" ;;
+	6) echo "6 threads: 1 thread, the same pairs" ;;
+	7) echo "7 threads: 8 threads, 128 KiB blocks" ;;
+	8) echo "8 threads: 1 thread, the same pairs" ;;
 	esac
 }
 
 workload_target() {
 	case $1 in
-	1|2) echo 1.10 ;;
-	3) echo 2.00 ;;
+	1|2|5|6) echo 1.10 ;;
+	3|7|8) echo 2.00 ;;
 	4) echo 1.03 ;;
 	esac
 }
@@ -98,11 +112,16 @@ workload_cmd() {
 	3) echo "\"\$bin/large\" $large_pairs" ;;
 	4) echo "\"\$cc1\" -quiet $cc1_flags \"\$bin/cc1-input.c\"" \
 	    "-o \"\$tmp/cc1.s\"" ;;
+	5) echo "\"\$bin/threads\" 8 $threads_small_pairs small" ;;
+	6) echo "\"\$bin/threads\" 1 $threads_small_pairs small" ;;
+	7) echo "\"\$bin/threads\" 8 $threads_large_pairs large" ;;
+	8) echo "\"\$bin/threads\" 1 $threads_large_pairs large" ;;
 	esac
 }
 
 # timed OUT MODE CMD...: run CMD plain (MODE "plain"), under heaptool run at
-# the default rate ("heaptool") or at a rate that never samples ("hooks");
+# the default rate ("heaptool"; "base": BENCH_BASE's heaptool) or at a rate
+# that never samples ("hooks");
 # append "WALL USER SYS" to OUT.  Dies if the command fails: a benchmark of
 # a broken run means nothing.
 timed() {
@@ -114,6 +133,9 @@ timed() {
 	heaptool)
 		"$bin/timeit" "$tmp/t" "$heaptool" run -o "$tmp/x.heap" -- \
 		    "$@" >/dev/null 2>"$tmp/err" ;;
+	base)
+		"$bin/timeit" "$tmp/t" "$base/heaptool" run -o "$tmp/x.heap" \
+		    -- "$@" >/dev/null 2>"$tmp/err" ;;
 	hooks)	"$bin/timeit" "$tmp/t" "$heaptool" run --rate 1T \
 		    -o "$tmp/x.heap" -- "$@" >/dev/null 2>"$tmp/err" ;;
 	esac
@@ -169,7 +191,7 @@ fi
 for w in $workloads; do
 	case $w in
 	none)	continue ;;
-	1|2|3) ;;
+	1|2|3|5|6|7|8) ;;
 	4)	if [ -z "$cc1" ]; then
 			echo "bench: workload 4 skipped: no cc1 found" \
 			    "(${CC:-gcc} -print-prog-name=cc1)" >&2
@@ -180,12 +202,13 @@ for w in $workloads; do
 	esac
 	eval "set -- $(workload_cmd "$w")"
 	echo "bench: $(workload_name "$w"): $runs rounds" >&2
-	: >"$tmp/plain"; : >"$tmp/heaptool"; : >"$tmp/hooks"
+	: >"$tmp/plain"; : >"$tmp/heaptool"; : >"$tmp/hooks"; : >"$tmp/base"
 	# One unmeasured run warms the page cache and the CPU frequency.
 	timed "$tmp/warm" plain "$@"
 	i=0
 	while [ $i -lt "$runs" ]; do
 		timed "$tmp/plain" plain "$@"
+		[ -z "$base" ] || timed "$tmp/base" base "$@"
 		timed "$tmp/heaptool" heaptool "$@"
 		[ $hooks_variant -eq 0 ] || timed "$tmp/hooks" hooks "$@"
 		i=$((i + 1))
@@ -197,6 +220,12 @@ for w in $workloads; do
 	printf '%s|%s|%s|%s|%s|%s|%s|<= %.2fx|%s\n' \
 	    "$(workload_name "$w")" "$1" "$2" "$3" "$4" "$5" "$6" \
 	    "$target" "$verdict" >>"$tmp/rows"
+	if [ -n "$base" ]; then
+		set -- $(stats "$tmp/plain" "$tmp/base")
+		printf '%s|%s|%s|%s|%s|%s|%s|%s|%s\n' \
+		    "  before (BENCH_BASE's heaptool)" "$1" "$2" "$3" "$4" \
+		    "$5" "$6" "-" "-" >>"$tmp/rows"
+	fi
 	if [ $hooks_variant -eq 1 ]; then
 		set -- $(stats "$tmp/plain" "$tmp/hooks")
 		printf '%s|%s|%s|%s|%s|%s|%s|%s|%s\n' \
@@ -256,7 +285,10 @@ load_note=$(awk -v l="${load:-0}" 'BEGIN {
 	echo "Workloads: (1) bench/churn $churn_pairs, (2) bench/handoff" \
 	    "$handoff_rounds (256 blocks per thread per round)," \
 	    "(3) bench/large $large_pairs, (4) cc1 $cc1_flags on a" \
-	    "generated file of $cc1_funcs functions."
+	    "generated file of $cc1_funcs functions, (5-8) bench/threads" \
+	    "8 or 1 $threads_small_pairs small, 8 or 1" \
+	    "$threads_large_pairs large (the pairs shared by the threads)."
+	[ -z "$base" ] || echo "Before: $base/heaptool, in the same rounds."
 	[ -z "$load_note" ] || { echo; echo "$load_note"; }
 } >"$results"
 

@@ -168,11 +168,13 @@ ht_log(double x)
 	 * m in [sqrt(2)/2, sqrt(2)]: log m = 2 atanh f with f = (m-1)/(m+1),
 	 * |f| <= 0.172, and atanh f = f (1 + f^2/3 + f^4/5 + ...); m - 1 is
 	 * exact (Sterbenz), so results near 1 keep their relative accuracy.
-	 * f^2 <= 0.0295, so 13 terms reach below 1e-19.
+	 * f^2 <= 0.0295, so 13 terms reach below 1e-19.  Unrolled: the
+	 * loop's counter and loads cost as much as its arithmetic.
 	 */
 	f = (m - 1) / (m + 1);
 	s = f * f;
 	t = 0;
+#pragma GCC unroll 16
 	for (k = 25; k >= 3; k -= 2)
 		t = (inv[k] + t) * s;
 	t = 2 * f + 2 * f * t;
@@ -250,6 +252,102 @@ ht_sqrt(double x)
 }
 
 /*
+ * -log of the countdown's uniform variate, which lies in [2^-53, 1): its
+ * mantissa m in [1, 2) is split at c, the middle of the 64th of [1, 2)
+ * that holds it, log m = log c + log1p(z) with z = (m - c) / c, |z| <
+ * 2^-7, so that seven terms of log1p's series leave an error below 2^-59,
+ * under the rounding of the result: a few units in its last place, as
+ * libm's log (t/sampling-t.c holds the floors to it).  A table lookup and
+ * a short polynomial instead of ht_log's division and twelve terms: the
+ * draw is part of every sample.  Each row is log c and 1 / c, c = 1 +
+ * (2j + 1) / 128, correctly rounded.
+ */
+static const double log_mid[64][2] = {
+	{ 0x1.fe02a6b106789p-8, 0x1.fc07f01fc07f0p-1 },
+	{ 0x1.7b91b07d5b11bp-6, 0x1.f44659e4a4271p-1 },
+	{ 0x1.39e87b9febd60p-5, 0x1.ecc07b301ecc0p-1 },
+	{ 0x1.b42dd711971bfp-5, 0x1.e573ac901e574p-1 },
+	{ 0x1.16536eea37ae1p-4, 0x1.de5d6e3f8868ap-1 },
+	{ 0x1.51b073f06183fp-4, 0x1.d77b654b82c34p-1 },
+	{ 0x1.8c345d6319b21p-4, 0x1.d0cb58f6ec074p-1 },
+	{ 0x1.c5e548f5bc743p-4, 0x1.ca4b3055ee191p-1 },
+	{ 0x1.fec9131dbeabbp-4, 0x1.c3f8f01c3f8f0p-1 },
+	{ 0x1.1b72ad52f67a0p-3, 0x1.bdd2b899406f7p-1 },
+	{ 0x1.371fc201e8f74p-3, 0x1.b7d6c3dda338bp-1 },
+	{ 0x1.526e5e3a1b438p-3, 0x1.b2036406c80d9p-1 },
+	{ 0x1.6d60fe719d21dp-3, 0x1.ac5701ac5701bp-1 },
+	{ 0x1.87fa06520c911p-3, 0x1.a6d01a6d01a6dp-1 },
+	{ 0x1.a23bc1fe2b563p-3, 0x1.a16d3f97a4b02p-1 },
+	{ 0x1.bc286742d8cd6p-3, 0x1.9c2d14ee4a102p-1 },
+	{ 0x1.d5c216b4fbb91p-3, 0x1.970e4f80cb872p-1 },
+	{ 0x1.ef0adcbdc5936p-3, 0x1.920fb49d0e229p-1 },
+	{ 0x1.0402594b4d041p-2, 0x1.8d3018d3018d3p-1 },
+	{ 0x1.1058bf9ae4ad5p-2, 0x1.886e5f0abb04ap-1 },
+	{ 0x1.1c898c16999fbp-2, 0x1.83c977ab2beddp-1 },
+	{ 0x1.2895a13de86a3p-2, 0x1.7f405fd017f40p-1 },
+	{ 0x1.347dd9a987d55p-2, 0x1.7ad2208e0ecc3p-1 },
+	{ 0x1.404308686a7e4p-2, 0x1.767dce434a9b1p-1 },
+	{ 0x1.4be5f957778a1p-2, 0x1.724287f46debcp-1 },
+	{ 0x1.5767717455a6cp-2, 0x1.6e1f76b4337c7p-1 },
+	{ 0x1.62c82f2b9c795p-2, 0x1.6a13cd1537290p-1 },
+	{ 0x1.6e08eaa2ba1e4p-2, 0x1.661ec6a5122f9p-1 },
+	{ 0x1.792a55fdd47a2p-2, 0x1.623fa77016240p-1 },
+	{ 0x1.842d1da1e8b17p-2, 0x1.5e75bb8d015e7p-1 },
+	{ 0x1.8f11e873662c7p-2, 0x1.5ac056b015ac0p-1 },
+	{ 0x1.99d958117e08bp-2, 0x1.571ed3c506b3ap-1 },
+	{ 0x1.a484090e5bb0ap-2, 0x1.5390948f40febp-1 },
+	{ 0x1.af1293247786bp-2, 0x1.5015015015015p-1 },
+	{ 0x1.b9858969310fbp-2, 0x1.4cab88725af6ep-1 },
+	{ 0x1.c3dd7a7cdad4dp-2, 0x1.49539e3b2d067p-1 },
+	{ 0x1.ce1af0b85f3ebp-2, 0x1.460cbc7f5cf9ap-1 },
+	{ 0x1.d83e7258a2f3ep-2, 0x1.42d6625d51f87p-1 },
+	{ 0x1.e24881a7c6c26p-2, 0x1.3fb013fb013fbp-1 },
+	{ 0x1.ec399d2468cc0p-2, 0x1.3c995a47babe7p-1 },
+	{ 0x1.f6123fa7028acp-2, 0x1.3991c2c187f63p-1 },
+	{ 0x1.ffd2e0857f498p-2, 0x1.3698df3de0748p-1 },
+	{ 0x1.04bdf9da926d2p-1, 0x1.33ae45b57bcb2p-1 },
+	{ 0x1.0986f4f573521p-1, 0x1.30d190130d190p-1 },
+	{ 0x1.0e44985d1cc8cp-1, 0x1.2e025c04b8097p-1 },
+	{ 0x1.12f719593efbcp-1, 0x1.2b404ad012b40p-1 },
+	{ 0x1.179eabbd899a1p-1, 0x1.288b01288b013p-1 },
+	{ 0x1.1c3b81f713c25p-1, 0x1.25e22708092f1p-1 },
+	{ 0x1.20cdcd192ab6ep-1, 0x1.23456789abcdfp-1 },
+	{ 0x1.2555bce98f7cbp-1, 0x1.20b470c67c0d9p-1 },
+	{ 0x1.29d37fec2b08bp-1, 0x1.1e2ef3b3fb874p-1 },
+	{ 0x1.2e47436e40268p-1, 0x1.1bb4a4046ed29p-1 },
+	{ 0x1.32b1339121d71p-1, 0x1.19453808ca29cp-1 },
+	{ 0x1.37117b54747b6p-1, 0x1.16e0689427379p-1 },
+	{ 0x1.3b68449fffc23p-1, 0x1.1485f0e0acd3bp-1 },
+	{ 0x1.3fb5b84d16f42p-1, 0x1.12358e75d3033p-1 },
+	{ 0x1.43f9fe2f9ce67p-1, 0x1.0fef010fef011p-1 },
+	{ 0x1.48353d1ea88dfp-1, 0x1.0db20a88f4696p-1 },
+	{ 0x1.4c679afccee3ap-1, 0x1.0b7e6ec259dc8p-1 },
+	{ 0x1.50913cc01686bp-1, 0x1.0953f39010954p-1 },
+	{ 0x1.54b2467999498p-1, 0x1.073260a47f7c6p-1 },
+	{ 0x1.58cadb5cd7989p-1, 0x1.05197f7d73404p-1 },
+	{ 0x1.5cdb1dc6c1765p-1, 0x1.03091b51f5e1ap-1 },
+	{ 0x1.60e32f44788d9p-1, 0x1.0101010101010p-1 },
+};
+
+static inline double
+neg_log_unit(double x)
+{
+	uint64_t b = bits_of(x);
+	int e = (int)(b >> 52) - 1023;
+	unsigned j = (unsigned)(b >> 46) & 63;
+	double m =
+	    double_of((b & 0x000fffffffffffffULL) | 0x3ff0000000000000ULL);
+	double z = (m - (double)(129 + 2 * j) * 0x1p-7) * log_mid[j][1];
+	double p;
+
+	p = z * (1.0 / 6 - z * (1.0 / 7));
+	p = z * (1.0 / 4 - z * (1.0 / 5 - p));
+	p = z * (1.0 / 2 - z * (1.0 / 3 - p));
+	p = z - z * p;
+	return -((double)e * LN2_HI + (log_mid[j][0] + p + (double)e * LN2_LO));
+}
+
+/*
  * floor, not round: floor(Exp(mean R)) is geometric, P(C >= n) =
  * exp(-n / R), hence memoryless on the integers.  Subtracting s + 1 and
  * sampling below zero then samples an allocation with P(C <= s) =
@@ -264,7 +362,7 @@ ht_sample_countdown(struct ht_rng *r, uint64_t rate)
 
 	if (rate <= 1)
 		return 0;
-	v = -(double)rate * ht_log(ht_rng_uniform(r));
+	v = (double)rate * neg_log_unit(ht_rng_uniform(r));
 	if (v >= 0x1p63)
 		return INT64_MAX;
 	return v > 0 ? (int64_t)v : 0;

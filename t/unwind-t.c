@@ -426,6 +426,69 @@ test_noreturn(void)
 		dump("noreturn", &w_noret);
 }
 
+/* ---- from a return address ---- */
+
+static struct walk w_retfull, w_ret;
+static uintptr_t ret_pc;
+static jmp_buf ret_jmp;
+
+/* The registers of the caller's frame as they are once this returns (the
+ * sampler's start from a hook reached by a tail jump), and a walk from
+ * them next to a walk from here. */
+static NOINLINE __attribute__((noreturn)) void
+ret_bottom(void)
+{
+	uintptr_t *fa = __builtin_frame_address(0);
+	struct ht_regs r;
+
+	r.pc = ret_pc = fa[1];
+	r.sp = (uintptr_t)(fa + 2);
+	r.bp = fa[0];
+	capture_walk(&w_retfull);
+	ht_unwind_get_stats(&w_ret.before);
+	w_ret.n = ht_unwind_return(&r, w_ret.pcs, MAXF);
+	ht_unwind_get_stats(&w_ret.after);
+	longjmp(ret_jmp, 1);
+}
+
+/* Ends with its call, as noret_middle: the return address is past this
+ * function, and only a lookup at pc - 1 finds its rule. */
+static NOINLINE void
+ret_middle(void)
+{
+	volatile char buf[100];
+
+	buf[0] = 1;
+	sink += buf[0];
+	ret_bottom();
+}
+
+static void
+test_return(void)
+{
+	int same;
+
+	if (setjmp(ret_jmp) == 0)
+		ret_middle();
+	/* w_retfull: capture_walk, ret_bottom, then ret_bottom's caller. */
+	same = w_retfull.n > 2 && w_ret.n == w_retfull.n - 2 &&
+	    memcmp(w_ret.pcs, &w_retfull.pcs[2],
+		(size_t)w_ret.n * sizeof(w_ret.pcs[0])) == 0;
+	ok(w_ret.n > 0 && w_ret.pcs[0] == ret_pc,
+	    "from a return address: pcs[0] is it");
+	ok(same,
+	    "... and the walk is the full walk's from that frame on (%d and "
+	    "%d frames)",
+	    w_ret.n, w_retfull.n);
+	ok(D(&w_ret, stops_outermost) == 1,
+	    "... through a caller that ends with its call, to the outermost "
+	    "frame");
+	if (!same) {
+		dump("return", &w_ret);
+		dump("return-full", &w_retfull);
+	}
+}
+
 /* ---- a second thread ---- */
 
 static struct walk w_thread;
@@ -897,6 +960,7 @@ main(void)
 	test_chain();
 	test_qsort();
 	test_noreturn();
+	test_return();
 	test_thread();
 	test_signal();
 	test_bad();
