@@ -578,7 +578,7 @@ do_record(struct conn *c, const struct ht_request *r)
 	if (rc == 0)
 		reply_ok(c);
 	else if (rc == EBUSY)
-		reply_err(c, HT_ERR_RUNNING, "a recording is running");
+		reply_err(c, HT_ERR_RECORDING, "a recording is running");
 	else if (rc == ENOMEM || rc == HT_AGENT_ENOMEM)
 		reply_err(c, HT_ERR_NOMEM, "cannot map the recorder's buffers");
 	else if (rc == HT_AGENT_EDETACHED)
@@ -586,9 +586,12 @@ do_record(struct conn *c, const struct ht_request *r)
 		    "the hooks are removed (detached); hook again first");
 	else if (rc < 0)
 		reply_err(c, HT_ERR_INTERNAL, "could not put the hooks in");
+	else if (rc == ENOSPC || rc == EDQUOT)
+		reply_err(c, HT_ERR_TRACE, "no space left");
+	else if (rc == EFBIG)
+		reply_err(c, HT_ERR_TRACE, "the file is too large");
 	else
-		reply_err(c, HT_ERR_INTERNAL,
-		    "the target could not write the trace's start");
+		reply_err(c, HT_ERR_TRACE, "a write failed");
 }
 
 /* RECSTAT: the recording's figures, after stopping it if asked. */

@@ -563,6 +563,15 @@ agent_error(struct ht_ctl *h, uint32_t code, const char *msg)
 		    "%d s (%s); try again later",
 		    BUSY_WAIT_MS / 1000,
 		    msg[0] != '\0' ? msg : "no reason given");
+	case HT_ERR_RECORDING:
+		return fail(h, HT_CTL_EAGENT,
+		    "a recording is running; wait for its end, or stop its "
+		    "heaptool record (Ctrl-C)");
+	case HT_ERR_TRACE:
+		return fail(h, HT_CTL_EAGENT,
+		    "the agent could not write the trace (%s); free space "
+		    "where it goes, or choose another place",
+		    msg[0] != '\0' ? msg : "no reason given");
 	case HT_ERR_BACKEND:
 		return fail(h, HT_CTL_EAGENT,
 		    "the backend asked for cannot run in the target: %s; "

@@ -179,6 +179,9 @@ enum ht_err {
 				   report while others are being sent */
 	HT_ERR_BACKEND = 10,	/* version 6: the backend asked for cannot
 				   run in the target (the message says why) */
+	HT_ERR_RECORDING = 11,	/* version 8: RECORD while one runs */
+	HT_ERR_TRACE = 12,	/* version 8: the trace's start could not
+				   be written (the message says why) */
 };
 
 struct ht_msg_header {

@@ -1,0 +1,128 @@
+#!/bin/sh
+# heaptool record's ends and its file (issue 13):
+# - --max-size: the agent stops before the trace passes the size; the
+#   trace is complete (END, its CRC), within the size, whole (every ref a
+#   live block of the trace, no seq twice), and the line says it stopped
+#   at the size; the command runs on to its end, its status is its own;
+# - --duration: the recording ends then, complete, while the command
+#   runs on; SIGINT to heaptool record ends it the same way;
+# - a --max-size below 1MiB or a bad duration are usage errors;
+# - -o onto a symbolic link (dangling or not) or a FIFO is refused before
+#   anything runs, and the link's target is not created or touched; an
+#   existing regular file is emptied and rewritten.
+. "$(dirname "$0")/tap/libtap.sh"
+
+FX=$TARGETS/rec-threads
+DUMP=$HT_BUILDDIR/t/trace-dump
+[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
+[ -x "$FX" ] || bail "$FX not built (make check builds it)"
+[ -x "$DUMP" ] || bail "$DUMP not built (make check builds it)"
+command -v bash >/dev/null 2>&1 || skip_all "bash not found"
+unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
+T=120
+
+plan 23
+
+get() {
+	sed -n "s/^$2 //p" "$1"
+}
+
+# --max-size: 50000 rounds make a trace of about 20 MiB.
+timeout $T "$HEAPTOOL" record -o "$HT_TMP/max.trace" --max-size 2M -- \
+    "$FX" 50000 >"$HT_TMP/max.out" 2>"$HT_TMP/max.err"
+is 0 $? "record --max-size 2M -- rec-threads 50000: the command's status" ||
+    diag "$(cat "$HT_TMP/max.err")"
+grep -q "^op free 200000\$" "$HT_TMP/max.out"
+ok $? "the command ran to its end"
+size=$(wc -c <"$HT_TMP/max.trace")
+[ "$size" -le 2097152 ] && [ "$size" -gt 1048576 ] 2>/dev/null
+ok $? "the trace stays within the size, and near it ($size bytes)"
+"$DUMP" "$HT_TMP/max.trace" >"$HT_TMP/max.dump" 2>&1
+d=$HT_TMP/max.dump
+is "1 0 0 0" "$(get $d complete) $(get $d lost) $(get $d bad_refs) \
+$(get $d dup_seqs)" "the trace is complete and whole" || diag "$(cat $d)"
+[ "$(get $d events)" -gt 10000 ] && [ "$(get $d events)" -lt 400000 ] \
+    2>/dev/null
+ok $? "it holds part of the run: $(get $d events) events"
+grep -Eq "^heaptool: $HT_TMP/max.trace: $(get $d events) events, [0-9]+ \
+threads, $size bytes, 0 lost, [0-9]+ waits \(stopped at --max-size \
+2.00 MiB\)\$" "$HT_TMP/max.err"
+ok $? "the line says it stopped at the size" || diag "$(cat "$HT_TMP/max.err")"
+
+# --duration: the command sleeps in a loop of its own (bash, which leaves
+# by exit(3)) for longer than the recording.
+timeout $T "$HEAPTOOL" record -o "$HT_TMP/dur.trace" --duration 300ms -- \
+    bash -c 'i=0; while [ $i -lt 30 ]; do i=$((i+1)); read -t 0.1 x \
+</dev/zero 2>/dev/null; : $(echo $i); done; exit 0' \
+    >"$HT_TMP/dur.out" 2>"$HT_TMP/dur.err"
+is 0 $? "record --duration 300ms -- a 3 s command: its status" ||
+    diag "$(cat "$HT_TMP/dur.err")"
+"$DUMP" "$HT_TMP/dur.trace" >"$HT_TMP/dur.dump" 2>&1
+d=$HT_TMP/dur.dump
+is "1 0 0" "$(get $d complete) $(get $d lost) $(get $d bad_refs)" \
+    "the trace is complete and whole"
+is 1 "$(grep -c "^heaptool: $HT_TMP/dur.trace: $(get $d events) events" \
+    "$HT_TMP/dur.err")" "one line says what it holds" ||
+    diag "$(cat "$HT_TMP/dur.err")"
+grep -q "max-size" "$HT_TMP/dur.err"
+is 1 $? "and not that a size stopped it"
+
+# SIGINT to heaptool record (not to the command): the recording ends.
+"$HEAPTOOL" record -o "$HT_TMP/int.trace" -- bash -c 'i=0; while [ $i \
+-lt 40 ]; do i=$((i+1)); read -t 0.1 x </dev/zero 2>/dev/null; \
+: $(echo $i); done; exit 0' >"$HT_TMP/int.out" 2>"$HT_TMP/int.err" &
+bg=$!
+i=0
+while [ "$( (wc -c <"$HT_TMP/int.trace") 2>/dev/null || echo 0)" -le 16 ] &&
+    [ $i -lt $((T * 20)) ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
+kill -INT $bg
+wait $bg
+is 0 $? "SIGINT to record -- CMD: the command still ends well"
+"$DUMP" "$HT_TMP/int.trace" >"$HT_TMP/int.dump" 2>&1
+is "1 0" "$(get "$HT_TMP/int.dump" complete) \
+$(get "$HT_TMP/int.dump" lost)" "the trace is complete" ||
+    diag "$(cat "$HT_TMP/int.err" "$HT_TMP/int.dump")"
+
+# Usage.
+"$HEAPTOOL" record -o "$HT_TMP/x.trace" --max-size 100K -- true \
+    >/dev/null 2>"$HT_TMP/small.err"
+is 2 $? "--max-size below 1MiB: usage error"
+"$HEAPTOOL" record -o "$HT_TMP/x.trace" --duration soon -- true \
+    >/dev/null 2>"$HT_TMP/dur2.err"
+is 2 $? "--duration soon: usage error"
+"$HEAPTOOL" record -- true >/dev/null 2>"$HT_TMP/noout.err"
+is 2 $? "no -o: usage error"
+
+# The file.
+ln -s "$HT_TMP/victim" "$HT_TMP/link"
+timeout $T "$HEAPTOOL" record -o "$HT_TMP/link" -- true >/dev/null \
+    2>"$HT_TMP/link.err"
+is 1 $? "-o onto a dangling symbolic link: refused"
+[ ! -e "$HT_TMP/victim" ]
+ok $? "its target was not created"
+grep -q "link.*a symbolic link; give a regular file's path" \
+    "$HT_TMP/link.err"
+ok $? "and says why" || diag "$(cat "$HT_TMP/link.err")"
+echo precious >"$HT_TMP/victim"
+timeout $T "$HEAPTOOL" record -o "$HT_TMP/link" -- true >/dev/null \
+    2>"$HT_TMP/link2.err"
+is "1 precious" "$? $(cat "$HT_TMP/victim")" \
+    "-o onto a link to a file: refused, the file untouched"
+mkfifo "$HT_TMP/fifo"
+timeout 20 "$HEAPTOOL" record -o "$HT_TMP/fifo" -- true >/dev/null \
+    2>"$HT_TMP/fifo.err"
+is 1 $? "-o onto a FIFO: refused (and no hang)"
+grep -q "a FIFO" "$HT_TMP/fifo.err"
+ok $? "and says why" || diag "$(cat "$HT_TMP/fifo.err")"
+head -c 100000 /dev/zero >"$HT_TMP/old.trace"
+timeout $T "$HEAPTOOL" record -o "$HT_TMP/old.trace" -- "$FX" 10 \
+    >/dev/null 2>"$HT_TMP/old.err"
+ok $? "-o onto an existing file"
+"$DUMP" "$HT_TMP/old.trace" >"$HT_TMP/old.dump" 2>&1
+is 1 "$(get "$HT_TMP/old.dump" complete)" \
+    "it was emptied and holds the new trace alone"
+
+done_testing
