@@ -62,7 +62,8 @@ help_options() {
 	"$HEAPTOOL" "$1" --help 2>&1 | grep -oE -- '^ +-[[:alnum:]],' |
 	    sed 's/^ *//; s/,$//'
 }
-for c in run attach start stop status report baseline dump diff serve top detach; do
+for c in run attach start stop status report baseline dump diff serve top detach \
+    record; do
 	# --diff in baseline's help is report's, named in a sentence.
 	want=$(help_options $c | grep -vx -- "$([ $c = baseline ] &&
 	    echo --diff)" | sort -u | tr '\n' ' ')
