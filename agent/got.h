@@ -29,8 +29,8 @@
 
 #define HT_GOT_MAX_HOOKS 256 /* the most names ht_got_patch takes */
 
-#define HT_HOOK_MULTI 0x1 /* modules were bound to different originals */
-#define HT_HOOK_SLOW  0x2 /* take the slow path (failure dumps armed) */
+#define HT_HOOK_MULTI  0x1 /* modules were bound to different originals */
+#define HT_HOOK_SLOW   0x2 /* take the slow path (failure dumps armed) */
 #define HT_HOOK_RECORD 0x4 /* take the slow path (a recording runs) */
 
 /*

@@ -23,9 +23,9 @@
 #define HT_RECBUF_MAX 65536 /* rings at once: threads that record */
 
 struct ht_recbuf {
-	uint64_t head; /* events published (the producer's) */
-	char pad[56];  /* head and tail on lines of their own */
-	uint64_t tail; /* events written (the drain's) */
+	uint64_t head;	 /* events published (the producer's) */
+	char pad[56];	 /* head and tail on lines of their own */
+	uint64_t tail;	 /* events written (the drain's) */
 	uint32_t thread; /* the owner's index in the trace */
 	uint32_t tid;
 	uint32_t live; /* owned by a thread (1), or free (0) */

@@ -277,8 +277,8 @@ drain_one(struct ht_recbuf *b, int final)
 		comm_path(path, b->tid);
 		ht_prim_read_proc(path, name, sizeof(name));
 		name[strcspn(name, "\n")] = '\0';
-		STAGE_CHUNK(ht_tw_thread(p_, STAGE - staged, b->thread, b->tid,
-				name),
+		STAGE_CHUNK(
+		    ht_tw_thread(p_, STAGE - staged, b->thread, b->tid, name),
 		    str_chunk(8, name), final, rc);
 		named[b->thread] = 1;
 		nthreads++;

@@ -19,7 +19,7 @@
 
 #include "trace.h"
 
-#define HT_RECDRAIN_FULL (-1) /* the size limit is reached */
+#define HT_RECDRAIN_FULL	(-1) /* the size limit is reached */
 /* The most threads a recording names (their indexes). */
 #define HT_RECDRAIN_MAX_THREADS (1u << 20)
 

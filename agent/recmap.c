@@ -40,8 +40,8 @@ static struct stripe *stripes;
 static struct node *chunks[MAX_CHUNKS];
 static unsigned nchunks, chunk_used;
 static struct ht_lock chunk_lock;
-static uint64_t *site_pc;     /* SITES slots: a return address, or 0 */
-static uint32_t *site_order;  /* slot + 1, in the order of the claims */
+static uint64_t *site_pc;    /* SITES slots: a return address, or 0 */
+static uint32_t *site_order; /* slot + 1, in the order of the claims */
 static uint32_t nsites;
 
 static size_t
@@ -176,7 +176,7 @@ uint32_t
 ht_recmap_site(uintptr_t pc)
 {
 	uint32_t h = (uint32_t)((uint64_t)pc * 0x9e3779b97f4a7c15ull >>
-			 (64 - SITE_BITS)),
+		     (64 - SITE_BITS)),
 		 i, k, slot;
 	uint64_t v;
 

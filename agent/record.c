@@ -5,7 +5,6 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -22,6 +21,7 @@
 #include "recbuf.h"
 #include "recdrain.h"
 #include "record.h"
+#include "recfn.h"
 #include "recmap.h"
 #include "sampler.h"
 #include "tables.h"
@@ -32,19 +32,6 @@
 #define WAIT_NS	       (10 * 1000 * 1000) /* a waiting thread looks again */
 #define LEAVE_MS       2000 /* the stop waits this long for the hooks */
 
-/* How an allocation's alignment is found in its hook's arguments. */
-enum { AL_NONE, AL_ARG0, AL_ARG1, AL_ARG2, AL_ARG3, AL_LG1, AL_PAGE };
-/* Which function tells a block's usable size. */
-enum { US_NONE, US_MALLOC, US_MI, US_JE, US_JE_PFX, US_RJEM };
-
-struct fninfo {
-	uint8_t op, flags, align, usable;
-};
-
-static struct fninfo fns[HT_NALLOCFNS];
-static size_t (*usable1[3])(void *);	  /* malloc, mi_, unused */
-static size_t (*sallocx[3])(void *, int); /* sallocx, je_, _rjem_ */
-
 static uint32_t state;	  /* enum ht_record_state */
 static uint32_t gen;	  /* bumped at each start: threads start over */
 static uint64_t seq;	  /* the last number handed out */
@@ -52,7 +39,7 @@ static uint32_t inflight; /* threads inside the recorder */
 static uint32_t nthreads; /* indexes handed out */
 static uint64_t waits, lost, mono0;
 static uint32_t lost_why;
-static uint32_t want; /* 0, or the state the drain is to stop with */
+static uint32_t want;	 /* 0, or the state the drain is to stop with */
 static uint32_t waiters; /* threads asleep until the drain makes room */
 static struct ht_recstat last;
 static struct ht_lock drain_lock, ctl_lock;
@@ -64,138 +51,8 @@ struct rec_tls {
 	struct ht_recbuf *b;
 	uint32_t gen;
 };
-static __thread struct rec_tls rec_tls __attribute__((tls_model("initial-exec")));
-
-static int
-has(const char *s, const char *part)
-{
-	return strstr(s, part) != NULL;
-}
-
-static int
-starts(const char *s, const char *pfx)
-{
-	return strncmp(s, pfx, strlen(pfx)) == 0;
-}
-
-/* What each function's events are: from its name, kind and signature. */
-static void
-classify(void)
-{
-	unsigned i;
-
-	for (i = 0; i < HT_NALLOCFNS; i++) {
-		const struct ht_allocfn *d = &ht_allocfns[i];
-		struct fninfo *f = &fns[i];
-		const char *nm = d->name;
-		int al = has(nm, "align");
-
-		memset(f, 0, sizeof(*f));
-		if (has(nm, "nothrow"))
-			f->flags |= HT_TREV_NOTHROW;
-		if (d->kind == HT_KIND_REALLOC)
-			f->op = HT_TROP_REALLOC;
-		else if (d->kind == HT_KIND_FREE) {
-			int sized = d->sig == HT_SIG_P &&
-			    (has(nm, "sized") || has(nm, "sdallocx") ||
-				has(nm, "free_size"));
-
-			if (starts(nm, "_ZdlPvm"))
-				f->op = HT_TROP_DELETE_SIZED;
-			else if (starts(nm, "_ZdaPvm"))
-				f->op = HT_TROP_DELETE_ARRAY_SIZED;
-			else if (starts(nm, "_ZdlPv"))
-				f->op = HT_TROP_DELETE;
-			else if (starts(nm, "_ZdaPv"))
-				f->op = HT_TROP_DELETE_ARRAY;
-			else
-				f->op = sized ? HT_TROP_FREE_SIZED :
-						HT_TROP_FREE;
-		} else if (d->kind == HT_KIND_ALLOC) {
-			if (starts(nm, "_Znw"))
-				f->op = HT_TROP_NEW;
-			else if (starts(nm, "_Zna"))
-				f->op = HT_TROP_NEW_ARRAY;
-			else if (d->sig == HT_SIG_NS || d->sig == HT_SIG_HNS)
-				f->op = HT_TROP_CALLOC;
-			else if (al || d->sig == HT_SIG_AS ||
-			    d->sig == HT_SIG_PM || has(nm, "valloc"))
-				f->op = HT_TROP_ALIGNED;
-			else
-				f->op = HT_TROP_MALLOC;
-			if (d->sig == HT_SIG_AS || d->sig == HT_SIG_PM)
-				f->align = AL_ARG0;
-			else if (has(nm, "valloc"))
-				f->align = AL_PAGE;
-			else if (has(nm, "mallocx"))
-				f->align = AL_LG1;
-			else if (al && d->sig == HT_SIG_S)
-				f->align = AL_ARG1;
-			else if (al && (d->sig == HT_SIG_NS ||
-					   d->sig == HT_SIG_HS))
-				f->align = AL_ARG2;
-			else if (al && d->sig == HT_SIG_HNS)
-				f->align = AL_ARG3;
-		}
-		if (strcmp(d->family, "malloc") == 0 ||
-		    strcmp(d->family, "c++") == 0)
-			f->usable = US_MALLOC;
-		else if (strcmp(d->family, "mimalloc") == 0)
-			f->usable = US_MI;
-		else if (strcmp(d->family, "jemalloc") == 0)
-			f->usable = starts(nm, "je_") ? US_JE_PFX :
-			    starts(nm, "_rjem_")	  ? US_RJEM :
-							    US_JE;
-	}
-}
-
-/* The usable-size functions of the process, found with dlsym from the
- * agent's thread (never from a hook). */
-static void
-resolve_usable(void)
-{
-	static const char *const s1[] = { "malloc_usable_size",
-		"mi_usable_size" };
-	static const char *const sx[] = { "sallocx", "je_sallocx",
-		"_rjem_sallocx" };
-	unsigned i;
-
-	for (i = 0; i < 2; i++)
-		usable1[i] = (size_t(*)(void *))dlsym(RTLD_DEFAULT, s1[i]);
-	for (i = 0; i < 3; i++)
-		sallocx[i] = (size_t(*)(void *, int))dlsym(RTLD_DEFAULT,
-		    sx[i]);
-	(void)dlerror(); /* ours, not the program's */
-}
-
-static uint32_t
-usable_over(const struct fninfo *f, void *p, size_t n)
-{
-	size_t u;
-
-	if (p == NULL)
-		return HT_TRACE_USABLE_UNKNOWN;
-	switch (f->usable) {
-	case US_MALLOC:
-	case US_MI:
-		if (usable1[f->usable - US_MALLOC] == NULL)
-			return HT_TRACE_USABLE_UNKNOWN;
-		u = usable1[f->usable - US_MALLOC](p);
-		break;
-	case US_JE:
-	case US_JE_PFX:
-	case US_RJEM:
-		if (sallocx[f->usable - US_JE] == NULL)
-			return HT_TRACE_USABLE_UNKNOWN;
-		u = sallocx[f->usable - US_JE](p, 0);
-		break;
-	default:
-		return HT_TRACE_USABLE_UNKNOWN;
-	}
-	if (u < n || u - n >= HT_TRACE_USABLE_UNKNOWN)
-		return HT_TRACE_USABLE_UNKNOWN;
-	return (uint32_t)(u - n);
-}
+static __thread struct rec_tls rec_tls
+    __attribute__((tls_model("initial-exec")));
 
 static uint64_t
 mono_ns(void)
@@ -365,7 +222,7 @@ ht_rec_alloc(unsigned fn, void *p, size_t n, const uintptr_t *a,
     uintptr_t caller)
 {
 	struct ht_trace_event e;
-	const struct fninfo *f;
+	const struct ht_recfn *f;
 	struct ht_recbuf *b;
 	uint64_t al = 0;
 
@@ -373,34 +230,20 @@ ht_rec_alloc(unsigned fn, void *p, size_t n, const uintptr_t *a,
 		return;
 	if ((b = buffer()) == NULL)
 		goto out;
-	f = &fns[fn];
+	f = ht_recfn(fn);
 	memset(&e, 0, sizeof(e));
 	e.op = f->op;
 	e.fn = (uint16_t)fn;
 	e.flags = f->flags;
 	e.size = n;
-	switch (a != NULL ? f->align : AL_NONE) {
-	case AL_ARG0:
-	case AL_ARG1:
-	case AL_ARG2:
-	case AL_ARG3:
-		al = a[f->align - AL_ARG0];
-		break;
-	case AL_LG1:
-		al = (a[1] & 0x3f) != 0 ? (uint64_t)1 << (a[1] & 0x3f) : 0;
-		break;
-	default:
-		break;
-	}
-	if (f->align == AL_PAGE)
-		al = ht_prim_page_size();
+	al = ht_recfn_align(f, a);
 	if (al != 0 && (al & (al - 1)) == 0) {
 		e.flags |= HT_TREV_ALIGNED;
 		e.align_log2 = log2_of(al);
 	}
 	if (p == NULL)
 		e.flags |= HT_TREV_FAILED;
-	e.usable_over = usable_over(f, p, n);
+	e.usable_over = ht_recfn_usable_over(f, p, n);
 	e.seq = next_seq();
 	if (p != NULL)
 		keep(p, e.seq);
@@ -413,22 +256,22 @@ void
 ht_rec_free(unsigned fn, void *p, const uintptr_t *a, uintptr_t caller)
 {
 	struct ht_trace_event e;
-	const struct fninfo *f;
+	const struct ht_recfn *f;
 	struct ht_recbuf *b;
 
 	if (fn >= HT_NALLOCFNS || !enter())
 		return;
 	if ((b = buffer()) == NULL)
 		goto out;
-	f = &fns[fn];
+	f = ht_recfn(fn);
 	memset(&e, 0, sizeof(e));
 	e.op = f->op;
 	e.fn = (uint16_t)fn;
 	e.flags = f->flags;
 	e.usable_over = HT_TRACE_USABLE_UNKNOWN;
-	if (a != NULL && (f->op == HT_TROP_FREE_SIZED ||
-			     f->op == HT_TROP_DELETE_SIZED ||
-			     f->op == HT_TROP_DELETE_ARRAY_SIZED))
+	if (a != NULL &&
+	    (f->op == HT_TROP_FREE_SIZED || f->op == HT_TROP_DELETE_SIZED ||
+		f->op == HT_TROP_DELETE_ARRAY_SIZED))
 		e.size = a[1];
 	if (p == NULL)
 		e.flags |= HT_TREV_NULL;
@@ -457,14 +300,14 @@ ht_rec_realloc(unsigned fn, void *old, uint64_t id, void *p, size_t n,
     int freed_on_fail, uintptr_t caller)
 {
 	struct ht_trace_event e;
-	const struct fninfo *f;
+	const struct ht_recfn *f;
 	struct ht_recbuf *b;
 
 	if (fn >= HT_NALLOCFNS || !enter())
 		return;
 	if ((b = buffer()) == NULL)
 		goto out;
-	f = &fns[fn];
+	f = ht_recfn(fn);
 	memset(&e, 0, sizeof(e));
 	e.fn = (uint16_t)fn;
 	e.size = n;
@@ -488,7 +331,7 @@ ht_rec_realloc(unsigned fn, void *old, uint64_t id, void *p, size_t n,
 			keep(old, id);
 	} else {
 		e.op = p == old ? HT_TROP_REALLOC_INPLACE : HT_TROP_REALLOC;
-		e.usable_over = usable_over(f, p, n);
+		e.usable_over = ht_recfn_usable_over(f, p, n);
 		e.seq = next_seq();
 		keep(p, e.seq);
 	}
@@ -541,15 +384,15 @@ stop_locked(uint32_t s)
 	__atomic_store_n(&want, s, __ATOMIC_SEQ_CST);
 	/* Threads waiting for a buffer give up at their next look. */
 	__atomic_add_fetch(ht_recbuf_gen(), 1, __ATOMIC_RELEASE);
-	(void)syscall(SYS_futex, ht_recbuf_gen(), FUTEX_WAKE_PRIVATE,
-	    INT32_MAX, NULL, NULL, 0);
+	(void)syscall(SYS_futex, ht_recbuf_gen(), FUTEX_WAKE_PRIVATE, INT32_MAX,
+	    NULL, NULL, 0);
 	wait_leave();
 	ht_lock_acquire(&drain_lock);
 	rc = ht_recdrain_pass(1);
 	if (rc != 0) {
 		if (s != HT_RECORD_FAILED || lost_why == 0)
-			lost_why = (uint32_t)(rc == HT_RECDRAIN_FULL ? EFBIG :
-								      rc);
+			lost_why =
+			    (uint32_t)(rc == HT_RECDRAIN_FULL ? EFBIG : rc);
 		lost += ht_recdrain_pending();
 		s = HT_RECORD_FAILED;
 	}
@@ -606,8 +449,7 @@ ht_record_start(const struct ht_record_cfg *cfg)
 		(void)fcntl(status_fd, F_SETFD, FD_CLOEXEC);
 	if (wake_fd < 0)
 		wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	classify();
-	resolve_usable();
+	ht_recfn_setup();
 	if (ht_recbuf_init(cfg->buffer != 0 ? cfg->buffer : DEFAULT_BUFFER) !=
 		0 ||
 	    ht_recmap_init() != 0) {

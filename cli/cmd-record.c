@@ -187,8 +187,9 @@ summarize(const struct rec *r)
 		return HT_EXIT_FAIL;
 	}
 	ht_size_format(r->max_bytes, sz, sizeof(sz));
-	fprintf(r->line,"heaptool: %s: %" PRIu64 " events, %" PRIu32 " threads, %jd "
-	       "bytes, %" PRIu64 " lost, %" PRIu64 " waits%s%s%s\n",
+	fprintf(r->line,
+	    "heaptool: %s: %" PRIu64 " events, %" PRIu32 " threads, %jd "
+	    "bytes, %" PRIu64 " lost, %" PRIu64 " waits%s%s%s\n",
 	    r->out, t->end.events, t->end.threads, (intmax_t)st.st_size,
 	    t->end.lost, t->end.waits,
 	    r->state == HT_RECORD_FULL ? " (stopped at --max-size " : "",

@@ -20,8 +20,8 @@
 #define STATUS_BACKEND (4 + 4 + 4 + 8)
 /* START: rate, flags, four u64 dump settings, max_samples, the prefix's u16
  * length. */
-#define RECORD_FIXED  16 /* RECORD's payload */
-#define RECSTAT_FIXED 48 /* RECSTAT_REPLY's */
+#define RECORD_FIXED   16 /* RECORD's payload */
+#define RECSTAT_FIXED  48 /* RECSTAT_REPLY's */
 #define START_FIXED    (8 + 4 + 4 * 8 + 8 + 2)
 
 static void

@@ -90,14 +90,14 @@
 
 enum ht_msg {
 	/* requests */
-	HT_MSG_HELLO = 1,  /* -> STATUS */
-	HT_MSG_STATUS = 2, /* -> STATUS */
-	HT_MSG_START = 3,  /* -> OK | ERR */
-	HT_MSG_STOP = 4,   /* -> OK | ERR */
-	HT_MSG_REPORT = 5, /* -> PROFILE */
-	HT_MSG_DETACH = 6, /* -> OK: stop, restore every GOT slot */
-	HT_MSG_HOOK = 7,   /* -> OK | ERR: (re)install hooks after detach */
-	HT_MSG_RECORD = 8, /* -> OK | ERR: start recording into a file */
+	HT_MSG_HELLO = 1,   /* -> STATUS */
+	HT_MSG_STATUS = 2,  /* -> STATUS */
+	HT_MSG_START = 3,   /* -> OK | ERR */
+	HT_MSG_STOP = 4,    /* -> OK | ERR */
+	HT_MSG_REPORT = 5,  /* -> PROFILE */
+	HT_MSG_DETACH = 6,  /* -> OK: stop, restore every GOT slot */
+	HT_MSG_HOOK = 7,    /* -> OK | ERR: (re)install hooks after detach */
+	HT_MSG_RECORD = 8,  /* -> OK | ERR: start recording into a file */
 	HT_MSG_RECSTAT = 9, /* -> RECSTAT_REPLY: a recording's state */
 	/* replies */
 	HT_MSG_OK = 64,
@@ -113,11 +113,11 @@ enum ht_msg {
 
 /* A recording's state (RECSTAT_REPLY). */
 enum ht_record_state {
-	HT_RECORD_NONE = 0,    /* none since the agent was loaded */
+	HT_RECORD_NONE = 0, /* none since the agent was loaded */
 	HT_RECORD_RUNNING = 1,
-	HT_RECORD_DONE = 2,    /* stopped when asked (RECSTAT, detach, exit) */
-	HT_RECORD_FULL = 3,    /* stopped at its size limit */
-	HT_RECORD_FAILED = 4,  /* stopped by a loss (lost, lost_why) */
+	HT_RECORD_DONE = 2,   /* stopped when asked (RECSTAT, detach, exit) */
+	HT_RECORD_FULL = 3,   /* stopped at its size limit */
+	HT_RECORD_FAILED = 4, /* stopped by a loss (lost, lost_why) */
 };
 
 /* The most events a RECORD's per-thread buffer may hold. */

@@ -151,8 +151,8 @@ make_seeds(void)
 		add_seed(b, ht_proto_encode_request(b, &r));
 	}
 	{
-		struct ht_recstat rs = { HT_RECORD_FULL, 0, 123456, 1 << 21,
-			0, 17, 9 };
+		struct ht_recstat rs = { HT_RECORD_FULL, 0, 123456, 1 << 21, 0,
+			17, 9 };
 
 		add_seed(b, ht_proto_encode_recstat(b, sizeof(b), &rs));
 		rs.state = HT_RECORD_FAILED;
