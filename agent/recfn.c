@@ -113,6 +113,19 @@ resolve_usable(void)
 		usable1[i] = (size_t(*)(void *))dlsym(RTLD_DEFAULT, s1[i]);
 	for (i = 0; i < 3; i++)
 		sallocx[i] = (size_t(*)(void *, int))dlsym(RTLD_DEFAULT, sx[i]);
+	/* glibc's malloc_usable_size on a block of a malloc of another
+	 * module (an executable with an allocator of its own that has no
+	 * malloc_usable_size) would read what is not a header: only the
+	 * malloc's own module's is asked. */
+	if (usable1[0] != NULL) {
+		void *m = dlsym(RTLD_DEFAULT, "malloc");
+		Dl_info a, b;
+
+		if (m == NULL || dladdr(m, &a) == 0 ||
+		    dladdr((void *)usable1[0], &b) == 0 ||
+		    a.dli_fbase != b.dli_fbase)
+			usable1[0] = NULL;
+	}
 	(void)dlerror(); /* ours, not the program's */
 }
 

@@ -427,6 +427,28 @@ stop_locked(uint32_t s)
 	}
 }
 
+/*
+ * The events of a thread's ring.  Under a size limit, small enough that
+ * the room kept for what the rings may hold when the recording stops
+ * (recdrain.h) is a small part of the limit, for 64 threads.
+ */
+static uint32_t
+buffer_events(const struct ht_record_cfg *cfg)
+{
+	uint64_t n = DEFAULT_BUFFER;
+
+	if (cfg->buffer != 0)
+		return cfg->buffer;
+	if (cfg->max_bytes != 0) {
+		n = cfg->max_bytes / (64 * 4 * 72);
+		if (n > DEFAULT_BUFFER)
+			n = DEFAULT_BUFFER;
+		if (n < 64)
+			n = 64;
+	}
+	return (uint32_t)n;
+}
+
 int
 ht_record_start(const struct ht_record_cfg *cfg)
 {
@@ -450,9 +472,7 @@ ht_record_start(const struct ht_record_cfg *cfg)
 	if (wake_fd < 0)
 		wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ht_recfn_setup();
-	if (ht_recbuf_init(cfg->buffer != 0 ? cfg->buffer : DEFAULT_BUFFER) !=
-		0 ||
-	    ht_recmap_init() != 0) {
+	if (ht_recbuf_init(buffer_events(cfg)) != 0 || ht_recmap_init() != 0) {
 		rc = ENOMEM;
 		ht_recbuf_fini();
 		close(cfg->fd);

@@ -8,7 +8,8 @@
 #   of the trace, no sequence number twice, each thread in order;
 # - a second record reuses the agent that is there; a recording while
 #   one runs is refused;
-# - heaptool detach, and every GOT slot holds its value from before the
+# - heaptool detach while a recording runs ends it first (its trace
+#   complete, record exits 0), and every GOT slot holds its value from before the
 #   attach, the page protections are as they were (t/lib/htgotmap.py, as
 #   t0020 reads them); the target runs on and computes what it computes
 #   without heaptool (its checksum), exits 0.
@@ -29,7 +30,7 @@ unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_RECORD_BUFFER
 ulimit -c 0 2>/dev/null
 T=60
 
-plan 20
+plan 22
 
 get() {
 	sed -n "s/^$2 //p" "$1"
@@ -135,8 +136,25 @@ is "1 0 0 0" "$(get $HT_TMP/b.dump complete) $(get $HT_TMP/b.dump lost) \
 $(get $HT_TMP/b.dump bad_refs) $(get $HT_TMP/b.dump dup_seqs)" \
     "its trace is complete and whole"
 
+# Detach while a recording runs: it ends first, its trace complete.
+timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/d.trace" \
+    >"$HT_TMP/d.out" 2>"$HT_TMP/d.err" &
+bg=$!
+i=0
+while [ "$( (wc -c <"$HT_TMP/d.trace") 2>/dev/null || echo 0)" -le 16 ] &&
+    [ $i -lt $((T * 20)) ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
 timeout $T "$HEAPTOOL" detach -p "$pid" >"$HT_TMP/detach.out" 2>&1
-ok $? "detach" || diag "$(cat "$HT_TMP/detach.out")"
+ok $? "detach while a recording runs" || diag "$(cat "$HT_TMP/detach.out")"
+wait "$bg"
+is 0 $? "the recording ended with the detach, and record exits 0" ||
+    diag "$(cat "$HT_TMP/d.err")"
+bg=
+"$DUMP" "$HT_TMP/d.trace" >"$HT_TMP/d.dump" 2>&1
+is "1 0 0" "$(get $HT_TMP/d.dump complete) $(get $HT_TMP/d.dump lost) \
+$(get $HT_TMP/d.dump bad_refs)" "its trace is complete and whole"
 snapshot detached
 compare before detached
 ok $? "after detach every GOT slot and page protection is as before" ||
