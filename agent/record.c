@@ -26,6 +26,7 @@
 #include "sampler.h"
 #include "tables.h"
 #include "trace.h"
+#include "wrap.h"
 
 #define DEFAULT_BUFFER 4096 /* events in a thread's ring */
 #define TICK_MS	       20
@@ -241,6 +242,12 @@ ht_rec_alloc(unsigned fn, void *p, size_t n, const uintptr_t *a,
 		e.flags |= HT_TREV_ALIGNED;
 		e.align_log2 = log2_of(al);
 	}
+	/* libstdc++'s operator new calls malloc or aligned_alloc: its
+	 * caller is the operator (wrap.h), whose forms all reach the
+	 * allocator from inside operator new. */
+	if ((e.op == HT_TROP_MALLOC || e.op == HT_TROP_ALIGNED) &&
+	    ht_wrap_holds(caller - 1))
+		e.op = HT_TROP_NEW;
 	if (p == NULL)
 		e.flags |= HT_TREV_FAILED;
 	e.usable_over = ht_recfn_usable_over(f, p, n);
@@ -273,6 +280,8 @@ ht_rec_free(unsigned fn, void *p, const uintptr_t *a, uintptr_t caller)
 	    (f->op == HT_TROP_FREE_SIZED || f->op == HT_TROP_DELETE_SIZED ||
 		f->op == HT_TROP_DELETE_ARRAY_SIZED))
 		e.size = a[1];
+	/* libstdc++'s operator delete reaches free by a tail call: its
+	 * caller's, which is not told from a free. */
 	if (p == NULL)
 		e.flags |= HT_TREV_NULL;
 	else if ((e.ref = ht_recmap_take((uintptr_t)p)) == 0)

@@ -13,6 +13,8 @@
 #   repeats, each thread's events are in sequence order, every site has
 #   its SITE chunk, the threads are named (4 workers and main);
 # - the line record prints says the events, threads and bytes.
+# C++: libstdc++'s operators new show as new (t/target/cxx-new's 208, 14
+# of them aligned).
 # Backpressure: with a tiny per-thread buffer (HEAPTOOL_RECORD_BUFFER=8,
 # a knob for tests) the threads wait for the drain (END's waits > 0),
 # and still every event is there: the same exact counts and peak.
@@ -26,7 +28,7 @@ DUMP=$HT_BUILDDIR/t/trace-dump
 unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
 T=120
 
-plan 22
+plan 24
 
 # get FILE KEY: the value of "KEY value" in FILE.
 get() {
@@ -108,6 +110,19 @@ is "0 0 0" "$(get $d bad_refs) $(get $d dup_seqs) $(get $d unordered)" \
     "refs, seqs and order hold under backpressure"
 grep -Eq " [1-9][0-9]* waits\$" "$HT_TMP/tiny.err"
 ok $? "record's line says the waits"
+
+# C++ (t/target/cxx-new, whose header lists its allocations): libstdc++'s
+# operator new calls malloc or aligned_alloc, and the recorder tells it by
+# its caller: 208 news (50 + 10 new[] + 100 + 20 new[] + 4 aligned + 10
+# aligned + 3 nothrow + 11 of a vector), 14 of them aligned.
+CXX=$TARGETS/cxx-new-O2
+timeout $T "$HEAPTOOL" record -o "$HT_TMP/cxx.trace" -- "$CXX" \
+    >/dev/null 2>"$HT_TMP/cxx.err"
+ok $? "record -- cxx-new" || diag "$(cat "$HT_TMP/cxx.err")"
+"$DUMP" "$HT_TMP/cxx.trace" >"$HT_TMP/cxx.dump" 2>&1
+is "208 14 0" "$(get "$HT_TMP/cxx.dump" 'op new') \
+$(get "$HT_TMP/cxx.dump" aligned_new) $(get "$HT_TMP/cxx.dump" bad_refs)" \
+    "libstdc++'s news are new events, the aligned ones with their alignment"
 
 # The fixture's output is its own; the exit status is the command's.
 timeout $T "$HEAPTOOL" record -o "$HT_TMP/false.trace" -- sh -c 'exit 3' \

@@ -16,6 +16,7 @@
  *   peak N         the peak of live requested bytes of those events, in
  *                  sequence order
  *   tagged N       events with a tag
+ *   aligned_new N  new events with an alignment (of those events)
  *
  * usage: trace-dump TRACE [MODULE]   (MODULE: a module's path as the
  * trace names it)
@@ -64,6 +65,7 @@ main(int argc, char **argv)
 {
 	uint64_t ops[HT_TROP_MAX + 1] = { 0 }, live = 0, peak = 0, maxseq = 0;
 	uint64_t dup = 0, bad = 0, pre = 0, unnamed = 0, tagged = 0;
+	uint64_t aligned_new = 0;
 	size_t i, j, n = 0, unordered = 0, maxev = 0;
 	const char *mod = argc > 2 ? argv[2] : NULL;
 	struct ht_trace *t;
@@ -139,6 +141,9 @@ main(int argc, char **argv)
 		}
 		if (all[i].mine && e->op <= HT_TROP_MAX)
 			ops[e->op]++;
+		if (all[i].mine && e->op == HT_TROP_NEW &&
+		    (e->flags & HT_TREV_ALIGNED))
+			aligned_new++;
 		if (live > peak)
 			peak = live;
 	}
@@ -164,6 +169,7 @@ main(int argc, char **argv)
 		printf("op %s %" PRIu64 "\n", ht_trace_op_name((unsigned)i),
 		    ops[i]);
 	printf("peak %" PRIu64 "\n", peak);
+	printf("aligned_new %" PRIu64 "\n", aligned_new);
 	free(size);
 	free(state);
 	free(all);
