@@ -13,6 +13,7 @@
 #   repeats, each thread's events are in sequence order, every site has
 #   its SITE chunk, the threads are named (4 workers and main);
 # - the line record prints says the events, threads and bytes.
+# Tags: a worker's calls under its tag carry it, TAG chunks name them.
 # C++: libstdc++'s operators new show as new (t/target/cxx-new's 208, 14
 # of them aligned).
 # Backpressure: with a tiny per-thread buffer (HEAPTOOL_RECORD_BUFFER=8,
@@ -28,7 +29,7 @@ DUMP=$HT_BUILDDIR/t/trace-dump
 unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
 T=120
 
-plan 24
+plan 26
 
 # get FILE KEY: the value of "KEY value" in FILE.
 get() {
@@ -123,6 +124,17 @@ ok $? "record -- cxx-new" || diag "$(cat "$HT_TMP/cxx.err")"
 is "208 14 0" "$(get "$HT_TMP/cxx.dump" 'op new') \
 $(get "$HT_TMP/cxx.dump" aligned_new) $(get "$HT_TMP/cxx.dump" bad_refs)" \
     "libstdc++'s news are new events, the aligned ones with their alignment"
+
+# Tags: each worker under a tag of its own (heaptool_tag_enter); every
+# call the workers made carries its tag, and the four are named.
+timeout $T "$HEAPTOOL" record -o "$HT_TMP/tags.trace" -- "$FX" 1000 tags \
+    >"$HT_TMP/tags.out" 2>"$HT_TMP/tags.err"
+ok $? "record -- rec-threads 1000 tags" || diag "$(cat "$HT_TMP/tags.err")"
+"$DUMP" "$HT_TMP/tags.trace" "$(readlink -f "$FX")" >"$HT_TMP/tags.dump" \
+    2>&1
+is "$(get "$HT_TMP/tags.out" tagged) 4" "$(get "$HT_TMP/tags.dump" tagged) \
+$(get "$HT_TMP/tags.dump" tags)" \
+    "the workers' calls carry their tags; TAG chunks name the 4"
 
 # The fixture's output is its own; the exit status is the command's.
 timeout $T "$HEAPTOOL" record -o "$HT_TMP/false.trace" -- sh -c 'exit 3' \

@@ -15,7 +15,8 @@
  *                  event when no MODULE is given)
  *   peak N         the peak of live requested bytes of those events, in
  *                  sequence order
- *   tagged N       events with a tag
+ *   tagged N       events with a tag (of the sites inside MODULE)
+ *   tags N         TAG chunks
  *   aligned_new N  new events with an alignment (of those events)
  *
  * usage: trace-dump TRACE [MODULE]   (MODULE: a module's path as the
@@ -115,7 +116,7 @@ main(int argc, char **argv)
 			dup++;
 		if (e->site != 0 && ht_trace_site(t, e->site) == NULL)
 			unnamed++;
-		if (e->tag != 0)
+		if (e->tag != 0 && all[i].mine)
 			tagged++;
 		if (e->flags & HT_TREV_PREEXISTING)
 			pre++;
@@ -159,6 +160,7 @@ main(int argc, char **argv)
 	printf("modules %zu\n", t->nmodules);
 	printf("sites %zu\n", t->nsites);
 	printf("funcs %zu\n", t->nfuncs);
+	printf("tags %zu\n", t->ntags);
 	printf("dup_seqs %" PRIu64 "\n", dup);
 	printf("unordered %zu\n", unordered);
 	printf("bad_refs %" PRIu64 "\n", bad);

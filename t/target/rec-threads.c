@@ -14,7 +14,10 @@
  *   op malloc N, op calloc N, op realloc N, op realloc-inplace N,
  *   op aligned N, op free N, peak BYTES
  *
- * rec-threads [ROUNDS] (default 2000 per thread).
+ * rec-threads [ROUNDS [tags]] (default 2000 per thread).  With "tags",
+ * each worker runs under a tag of its own, "worker0" to "worker3"
+ * (include/heaptool.h: its calls find the agent, or do nothing), and
+ * "tagged N" says how many calls the workers made.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -23,14 +26,16 @@
 #include <string.h>
 
 #include "fixture.h"
+#include "heaptool.h"
 
 #define NTHREAD 4
 #define QSIZE	256
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t n_malloc, n_calloc, n_realloc, n_inplace, n_aligned, n_free;
-static uint64_t live, peak;
-static int rounds = 2000;
+static uint64_t live, peak, tagged;
+static int rounds = 2000, tags;
+static __thread int in_worker;
 
 /* A block handed to the next thread: its address and requested size. */
 struct hand {
@@ -44,9 +49,12 @@ static struct queue {
 	size_t head, len;
 } queues[NTHREAD];
 
+/* Every call is counted here once (frees in rec_free), by whether a
+ * worker made it. */
 static void
 grow(size_t n)
 {
+	tagged += in_worker;
 	live += n;
 	if (live > peak)
 		peak = live;
@@ -118,6 +126,7 @@ rec_free(void *p, size_t n)
 	pthread_mutex_lock(&lock);
 	free(p);
 	n_free++;
+	tagged += in_worker;
 	live -= n;
 	pthread_mutex_unlock(&lock);
 }
@@ -162,6 +171,13 @@ worker(void *arg)
 	int id = (int)(intptr_t)arg, i;
 	uint64_t s = (uint64_t)id * 0x9e3779b97f4a7c15ull + 1;
 	struct queue *next = &queues[(id + 1) % NTHREAD];
+	char name[16];
+
+	if (tags) {
+		snprintf(name, sizeof(name), "worker%d", id);
+		(void)heaptool_tag_enter(heaptool_tag(name));
+		in_worker = 1;
+	}
 
 	for (i = 0; i < rounds; i++) {
 		size_t n, m;
@@ -206,6 +222,7 @@ main(int argc, char **argv)
 
 	if (argc > 1)
 		rounds = atoi(argv[1]);
+	tags = argc > 2 && strcmp(argv[2], "tags") == 0;
 	for (i = 0; i < NTHREAD; i++)
 		pthread_mutex_init(&queues[i].lock, NULL);
 	for (i = 0; i < NTHREAD; i++)
@@ -217,10 +234,10 @@ main(int argc, char **argv)
 		drain(&queues[i]);
 	printf("op malloc %llu\nop calloc %llu\nop realloc %llu\n"
 	       "op realloc-inplace %llu\nop aligned %llu\nop free %llu\n"
-	       "peak %llu\n",
+	       "peak %llu\ntagged %llu\n",
 	    (unsigned long long)n_malloc, (unsigned long long)n_calloc,
 	    (unsigned long long)n_realloc, (unsigned long long)n_inplace,
 	    (unsigned long long)n_aligned, (unsigned long long)n_free,
-	    (unsigned long long)peak);
+	    (unsigned long long)peak, (unsigned long long)tagged);
 	return 0;
 }
