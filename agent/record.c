@@ -32,6 +32,9 @@
 #define TICK_MS	       20
 #define WAIT_NS	       (10 * 1000 * 1000) /* a waiting thread looks again */
 #define LEAVE_MS       2000 /* the stop waits this long for the hooks */
+#define SELF_DRAIN                                                             \
+	3 /* waits (of WAIT_NS at most) before a thread
+				drains by itself */
 
 static uint32_t state;	  /* enum ht_record_state */
 static uint32_t gen;	  /* bumped at each start: threads start over */
@@ -173,9 +176,12 @@ buffer(void)
 			return NULL;
 		if (!waited++)
 			__atomic_add_fetch(&waits, 1, __ATOMIC_RELAXED);
-		/* The drain may be busy elsewhere (a reply, the loader's
-		 * lock): this thread drains, if nobody else is. */
-		if (ht_lock_try(&drain_lock)) {
+		/* The agent's thread drains, on another CPU, as this one
+		 * goes on; but it may be busy elsewhere (a reply, the
+		 * loader's lock, which this thread may hold): after a
+		 * while without room, this thread drains, if nobody else
+		 * is. */
+		if (waited > SELF_DRAIN && ht_lock_try(&drain_lock)) {
 			pass_locked();
 			ht_lock_release(&drain_lock);
 			continue;

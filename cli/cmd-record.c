@@ -15,8 +15,9 @@
  * The recording ends at --duration, at SIGINT or SIGTERM (asked of the
  * agent with RECSTAT STOP, whose reply comes once END is written), at
  * --max-size (the agent stops by itself, the trace complete), or when
- * the process exits.  The trace is then read back with the reader, and
- * one line says what it holds.
+ * the process exits.  The trace's chunk heads are then walked and its
+ * CRC checked (never the whole trace in memory), and one line says what
+ * it holds.
  */
 #include "config.h"
 
@@ -38,6 +39,7 @@
 
 #include "cli.h"
 #include "cmd.h"
+#include "crc32.h"
 #include "ctl.h"
 #include "files.h"
 #include "proto.h"
@@ -161,50 +163,141 @@ env_u32(const char *name)
 	return (uint32_t)v;
 }
 
+/* What a walk of a trace's chunks found. */
+struct scan {
+	int complete;	  /* END is there and its CRC holds */
+	char why[96];	  /* why not */
+	uint64_t events;  /* in EVENTS chunks */
+	uint64_t threads; /* THREAD chunks */
+	struct ht_trace_end end;
+};
+
+static uint32_t
+le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24;
+}
+
+static uint64_t
+le64(const uint8_t *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/*
+ * Walk the trace on fd chunk by chunk, reading only their heads (a trace
+ * may be far larger than memory), then check END's CRC over every byte
+ * before it, a block at a time.  The reader (src/trace-read.c) checks
+ * everything else; this is what the line needs.
+ */
+static void
+scan(int fd, struct scan *sc)
+{
+	uint8_t h[HT_TRACE_CHUNK_HEAD + 56], *buf;
+	uint64_t off = HT_TRACE_HEADER_SIZE, at;
+	uint32_t type, len, crc = 0;
+	ssize_t n;
+
+	memset(sc, 0, sizeof(*sc));
+	snprintf(sc->why, sizeof(sc->why), "no END chunk");
+	if (pread(fd, h, HT_TRACE_HEADER_SIZE, 0) != HT_TRACE_HEADER_SIZE ||
+	    memcmp(h, HT_TRACE_MAGIC, 8) != 0) {
+		snprintf(sc->why, sizeof(sc->why), "not a heaptool trace");
+		return;
+	}
+	for (;;) {
+		if (pread(fd, h, HT_TRACE_CHUNK_HEAD + 8, (off_t)off) <
+		    HT_TRACE_CHUNK_HEAD)
+			return;
+		type = le32(h);
+		len = le32(h + 4);
+		if (type == HT_TRC_EVENTS)
+			sc->events += le32(h + 12);
+		else if (type == HT_TRC_THREAD)
+			sc->threads++;
+		else if (type == HT_TRC_END)
+			break;
+		off += ht_tw_chunk_size(len);
+	}
+	if (len != 56 ||
+	    pread(fd, h, sizeof(h), (off_t)off) != (ssize_t)sizeof(h)) {
+		snprintf(sc->why, sizeof(sc->why), "END cut short");
+		return;
+	}
+	if ((buf = malloc(1 << 20)) == NULL) {
+		snprintf(sc->why, sizeof(sc->why), "out of memory");
+		return;
+	}
+	for (at = 0; at < off; at += (uint64_t)n) {
+		n = pread(fd, buf,
+		    off - at < (1u << 20) ? (size_t)(off - at) : 1u << 20,
+		    (off_t)at);
+		if (n <= 0)
+			break;
+		crc = ht_crc32(crc, buf, (size_t)n);
+	}
+	free(buf);
+	if (at != off || crc != le32(h + 8 + 48)) {
+		snprintf(sc->why, sizeof(sc->why), "its CRC does not match");
+		return;
+	}
+	sc->end.events = le64(h + 8);
+	sc->end.lost = le64(h + 16);
+	sc->end.lost_why = le32(h + 24);
+	sc->end.threads = le32(h + 28);
+	sc->end.duration_ns = le64(h + 32);
+	sc->end.agent_bytes = le64(h + 40);
+	sc->end.waits = le64(h + 48);
+	sc->complete = 1;
+}
+
 /* Read the trace back and say what it holds, on one line.  Returns the
  * exit status: 0 for a complete trace that lost nothing. */
 static int
 summarize(const struct rec *r)
 {
-	char err[256], sz[32];
-	struct ht_trace *t;
+	struct scan sc;
 	struct stat st;
-	int rc = HT_EXIT_OK;
+	char sz[32];
+	int fd, rc = HT_EXIT_OK;
 
-	if ((t = ht_trace_read_file(r->out, err, sizeof(err))) == NULL) {
+	if ((fd = open(r->out, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    fstat(fd, &st) != 0) {
 		ht_warn("record: %s: %s; the trace cannot be read", r->out,
-		    err);
+		    strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return HT_EXIT_FAIL;
 	}
-	if (stat(r->out, &st) != 0)
-		st.st_size = 0;
-	if (!t->complete) {
+	scan(fd, &sc);
+	close(fd);
+	if (!sc.complete) {
 		ht_warn("record: %s is incomplete (%s): %" PRIu64 " events "
-			"of %zu threads; the process ended before its agent "
-			"could finish it",
-		    r->out, t->incomplete_why, t->nevents, t->nthreads);
-		ht_trace_free(t);
+			"of %" PRIu64 " threads; the process ended before its "
+			"agent could finish it (it exec'd, or left by _exit "
+			"or a signal)",
+		    r->out, sc.why, sc.events, sc.threads);
 		return HT_EXIT_FAIL;
 	}
 	ht_size_format(r->max_bytes, sz, sizeof(sz));
 	fprintf(r->line,
 	    "heaptool: %s: %" PRIu64 " events, %" PRIu32 " threads, %jd "
 	    "bytes, %" PRIu64 " lost, %" PRIu64 " waits%s%s%s\n",
-	    r->out, t->end.events, t->end.threads, (intmax_t)st.st_size,
-	    t->end.lost, t->end.waits,
+	    r->out, sc.end.events, sc.end.threads, (intmax_t)st.st_size,
+	    sc.end.lost, sc.end.waits,
 	    r->state == HT_RECORD_FULL ? " (stopped at --max-size " : "",
 	    r->state == HT_RECORD_FULL ? sz : "",
 	    r->state == HT_RECORD_FULL ? ")" : "");
-	if (t->end.lost != 0 || r->state == HT_RECORD_FAILED) {
+	if (sc.end.lost != 0 || r->state == HT_RECORD_FAILED) {
 		ht_warn("record: %" PRIu64 " events lost, the recording "
 			"stopped: %s; free space where the trace goes, or "
 			"record less (--duration)",
-		    t->end.lost,
-		    t->end.lost_why != 0 ? strerror((int)t->end.lost_why) :
+		    sc.end.lost,
+		    sc.end.lost_why != 0 ? strerror((int)sc.end.lost_why) :
 					   "the trace could not be finished");
 		rc = HT_EXIT_FAIL;
 	}
-	ht_trace_free(t);
 	if (fflush(r->line) != 0 || ferror(r->line))
 		return HT_EXIT_FAIL;
 	return rc;
