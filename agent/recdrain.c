@@ -34,6 +34,11 @@ static uint8_t *stage;
 static size_t staged;
 static uintptr_t start_mods[MAX_START];
 static size_t nstart;
+/* A write failed (its errno): the file was cut back to the last whole
+ * chunk, mark, where only END goes now. */
+static int failed;
+static uint64_t mark_bytes;
+static uint32_t mark_crc, staged_threads;
 
 static int
 write_all(const uint8_t *p, size_t n)
@@ -54,6 +59,44 @@ write_all(const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* A chunk starts here. */
+static void
+mark(void)
+{
+	mark_bytes = bytes;
+	mark_crc = crc;
+}
+
+/* A write failed with rc: what it wrote of its chunk goes (the trace
+ * ends with whole chunks), and END is all that may follow. */
+static int
+fail(int rc)
+{
+	if (failed == 0)
+		failed = rc;
+	bytes = mark_bytes;
+	crc = mark_crc;
+	staged = 0;
+	staged_threads = 0;
+	(void)ftruncate(fd, (off_t)bytes);
+	(void)lseek(fd, (off_t)bytes, SEEK_SET);
+	return rc;
+}
+
+/* Bytes p[0..n) of the chunk begun at the mark. */
+static int
+put(const uint8_t *p, size_t n)
+{
+	int rc;
+
+	if ((rc = write_all(p, n)) != 0)
+		return fail(rc);
+	crc = ht_crc32(crc, p, n);
+	bytes += n;
+	return 0;
+}
+
+/* The staged chunks, whole. */
 static int
 flush(void)
 {
@@ -61,14 +104,16 @@ flush(void)
 
 	if (staged == 0)
 		return 0;
-	crc = ht_crc32(crc, stage, staged);
-	rc = write_all(stage, staged);
-	bytes += staged;
+	mark();
+	if ((rc = put(stage, staged)) != 0)
+		return rc;
+	nthreads += staged_threads;
+	staged_threads = 0;
 	staged = 0;
-	return rc;
+	return 0;
 }
 
-/* Bytes p[0..n) to the file, after what is staged. */
+/* A chunk of bytes p[0..n), after what is staged. */
 static int
 out(const uint8_t *p, size_t n)
 {
@@ -76,9 +121,8 @@ out(const uint8_t *p, size_t n)
 
 	if ((rc = flush()) != 0)
 		return rc;
-	crc = ht_crc32(crc, p, n);
-	bytes += n;
-	return write_all(p, n);
+	mark();
+	return put(p, n);
 }
 
 /* What the rings may still hold when the recording stops, with a site
@@ -184,6 +228,8 @@ ht_recdrain_open(int f, uint64_t max, const struct ht_trace_info *info)
 	crc = 0;
 	nthreads = sites_done = 0;
 	staged = nstart = 0;
+	failed = 0;
+	staged_threads = 0;
 	ht_tw_header(head, sizeof(head));
 	if ((rc = out(head, sizeof(head))) != 0)
 		goto fail;
@@ -237,8 +283,9 @@ write_events(struct ht_recbuf *b, uint64_t from, uint64_t to, int final)
 	if (!room(sizeof(head) + len, final))
 		return HT_RECDRAIN_FULL;
 	ht_tw_events_head(head, sizeof(head), b->thread, k);
-	if ((rc = out(head, sizeof(head))) != 0 ||
-	    (rc = out(ht_recbuf_slot(b, from), len)) != 0)
+	if ((rc = out(head, sizeof(head))) != 0)
+		return rc;
+	if ((rc = put(ht_recbuf_slot(b, from), len)) != 0)
 		return rc;
 	events += k;
 	return 0;
@@ -281,7 +328,7 @@ drain_one(struct ht_recbuf *b, int final)
 		    ht_tw_thread(p_, STAGE - staged, b->thread, b->tid, name),
 		    str_chunk(8, name), final, rc);
 		named[b->thread] = 1;
-		nthreads++;
+		staged_threads++;
 	}
 	t = b->tail;
 	h = __atomic_load_n(&b->head, __ATOMIC_ACQUIRE);
@@ -314,6 +361,8 @@ ht_recdrain_pass(int final)
 
 	if (fd < 0)
 		return EBADF;
+	if (failed != 0)
+		return failed;
 	for (i = 0; i < nb; i++)
 		if ((rc = drain_one(ht_recbuf_at(i), final)) != 0)
 			return rc;
@@ -333,7 +382,9 @@ ht_recdrain_close(struct ht_trace_end *e)
 	int rc = 0;
 	size_t len;
 
-	for (i = 1; i < n && rc == 0; i++) {
+	/* After a failed write, END alone: it may still fit where the
+	 * failed chunk was cut. */
+	for (i = 1; i < n && rc == 0 && failed == 0; i++) {
 		const char *nm = ht_tags_name(i);
 
 		len = str_chunk(4, nm);
@@ -343,10 +394,12 @@ ht_recdrain_close(struct ht_trace_end *e)
 			break;
 		staged += ht_tw_tag(stage + staged, STAGE - staged, i, nm);
 	}
-	if (rc == 0)
+	if (rc == 0 && failed == 0)
 		rc = write_modules(0, 1);
-	if (rc == 0)
+	if (rc == 0 && failed == 0)
 		rc = flush();
+	rc = 0;
+	staged = 0;
 	e->events = events;
 	e->threads = nthreads;
 	if (rc == 0) {

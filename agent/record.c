@@ -105,8 +105,8 @@ pass_locked(void)
 		    INT32_MAX, NULL, NULL, 0);
 	if (rc == HT_RECDRAIN_FULL)
 		ask_stop(HT_RECORD_FULL, 0, 0);
-	else if (rc != 0)
-		ask_stop(HT_RECORD_FAILED, rc, ht_recdrain_pending());
+	else if (rc != 0) /* what is not written is counted at the stop */
+		ask_stop(HT_RECORD_FAILED, rc, 0);
 }
 
 /* Enter the recorder: 1 if a recording runs (the guard set), else 0. */

@@ -6,6 +6,9 @@
 #   at the size; the command runs on to its end, its status is its own;
 # - --duration: the recording ends then, complete, while the command
 #   runs on; SIGINT to heaptool record ends it the same way;
+# - a write that fails (RLIMIT_FSIZE standing for a full disk) stops the
+#   recording, the trace still complete, its END counting the loss and
+#   its errno, and record says so, exit 1;
 # - a --max-size below 1MiB or a bad duration are usage errors;
 # - -o onto a symbolic link (dangling or not) or a FIFO is refused before
 #   anything runs, and the link's target is not created or touched; an
@@ -21,7 +24,7 @@ command -v bash >/dev/null 2>&1 || skip_all "bash not found"
 unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
 T=120
 
-plan 23
+plan 26
 
 get() {
 	sed -n "s/^$2 //p" "$1"
@@ -85,6 +88,26 @@ is 0 $? "SIGINT to record -- CMD: the command still ends well"
 is "1 0" "$(get "$HT_TMP/int.dump" complete) \
 $(get "$HT_TMP/int.dump" lost)" "the trace is complete" ||
     diag "$(cat "$HT_TMP/int.err" "$HT_TMP/int.dump")"
+
+# A write that fails (the file size limit, as a full disk would): the
+# recording stops there, the file is cut back to its last whole chunk and
+# ends with END, which counts the events lost and says why (EFBIG, 27);
+# record says so and exits 1.  SIGXFSZ ignored, so that the write fails
+# rather than the signal killing the command.
+bash -c 'trap "" XFSZ; ulimit -f 1024; exec "$@"' sh timeout $T "$HEAPTOOL" \
+    record -o "$HT_TMP/fsz.trace" -- "$FX" 20000 >/dev/null \
+    2>"$HT_TMP/fsz.err"
+is 1 $? "record under a 1 MiB file size limit: exit 1"
+"$DUMP" "$HT_TMP/fsz.trace" >"$HT_TMP/fsz.dump" 2>&1
+d=$HT_TMP/fsz.dump
+[ "$(get $d complete)" = 1 ] && [ "$(get $d lost)" -gt 0 ] 2>/dev/null &&
+    [ "$(get $d lost_why)" = 27 ] && [ "$(get $d bad_refs)" = 0 ]
+ok $? "the trace is complete (END), with $(get $d lost) events lost for \
+EFBIG, and whole before the cut" || diag "$(cat $d)"
+grep -q "events lost, the recording stopped: File too large" \
+    "$HT_TMP/fsz.err"
+ok $? "record says how many were lost and why" ||
+    diag "$(cat "$HT_TMP/fsz.err")"
 
 # Usage.
 "$HEAPTOOL" record -o "$HT_TMP/x.trace" --max-size 100K -- true \
