@@ -24,7 +24,7 @@ command -v bash >/dev/null 2>&1 || skip_all "bash not found"
 unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
 T=120
 
-plan 26
+plan 28
 
 get() {
 	sed -n "s/^$2 //p" "$1"
@@ -108,6 +108,15 @@ grep -q "events lost, the recording stopped: File too large" \
     "$HT_TMP/fsz.err"
 ok $? "record says how many were lost and why" ||
     diag "$(cat "$HT_TMP/fsz.err")"
+
+# A command killed mid-recording: no END; record says the trace is cut
+# short, and the status is the command's (128 + 9).
+timeout $T "$HEAPTOOL" record -o "$HT_TMP/kill.trace" -- bash -c \
+    ': $(echo a); kill -9 $$' >/dev/null 2>"$HT_TMP/kill.err"
+is 137 $? "a command killed by SIGKILL: its status"
+grep -q "kill.trace is incomplete (no END chunk): [0-9]* events of 1 threads" \
+    "$HT_TMP/kill.err"
+ok $? "record says the trace is cut short" || diag "$(cat "$HT_TMP/kill.err")"
 
 # Usage.
 "$HEAPTOOL" record -o "$HT_TMP/x.trace" --max-size 100K -- true \
