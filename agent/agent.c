@@ -37,6 +37,7 @@
 #include "miprof.h"
 #include "modules.h"
 #include "profile.h"
+#include "record.h"
 #include "sampler.h"
 #include "session.h"
 #include "snapshot.h"
@@ -449,6 +450,56 @@ hook_dlclose(void *h)
 	return rc;
 }
 
+/* The hooks' HT_HOOK_RECORD bits are set. */
+static int record_bits;
+
+static void
+record_bits_set(int on)
+{
+	ht_hooks_set_record(on);
+	ht_ihooks_set_record(on);
+	__atomic_store_n(&record_bits, on, __ATOMIC_RELEASE);
+}
+
+int
+ht_agent_record(const struct ht_record_cfg *cfg)
+{
+	int rc;
+
+	if ((rc = ht_agent_prepare()) != 0) {
+		close(cfg->fd);
+		if (cfg->status_fd >= 0)
+			close(cfg->status_fd);
+		return rc;
+	}
+	if ((rc = ht_record_start(cfg)) != 0) {
+		if (cfg->status_fd >= 0)
+			close(cfg->status_fd);
+		return rc;
+	}
+	record_bits_set(1);
+	return 0;
+}
+
+void
+ht_agent_record_stop(uint32_t state)
+{
+	if (__atomic_load_n(&record_bits, __ATOMIC_ACQUIRE))
+		record_bits_set(0);
+	ht_record_stop(state);
+}
+
+uint64_t
+ht_agent_record_tick(uint64_t now_ms)
+{
+	uint64_t due = ht_record_tick(now_ms);
+
+	if (!ht_record_running() &&
+	    __atomic_load_n(&record_bits, __ATOMIC_ACQUIRE))
+		record_bits_set(0);
+	return due;
+}
+
 static void
 fork_prepare(void)
 {
@@ -508,6 +559,11 @@ fork_child(void)
 	ht_final_fork_child(follow);
 	ht_lock_release(&ht_lock_global);
 	ht_lock_release(&rescan_lock);
+	/* A recording is the parent's: its file, its buffers. */
+	ht_record_fork_child();
+	ht_hooks_set_record(0);
+	ht_ihooks_set_record(0);
+	record_bits = 0;
 	/* A followed child of jemalloc's session samples with the hooks
 	 * (jemalloc's controls are not called in a fork's child, whose
 	 * jemalloc may not have taken back its locks yet): its account of
@@ -790,6 +846,8 @@ ht_agent_unhook(void)
 
 	if (!active)
 		return -1;
+	/* A recording ends first, whole (its file is the CLI's). */
+	ht_agent_record_stop(HT_RECORD_DONE);
 	ht_guard_enter();
 	ht_lock_acquire(&rescan_lock);
 	(void)ht_agent_stop();
@@ -856,6 +914,8 @@ ht_agent_exit(const char *output)
 	if (!__atomic_load_n(&active, __ATOMIC_ACQUIRE) || ht_guard_held())
 		return 0;
 	ht_guard_enter();
+	/* A recording's end: every event the process made. */
+	ht_agent_record_stop(HT_RECORD_DONE);
 	/* jemalloc's samples as they are at the end. */
 	(void)ht_jemprof_collect();
 	/* The session's exit dump, if it runs with a prefix (any mode), and

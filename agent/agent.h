@@ -16,6 +16,9 @@
  *   status    what its STATUS reply says (status.c)
  *   agent     this file: the lifecycle
  *   hooks     the allocator entry points, and the table of hooked names
+ *   record    the recorder of every allocator event (heaptool record),
+ *             over recdrain (the trace file), recbuf (the threads'
+ *             buffers) and recmap (blocks' identities, call sites)
  *   jemprof, miprof
  *             the backends of the allocators that sample by themselves:
  *             jemalloc's sampling (over heapv2, its heap profile parsed)
@@ -205,5 +208,20 @@ void ht_agent_modules_changed(void);
  * exit() from a signal handler that interrupted it), -1 with errno if
  * writing it failed. */
 int ht_agent_exit(const char *output);
+
+struct ht_record_cfg;
+/*
+ * heaptool record: set up and put the hooks in if no one has yet (as
+ * ht_agent_prepare), start recording into cfg->fd (record.h) and send
+ * every hook's call to the recorder.  Returns 0, an HT_AGENT_E* code, or
+ * an errno value of ht_record_start (EBUSY: a recording runs).  The
+ * descriptor is the recorder's (or closed) whatever happens.
+ */
+int ht_agent_record(const struct ht_record_cfg *cfg);
+/* Stop the recording, if one runs, as state (enum ht_record_state). */
+void ht_agent_record_stop(uint32_t state);
+/* The agent's thread, between requests: ht_record_tick, and the hooks'
+ * way back to their fast paths once a recording ended by itself. */
+uint64_t ht_agent_record_tick(uint64_t now_ms);
 
 #endif

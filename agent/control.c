@@ -54,6 +54,7 @@
 #include "mem.h"
 #include "prim.h"
 #include "proto.h"
+#include "record.h"
 #include "session.h"
 #include "snapshot.h"
 #include "status.h"
@@ -105,6 +106,7 @@ struct conn {
 	size_t len, sent;
 	uint8_t *map;
 	size_t maplen;
+	int rfd; /* a descriptor that came with the request, or -1 */
 	/* A request, or the largest reply built here (a STATUS). */
 	uint8_t buf[HT_PROTO_MAX_STATUS];
 };
@@ -268,6 +270,9 @@ conn_close(struct conn *c)
 	__atomic_store_n(&c->fd, -1, __ATOMIC_RELEASE);
 	if (ours)
 		close(fd);
+	if (c->rfd >= 0)
+		close(c->rfd);
+	c->rfd = -1;
 	if (c->map != NULL)
 		munmap(c->map, c->maplen);
 	c->map = NULL;
@@ -545,6 +550,62 @@ out_close:
 	close(mfd);
 }
 
+/* RECORD: the trace file came with it. */
+static void
+do_record(struct conn *c, const struct ht_request *r)
+{
+	struct ht_record_cfg cfg;
+	struct stat st;
+	int rc;
+
+	if (c->rfd < 0 || fstat(c->rfd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		reply_err(c, HT_ERR_BAD_REQUEST,
+		    "RECORD needs a regular file's descriptor with it");
+		return;
+	}
+	if (!ht_agent_hooked() && ht_agent_prepare() == HT_AGENT_EDETACHED) {
+		reply_err(c, HT_ERR_DETACHED,
+		    "the hooks are removed (detached); hook again first");
+		return;
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fd = c->rfd;
+	c->rfd = -1; /* the recorder's now */
+	cfg.max_bytes = r->rec_max_bytes;
+	cfg.buffer = r->rec_buffer;
+	cfg.status_fd = -1;
+	rc = ht_agent_record(&cfg);
+	if (rc == 0)
+		reply_ok(c);
+	else if (rc == EBUSY)
+		reply_err(c, HT_ERR_RECORDING, "a recording is running");
+	else if (rc == ENOMEM || rc == HT_AGENT_ENOMEM)
+		reply_err(c, HT_ERR_NOMEM, "cannot map the recorder's buffers");
+	else if (rc == HT_AGENT_EDETACHED)
+		reply_err(c, HT_ERR_DETACHED,
+		    "the hooks are removed (detached); hook again first");
+	else if (rc < 0)
+		reply_err(c, HT_ERR_INTERNAL, "could not put the hooks in");
+	else if (rc == ENOSPC || rc == EDQUOT)
+		reply_err(c, HT_ERR_TRACE, "no space left");
+	else if (rc == EFBIG)
+		reply_err(c, HT_ERR_TRACE, "the file is too large");
+	else
+		reply_err(c, HT_ERR_TRACE, "a write failed");
+}
+
+/* RECSTAT: the recording's figures, after stopping it if asked. */
+static void
+do_recstat(struct conn *c, const struct ht_request *r)
+{
+	struct ht_recstat st;
+
+	if (r->flags & HT_RECSTAT_STOP)
+		ht_agent_record_stop(HT_RECORD_DONE);
+	ht_record_stat(&st);
+	reply(c, ht_proto_encode_recstat(c->buf, sizeof(c->buf), &st));
+}
+
 /* c's request is whole in buf: carry it out and put the reply in c. */
 static void
 serve_request(struct conn *c)
@@ -583,6 +644,12 @@ serve_request(struct conn *c)
 			reply_ok(c);
 		}
 		break;
+	case HT_MSG_RECORD:
+		do_record(c, &r);
+		break;
+	case HT_MSG_RECSTAT:
+		do_recstat(c, &r);
+		break;
 	case HT_MSG_HOOK:
 		if (ht_agent_hook() < 0)
 			reply_err(c, HT_ERR_INTERNAL,
@@ -603,6 +670,52 @@ serve_request(struct conn *c)
 }
 
 /*
+ * recv of what is missing of c's request; a descriptor passed with it
+ * (SCM_RIGHTS, for RECORD) is kept in c->rfd, one at most: any other is
+ * closed at once.
+ */
+static ssize_t
+recv_fd(struct conn *c)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	struct cmsghdr *cm;
+	struct iovec iov;
+	struct msghdr m;
+	ssize_t n;
+	size_t i, k;
+	int fds[4];
+
+	iov.iov_base = c->buf + c->have;
+	iov.iov_len = c->need - c->have;
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = ctl.b;
+	m.msg_controllen = sizeof(ctl.b);
+	n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return n;
+	for (cm = CMSG_FIRSTHDR(&m); cm != NULL; cm = CMSG_NXTHDR(&m, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (k > 4)
+			k = 4;
+		memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
+		for (i = 0; i < k; i++) {
+			if (c->rfd < 0)
+				c->rfd = fds[i];
+			else
+				close(fds[i]);
+		}
+	}
+	return n;
+}
+
+/*
  * Read what has arrived of c's request, never past its end (the header
  * says where), and serve it once it is whole.  What no payload could mend
  * is refused on the header alone.
@@ -614,8 +727,7 @@ conn_read(struct conn *c)
 	ssize_t n;
 
 	while (!c->sending) {
-		n = recv(c->fd, c->buf + c->have, c->need - c->have,
-		    MSG_DONTWAIT);
+		n = recv_fd(c);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -713,8 +825,10 @@ map_places(void)
 		return 0;
 	if ((t = ht_mem_map(CONNS * sizeof(*t))) == NULL)
 		return -1;
-	for (i = 0; i < CONNS; i++)
+	for (i = 0; i < CONNS; i++) {
 		t[i].fd = -1;
+		t[i].rfd = -1;
+	}
 	conns = t;
 	return 0;
 }
@@ -757,6 +871,7 @@ conn_new(int fd)
 	c->need = HT_PROTO_HEADER;
 	c->len = c->sent = c->maplen = 0;
 	c->map = NULL;
+	c->rfd = -1;
 	__atomic_store_n(&c->fd, fd, __ATOMIC_RELEASE);
 	step(c);
 }
@@ -814,7 +929,7 @@ expire(void)
 static void
 serve(void)
 {
-	struct pollfd pfds[2 + CONNS];
+	struct pollfd pfds[3 + CONNS];
 	struct conn *at[CONNS];
 	uint64_t next = ht_prim_mono_ms() + WATCH_MS, due, soon;
 	int i, k, n;
@@ -832,6 +947,9 @@ serve(void)
 		due = ht_timeline_tick(ht_prim_mono_ms());
 		if (due < soon)
 			soon = due;
+		due = ht_agent_record_tick(ht_prim_mono_ms());
+		if (due < soon)
+			soon = due;
 		if (next < soon)
 			soon = next;
 		/* poll ignores an entry whose descriptor is negative. */
@@ -839,24 +957,28 @@ serve(void)
 		pfds[0].events = POLLIN;
 		pfds[1].fd = ht_dump_wake_fd();
 		pfds[1].events = POLLIN;
+		pfds[2].fd = ht_record_wake_fd();
+		pfds[2].events = POLLIN;
 		for (i = 0, k = 0; conns != NULL && i < CONNS; i++) {
 			if (conns[i].fd < 0)
 				continue;
-			pfds[2 + k].fd = conns[i].fd;
-			pfds[2 + k].events = conns[i].sending ? POLLOUT :
+			pfds[3 + k].fd = conns[i].fd;
+			pfds[3 + k].events = conns[i].sending ? POLLOUT :
 								POLLIN;
 			at[k++] = &conns[i];
 		}
-		for (i = 0; i < 2 + k; i++)
+		for (i = 0; i < 3 + k; i++)
 			pfds[i].revents = 0;
-		n = poll(pfds, (nfds_t)(2 + k), left_ms(soon));
+		n = poll(pfds, (nfds_t)(3 + k), left_ms(soon));
 		if (n > 0 && (pfds[1].revents & POLLIN))
 			ht_dump_wake_clear();
+		if (n > 0 && (pfds[2].revents & POLLIN))
+			ht_record_wake_clear();
 		/* The connections first: one whose request is whole is
 		 * served before a new one could take its place. */
 		for (i = 0; n > 0 && i < k; i++)
-			if (pfds[2 + i].revents != 0 &&
-			    at[i]->fd == pfds[2 + i].fd)
+			if (pfds[3 + i].revents != 0 &&
+			    at[i]->fd == pfds[3 + i].fd)
 				step(at[i]);
 		if (n > 0 && pfds[0].revents != 0) {
 			if (!socket_ours()) {
@@ -956,6 +1078,9 @@ ht_control_forget(void)
 		if (conn_ours(&conns[i]))
 			close(conns[i].fd);
 		conns[i].fd = -1;
+		if (conns[i].rfd >= 0)
+			close(conns[i].rfd);
+		conns[i].rfd = -1;
 		/* MADV_DONTFORK: the parent's report is not mapped here. */
 		conns[i].map = NULL;
 		conns[i].maplen = 0;

@@ -29,8 +29,9 @@
 
 #define HT_GOT_MAX_HOOKS 256 /* the most names ht_got_patch takes */
 
-#define HT_HOOK_MULTI 0x1 /* modules were bound to different originals */
-#define HT_HOOK_SLOW  0x2 /* take the slow path (failure dumps armed) */
+#define HT_HOOK_MULTI  0x1 /* modules were bound to different originals */
+#define HT_HOOK_SLOW   0x2 /* take the slow path (failure dumps armed) */
+#define HT_HOOK_RECORD 0x4 /* take the slow path (a recording runs) */
 
 /*
  * Which slots of a name are patched (ht_hook_def.rules):
@@ -63,7 +64,8 @@ struct ht_hook_def {
 	 * set sends the call out of line.  ht_got_patch sets HT_HOOK_MULTI
 	 * (atomic OR) when some module's original differs from orig: the
 	 * hook then asks ht_got_orig_for_caller().  The agent sets and
-	 * clears HT_HOOK_SLOW on its own (got.c never touches it). */
+	 * clears HT_HOOK_SLOW and HT_HOOK_RECORD on its own (got.c never touches
+	 * them). */
 	unsigned flags;
 	/* dlsym(RTLD_DEFAULT, name), set by ht_got_resolve(): the original
 	 * of a slot still bound lazily to its PLT stub. */

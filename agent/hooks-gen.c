@@ -29,6 +29,7 @@
 #include "dump.h"
 #include "hooks-int.h"
 #include "hooks.h"
+#include "record.h"
 #include "sampler.h"
 #include "session.h"
 #include "tables.h"
@@ -44,6 +45,13 @@ product(ht_arg n, ht_arg m)
 	size_t r;
 
 	return __builtin_mul_overflow((size_t)n, (size_t)m, &r) ? SIZE_MAX : r;
+}
+
+/* A recording runs (record.h): every call is recorded, out of line. */
+static inline int
+recording(enum ht_hook_index i)
+{
+	return (hook_flags(i) & HT_HOOK_RECORD) != 0;
 }
 
 static inline void
@@ -67,12 +75,16 @@ alloc_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller,
 		p = fn(a[0], a[1], a[2], a[3], a[4]);
 		if (slow(i) && out_of_memory(p, n != 0, caller))
 			ht_dump_on_failure();
+		if (recording(i))
+			ht_rec_alloc(i, p, n, a, caller);
 		return p;
 	}
 	HT_REGS_CAPTURE(&regs);
 	p = fn(a[0], a[1], a[2], a[3], a[4]);
 	if (slow(i) && out_of_memory(p, n != 0, caller))
 		ht_dump_on_failure();
+	if (recording(i))
+		ht_rec_alloc(i, p, n, a, caller);
 	ht_sampler_alloc(p, n, caller, &regs);
 	return p;
 }
@@ -112,11 +124,15 @@ alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
 		p = fn(n);
 		if (slow(i) && out_of_memory(p, n != 0, caller))
 			ht_dump_on_failure();
+		if (recording(i))
+			ht_rec_alloc(i, p, n, NULL, caller);
 		return p;
 	}
 	p = fn(n);
 	if (slow(i) && out_of_memory(p, n != 0, caller))
 		ht_dump_on_failure();
+	if (recording(i))
+		ht_rec_alloc(i, p, n, NULL, caller);
 	/* The hook reached here by a tail jump: this frame's caller is the
 	 * program (caller), so the walk starts in the program's frame, as
 	 * it is once this returns: its sp above the return address, its
@@ -145,6 +161,11 @@ static __attribute__((noinline)) void
 free_slow(enum ht_hook_index i, ht_arg a0, ht_arg a1, ht_arg a2,
     uintptr_t caller)
 {
+	if (recording(i)) {
+		ht_arg a_[3] = { a0, a1, a2 };
+
+		ht_rec_free(i, (void *)a0, a_, caller);
+	}
 	unsample((void *)a0);
 	((free3_fn)orig(i, caller))(a0, a1, a2);
 }
@@ -164,6 +185,8 @@ free_slow(enum ht_hook_index i, ht_arg a0, ht_arg a1, ht_arg a2,
 static __attribute__((noinline)) void
 free1_slow(enum ht_hook_index i, void *p, uintptr_t caller)
 {
+	if (recording(i))
+		ht_rec_free(i, p, NULL, caller);
 	unsample(p);
 	((void (*)(void *))orig(i, caller))(p);
 }
@@ -196,14 +219,19 @@ realloc_call(enum ht_hook_index i, void *old, size_t n, int how,
 {
 	alloc6_fn fn = (alloc6_fn)orig(i, caller);
 	struct ht_live e;
-	uint64_t epoch;
-	int had = 0, due;
+	uint64_t epoch, rid = 0;
+	int had = 0, due, rec = recording(i);
 	void *p;
 
+	if (rec)
+		rid = ht_rec_take(old);
 	if (old != NULL && __builtin_expect(ht_live_maybe((uintptr_t)old), 0))
 		had = ht_sampler_take(old, &e, &epoch);
 	due = (how & RE_CHARGED) || ht_sample_due(n);
 	p = fn(a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (rec)
+		ht_rec_realloc(i, old, rid, p, n, (how & RE_FREED_ON_FAIL) != 0,
+		    caller);
 	if (p == NULL && n != 0) {
 		if (had && !(how & RE_FREED_ON_FAIL))
 			ht_sampler_restore(&e, epoch);
@@ -270,6 +298,11 @@ memalign_slow(enum ht_hook_index i, void **pp, size_t a, size_t n, int due,
 
 	if (rc == ENOMEM && n != 0 && slow(i) && !ht_wrap_may_retry(caller - 1))
 		ht_dump_on_failure();
+	if (recording(i)) {
+		ht_arg al_[1] = { a };
+
+		ht_rec_alloc(i, rc == 0 ? *pp : NULL, n, al_, caller);
+	}
 	if (due)
 		ht_sampler_alloc(rc == 0 ? *pp : NULL, n, caller, NULL);
 	return rc;
@@ -302,11 +335,15 @@ str_call(enum ht_hook_index i, int given, uintptr_t caller, const ht_arg *a)
 	if (p == NULL) {
 		if (!given && slow(i) && out_of_memory(p, 1, caller))
 			ht_dump_on_failure();
+		if (!given && recording(i))
+			ht_rec_alloc(i, p, 0, NULL, caller);
 		return p;
 	}
 	if (given)
 		return p;
 	n = strlen(p) + 1;
+	if (recording(i))
+		ht_rec_alloc(i, p, n, NULL, caller);
 	if (__builtin_expect(ht_sample_due(n), 0))
 		ht_sampler_alloc(p, n, caller, NULL);
 	return p;
@@ -331,13 +368,18 @@ reallocarr_call(enum ht_hook_index i, void **pp, size_t c, size_t s,
 	void *old = pp != NULL ? *pp : NULL;
 	size_t n = product(c, s);
 	struct ht_live e;
-	uint64_t epoch;
-	int had = 0, due, rc;
+	uint64_t epoch, rid = 0;
+	int had = 0, due, rc, rec = recording(i);
 
+	if (rec)
+		rid = ht_rec_take(old);
 	if (old != NULL && ht_live_maybe((uintptr_t)old))
 		had = ht_sampler_take(old, &e, &epoch);
 	due = ht_sample_due(n);
 	rc = fn(pp, c, s);
+	if (rec)
+		ht_rec_realloc(i, old, rid, rc == 0 ? *pp : NULL,
+		    rc == 0 ? n : (n != 0 ? n : 1), 0, caller);
 	if (rc != 0 && had)
 		ht_sampler_restore(&e, epoch);
 	if (due)
@@ -359,14 +401,19 @@ xallocx_call(enum ht_hook_index i, void *p, size_t size, size_t extra,
 	size_t (*fn)(void *, size_t, size_t, int) =
 	    (size_t(*)(void *, size_t, size_t, int))orig(i, caller);
 	struct ht_live e;
-	uint64_t epoch;
-	int had = 0, due;
+	uint64_t epoch, rid = 0;
+	int had = 0, due, rec = recording(i);
 	size_t r;
 
+	if (rec)
+		rid = ht_rec_take(p);
 	if (p != NULL && ht_live_maybe((uintptr_t)p))
 		had = ht_sampler_take(p, &e, &epoch);
 	due = ht_sample_due(size);
 	r = fn(p, size, extra, flags);
+	if (rec)
+		ht_rec_realloc(i, p, rid, r >= size ? p : NULL,
+		    size != 0 ? size : 1, 0, caller);
 	if (r < size) {
 		/* Not resized: the block is as it was. */
 		if (had)

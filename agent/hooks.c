@@ -65,6 +65,21 @@ ht_hooks_set_slow(int on)
 	}
 }
 
+void
+ht_hooks_set_record(int on)
+{
+	size_t i;
+
+	for (i = 0; i < HT_NALLOCFNS; i++) {
+		if (on)
+			__atomic_or_fetch(&ht_hooks[i].flags, HT_HOOK_RECORD,
+			    __ATOMIC_RELEASE);
+		else
+			__atomic_and_fetch(&ht_hooks[i].flags,
+			    ~(unsigned)HT_HOOK_RECORD, __ATOMIC_RELEASE);
+	}
+}
+
 #define HT_HOOK_PTR_S1(id)    ((void *)HT_HOOK_FN(id))
 #define HT_HOOK_PTR_S(id)     ((void *)HT_HOOK_FN(id))
 #define HT_HOOK_PTR_NS(id)    ((void *)HT_HOOK_FN(id))

@@ -67,6 +67,11 @@ ht_hook_allocates(enum ht_hook_index i)
  * are armed.  Any thread; atomic. */
 void ht_hooks_set_slow(int on);
 
+/* Set (on) or clear HT_HOOK_RECORD on every hook, frees included: while
+ * set, each call goes out of line, to the recorder (record.h).  agent.c
+ * keeps it set while a recording runs.  Any thread; atomic. */
+void ht_hooks_set_record(int on);
+
 /* Give got.c the names of the wrappers (wrap.h): C++'s operators new,
  * with std::get_new_handler as their retry query; and every hook its
  * rules (got.h).  Before the first ht_got_patch() with the table. */

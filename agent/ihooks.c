@@ -11,6 +11,7 @@
 #define ht_hooks	      ht_ihooks
 #define ht_hooks_resolve      ht_ihooks_resolve
 #define ht_hooks_set_slow     ht_ihooks_set_slow
+#define ht_hooks_set_record   ht_ihooks_set_record
 #define ht_hooks_set_wrappers ht_ihooks_set_wrappers
 #define ht_hooks_set_loader   ht_ihooks_set_loader
 #define ht_hooks_orig	      ht_ihooks_orig

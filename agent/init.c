@@ -28,6 +28,14 @@
  * there first from a thread of the program: setup runs once, and patching
  * is idempotent.
  *
+ * Recording launch mode (heaptool record -- CMD): HEAPTOOL_PID as above
+ * and HEAPTOOL_RECORD_FD, the trace file's descriptor (opened by heaptool
+ * record, inherited across the exec), instead of HEAPTOOL_OUTPUT; with
+ * HEAPTOOL_RECORD_MAX (the size limit, bytes), HEAPTOOL_RECORD_BUFFER
+ * (the events of each thread's buffer; for tests) and HEAPTOOL_RECORD_STATUS_FD (a pipe that hears how the
+ * recording ended).  The constructor puts the hooks in with no session,
+ * starts recording and starts the agent's thread, which drains.
+ *
  * Launch mode also tells heaptool run how the profile fared, on the status
  * page HEAPTOOL_STATUS_FD names (src/runstat.h): running once the session
  * started, then at exit written, failed (with errno and the process's ids:
@@ -36,6 +44,8 @@
  * Nothing here may print, exit or abort: on any failure the agent stays
  * dormant or stops sampling, and the process runs on as if it were absent.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
@@ -50,6 +60,7 @@
 #include "final.h"
 #include "inline.h"
 #include "profile.h"
+#include "record.h"
 #include "runpage.h"
 #include "sampler.h"
 #include "snapshot.h"
@@ -121,6 +132,50 @@ inline_fd(void)
 	return (int)fd;
 }
 
+/* A descriptor number of the environment's name, or -1. */
+static int
+env_fd(const char *name)
+{
+	uint64_t fd;
+
+	if (parse_u64(getenv(name), &fd) != 0 || fd > INT_MAX)
+		return -1;
+	return (int)fd;
+}
+
+/* heaptool record -- CMD: record from the start. */
+static void
+record_launch(void)
+{
+	struct ht_record_cfg cfg;
+	struct stat st;
+	uint64_t v;
+
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fd = env_fd("HEAPTOOL_RECORD_FD");
+	cfg.status_fd = env_fd("HEAPTOOL_RECORD_STATUS_FD");
+	/* The descriptors are closed at an exec (the recorder's are): a
+	 * program this process execs must not take the numbers for them. */
+	(void)unsetenv("HEAPTOOL_RECORD_FD");
+	(void)unsetenv("HEAPTOOL_RECORD_STATUS_FD");
+	if (cfg.status_fd >= 0 &&
+	    (fstat(cfg.status_fd, &st) != 0 || !S_ISFIFO(st.st_mode)))
+		cfg.status_fd = -1;
+	if (cfg.fd < 0 || fstat(cfg.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		ht_agent_disable();
+		return;
+	}
+	if (env_u64("HEAPTOOL_RECORD_MAX", &v) == 0)
+		cfg.max_bytes = v;
+	if (env_u64("HEAPTOOL_RECORD_BUFFER", &v) == 0 && v >= 1 &&
+	    v <= HT_PROTO_MAX_REC_BUFFER)
+		cfg.buffer = (uint32_t)v;
+	if (ht_agent_record(&cfg) != 0)
+		return;
+	/* The drain runs on the agent's thread. */
+	(void)ht_ctlthread_start(0);
+}
+
 /* Launch failed: close the doorbell, so that heaptool run waits no more. */
 static void
 drop_inline_fd(void)
@@ -156,6 +211,10 @@ agent_init(void)
 	/* Set but not ours: a descendant of a launched process. */
 	if (parse_u64(s, &pid) != 0 || pid != (uint64_t)getpid()) {
 		ht_agent_disable();
+		return;
+	}
+	if (getenv("HEAPTOOL_RECORD_FD") != NULL) {
+		record_launch();
 		return;
 	}
 	if (parse_u64(getenv("HEAPTOOL_RATE"), &rate) != 0 || rate == 0)

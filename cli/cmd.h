@@ -31,6 +31,7 @@ int ht_cmd_start(int argc, char **argv);
 int ht_cmd_stop(int argc, char **argv);
 int ht_cmd_status(int argc, char **argv);
 int ht_cmd_dump(int argc, char **argv);
+int ht_cmd_record(int argc, char **argv);
 int ht_cmd_detach(int argc, char **argv);
 int ht_cmd_baseline(int argc, char **argv);
 int ht_cmd_diff(int argc, char **argv);

@@ -42,6 +42,7 @@ struct ht_ctl {
 	uint32_t agent_err;
 	unsigned agent_version;
 	char err[768];
+	int pass_fd;  /* a descriptor the next request carries, or -1 */
 	uint8_t *buf; /* the last reply's payload */
 	size_t len;
 	size_t cap;
@@ -56,6 +57,7 @@ ht_ctl_new(pid_t pid)
 		return NULL;
 	h->pid = pid;
 	h->timeout_ms = HT_CTL_TIMEOUT_MS;
+	h->pass_fd = -1;
 	return h;
 }
 
@@ -397,6 +399,43 @@ send_all(struct ht_ctl *h, int fd, const uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* The request's first byte, with the descriptor pfd (SCM_RIGHTS). */
+static int
+send_fd(struct ht_ctl *h, int fd, const uint8_t *req, int pfd)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct cmsghdr *cm;
+	struct iovec iov;
+	struct msghdr m;
+	ssize_t n;
+
+	memset(&ctl, 0, sizeof(ctl));
+	memset(&m, 0, sizeof(m));
+	iov.iov_base = (void *)req;
+	iov.iov_len = 1;
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = ctl.b;
+	m.msg_controllen = sizeof(ctl.b);
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &pfd, sizeof(int));
+	do
+		n = sendmsg(fd, &m, MSG_NOSIGNAL);
+	while (n == -1 && errno == EINTR);
+	if (n == 1)
+		return 0;
+	if (n == -1 && (errno == EPIPE || errno == ECONNRESET))
+		return gone(h) ? fail_gone(h) : fail_refused(h);
+	return fail(h, HT_CTL_ESYS, "sendmsg: %s",
+	    n == -1 ? strerror(errno) : "nothing sent");
+}
+
 /*
  * Receive exactly len bytes into buf.  Returns len, the number received
  * before the peer closed (short), or -1 (message set).
@@ -524,6 +563,15 @@ agent_error(struct ht_ctl *h, uint32_t code, const char *msg)
 		    "%d s (%s); try again later",
 		    BUSY_WAIT_MS / 1000,
 		    msg[0] != '\0' ? msg : "no reason given");
+	case HT_ERR_RECORDING:
+		return fail(h, HT_CTL_EAGENT,
+		    "a recording is running; wait for its end, or stop its "
+		    "heaptool record (Ctrl-C)");
+	case HT_ERR_TRACE:
+		return fail(h, HT_CTL_EAGENT,
+		    "the agent could not write the trace (%s); free space "
+		    "where it goes, or choose another place",
+		    msg[0] != '\0' ? msg : "no reason given");
 	case HT_ERR_BACKEND:
 		return fail(h, HT_CTL_EAGENT,
 		    "the backend asked for cannot run in the target: %s; "
@@ -578,7 +626,10 @@ exchange_once(struct ht_ctl *h, const struct ht_request *r)
 
 	if ((fd = ctl_connect(h)) == -1)
 		return -1;
-	if (send_all(h, fd, req, len) != 0)
+	if (h->pass_fd >= 0 && send_fd(h, fd, req, h->pass_fd) != 0)
+		goto out_close;
+	if (send_all(h, fd, req + (h->pass_fd >= 0), len - (h->pass_fd >= 0)) !=
+	    0)
 		goto out_close;
 	if ((n = recv_all(h, fd, hdr, sizeof(hdr))) == -1)
 		goto out_close;
@@ -744,6 +795,39 @@ ht_ctl_start(struct ht_ctl *h, const struct ht_request *r)
 		return -1;
 	if (t != HT_MSG_OK)
 		return unexpected(h, t, "OK");
+	return 0;
+}
+
+int
+ht_ctl_record(struct ht_ctl *h, const struct ht_request *r, int fd)
+{
+	int t;
+
+	if (r->type != HT_MSG_RECORD)
+		return fail(h, HT_CTL_EPROTO, "not a RECORD request");
+	h->pass_fd = fd;
+	t = exchange_req(h, r);
+	h->pass_fd = -1;
+	if (t == -1)
+		return -1;
+	if (t != HT_MSG_OK)
+		return unexpected(h, t, "OK");
+	return 0;
+}
+
+int
+ht_ctl_recstat(struct ht_ctl *h, uint32_t flags, struct ht_recstat *st)
+{
+	int t;
+
+	if ((t = exchange(h, HT_MSG_RECSTAT, 0, flags)) == -1)
+		return -1;
+	if (t != HT_MSG_RECSTAT_REPLY)
+		return unexpected(h, t, "RECSTAT");
+	if (ht_proto_decode_recstat(h->buf, h->len, st) != 0)
+		return fail(h, HT_CTL_EPROTO,
+		    "the agent's recording state is malformed; use the "
+		    "heaptool that matches the agent");
 	return 0;
 }
 

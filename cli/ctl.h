@@ -86,6 +86,16 @@ int ht_ctl_start(struct ht_ctl *, const struct ht_request *r);
  */
 int ht_ctl_report(struct ht_ctl *, const uint8_t **buf, size_t *len);
 
+/*
+ * Send RECORD with r's settings (type HT_MSG_RECORD) and the descriptor
+ * fd, the trace file, for the agent to write.  Returns 0 or -1.
+ */
+int ht_ctl_record(struct ht_ctl *, const struct ht_request *r, int fd);
+
+/* Send RECSTAT with flags (HT_RECSTAT_STOP: stop first) and decode the
+ * reply into *st.  Returns 0 or -1. */
+int ht_ctl_recstat(struct ht_ctl *, uint32_t flags, struct ht_recstat *st);
+
 /* The last failure, as one line; "" if none. */
 const char *ht_ctl_error(const struct ht_ctl *);
 /* The last failure's code, HT_CTL_OK after a success. */

@@ -47,6 +47,10 @@ static const char usage_text[] =
     "        remember the target's profile now, for report --diff\n"
     "  dump [-p PID] -o FILE\n"
     "        save the target's profile to FILE\n"
+    "  record [-p PID] -o TRACE [--duration DUR] [--max-size SIZE]\n"
+    "         [-- CMD [ARG...]]\n"
+    "        record every allocation and free of the target (or of CMD\n"
+    "        from its start) into the trace file TRACE\n"
     "  diff [--detail] [--json] [--top N] [--bytes] [-o OUT]\n"
     "       [--fold FUNC]... [--no-fold] [--short-names] OLD NEW\n"
     "        compare two profiles: what grew, per module and per site\n"
@@ -107,6 +111,7 @@ static const struct command commands[] = {
 	{ "stop", ht_cmd_stop },
 	{ "status", ht_cmd_status },
 	{ "dump", ht_cmd_dump },
+	{ "record", ht_cmd_record },
 	{ "detach", ht_cmd_detach },
 	{ "baseline", ht_cmd_baseline },
 	{ "diff", ht_cmd_diff },

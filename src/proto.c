@@ -20,6 +20,8 @@
 #define STATUS_BACKEND (4 + 4 + 4 + 8)
 /* START: rate, flags, four u64 dump settings, max_samples, the prefix's u16
  * length. */
+#define RECORD_FIXED   16 /* RECORD's payload */
+#define RECSTAT_FIXED  48 /* RECSTAT_REPLY's */
 #define START_FIXED    (8 + 4 + 4 * 8 + 8 + 2)
 
 static void
@@ -151,6 +153,22 @@ ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r)
 		memcpy(r->dump_prefix, p + START_FIXED, n);
 		r->dump_prefix[n] = '\0';
 		break;
+	case HT_MSG_RECORD:
+		if (h.length != RECORD_FIXED)
+			return HT_ERR_BAD_REQUEST;
+		r->rec_max_bytes = get64(p);
+		r->rec_buffer = get32(p + 8);
+		r->flags = get32(p + 12);
+		if (r->flags != 0 || r->rec_buffer > HT_PROTO_MAX_REC_BUFFER)
+			goto bad;
+		break;
+	case HT_MSG_RECSTAT:
+		if (h.length != 4)
+			return HT_ERR_BAD_REQUEST;
+		r->flags = get32(p);
+		if (r->flags & ~(uint32_t)HT_RECSTAT_STOP)
+			goto bad;
+		break;
 	default:
 		return HT_ERR_BAD_REQUEST;
 	}
@@ -181,8 +199,56 @@ ht_proto_encode_request(uint8_t *out, const struct ht_request *r)
 		memcpy(p + START_FIXED, r->dump_prefix, n);
 		return HT_PROTO_HEADER + START_FIXED + n;
 	}
+	if (r->type == HT_MSG_RECORD) {
+		ht_proto_put_header(out, r->type, RECORD_FIXED);
+		put64(p, r->rec_max_bytes);
+		put32(p + 8, r->rec_buffer);
+		put32(p + 12, r->flags);
+		return HT_PROTO_HEADER + RECORD_FIXED;
+	}
+	if (r->type == HT_MSG_RECSTAT) {
+		ht_proto_put_header(out, r->type, 4);
+		put32(p, r->flags);
+		return HT_PROTO_HEADER + 4;
+	}
 	ht_proto_put_header(out, r->type, 0);
 	return HT_PROTO_HEADER;
+}
+
+size_t
+ht_proto_encode_recstat(uint8_t *out, size_t cap, const struct ht_recstat *s)
+{
+	uint8_t *p = out + HT_PROTO_HEADER;
+
+	if (cap < HT_PROTO_HEADER + RECSTAT_FIXED)
+		return 0;
+	ht_proto_put_header(out, HT_MSG_RECSTAT_REPLY, RECSTAT_FIXED);
+	put32(p, s->state);
+	put32(p + 4, s->lost_why);
+	put64(p + 8, s->events);
+	put64(p + 16, s->bytes);
+	put64(p + 24, s->lost);
+	put64(p + 32, s->waits);
+	put32(p + 40, s->threads);
+	put32(p + 44, 0);
+	return HT_PROTO_HEADER + RECSTAT_FIXED;
+}
+
+int
+ht_proto_decode_recstat(const uint8_t *p, size_t len, struct ht_recstat *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (len != RECSTAT_FIXED || get32(p + 44) != 0 ||
+	    get32(p) > HT_RECORD_FAILED)
+		return -1;
+	s->state = get32(p);
+	s->lost_why = get32(p + 4);
+	s->events = get64(p + 8);
+	s->bytes = get64(p + 16);
+	s->lost = get64(p + 24);
+	s->waits = get64(p + 32);
+	s->threads = get32(p + 40);
+	return 0;
 }
 
 size_t

@@ -49,6 +49,14 @@
  *            dump_failed_errno, the last failed file's path as u16
  *            length + bytes (paths at most HT_PROTO_MAX_DUMP_PATH))
  *   PROFILE: a profile (src/profile.h)
+ *   RECORD:  u64 max_bytes (0: no limit), u32 buffer (the events of each
+ *            thread's buffer, at most HT_PROTO_MAX_REC_BUFFER; 0: the
+ *            agent's default), u32 flags (0); and the trace file's descriptor, passed with
+ *            the request's first byte (SCM_RIGHTS): the agent writes the
+ *            trace (src/trace.h) into it, from its start
+ *   RECSTAT: u32 flags (HT_RECSTAT_*)
+ *   RECSTAT_REPLY: u32 state, u32 lost_why, u64 events, u64 bytes,
+ *            u64 lost, u64 waits, u32 threads, u32 0
  *   HELLO, STOP, STATUS, REPORT, DETACH, HOOK requests: empty
  *
  * Version 3 added START's HT_START_FOLLOW and STATUS's follow, parent_pid
@@ -58,7 +66,8 @@
  * (after the children); version 6 START's backend (in its flags) and
  * STATUS's backend and coverage figures, then its backend_default,
  * backends, backends_present and rate_asked (at its end); version 7
- * STATUS's dumps written and failed (at its end).  The CLI and the agent
+ * STATUS's dumps written and failed (at its end); version 8 RECORD,
+ * RECSTAT and RECSTAT_REPLY (heaptool record).  The CLI and the agent
  * speak one version: a CLI meeting an
  * agent of another says so (HT_ERR_VERSION, or a STATUS whose
  * proto_version differs), and what to do.
@@ -72,7 +81,7 @@
 #include <stdint.h>
 
 #define HT_PROTO_MAGIC	     0x50435448u /* "HTCP" little-endian */
-#define HT_PROTO_VERSION     7
+#define HT_PROTO_VERSION     8
 #define HT_PROTO_HEADER	     16
 #define HT_PROTO_MAX_REQUEST 4096
 #define HT_PROTO_MAX_REPLY   (1u << 30)
@@ -81,18 +90,48 @@
 
 enum ht_msg {
 	/* requests */
-	HT_MSG_HELLO = 1,  /* -> STATUS */
-	HT_MSG_STATUS = 2, /* -> STATUS */
-	HT_MSG_START = 3,  /* -> OK | ERR */
-	HT_MSG_STOP = 4,   /* -> OK | ERR */
-	HT_MSG_REPORT = 5, /* -> PROFILE */
-	HT_MSG_DETACH = 6, /* -> OK: stop, restore every GOT slot */
-	HT_MSG_HOOK = 7,   /* -> OK | ERR: (re)install hooks after detach */
+	HT_MSG_HELLO = 1,   /* -> STATUS */
+	HT_MSG_STATUS = 2,  /* -> STATUS */
+	HT_MSG_START = 3,   /* -> OK | ERR */
+	HT_MSG_STOP = 4,    /* -> OK | ERR */
+	HT_MSG_REPORT = 5,  /* -> PROFILE */
+	HT_MSG_DETACH = 6,  /* -> OK: stop, restore every GOT slot */
+	HT_MSG_HOOK = 7,    /* -> OK | ERR: (re)install hooks after detach */
+	HT_MSG_RECORD = 8,  /* -> OK | ERR: start recording into a file */
+	HT_MSG_RECSTAT = 9, /* -> RECSTAT_REPLY: a recording's state */
 	/* replies */
 	HT_MSG_OK = 64,
 	HT_MSG_ERR = 65,
 	HT_MSG_STATUS_REPLY = 66,
 	HT_MSG_PROFILE = 67,
+	HT_MSG_RECSTAT_REPLY = 68,
+};
+
+/* RECSTAT's flags: stop the recording first (the reply comes once its
+ * END is written). */
+#define HT_RECSTAT_STOP 0x1
+
+/* A recording's state (RECSTAT_REPLY). */
+enum ht_record_state {
+	HT_RECORD_NONE = 0, /* none since the agent was loaded */
+	HT_RECORD_RUNNING = 1,
+	HT_RECORD_DONE = 2,   /* stopped when asked (RECSTAT, detach, exit) */
+	HT_RECORD_FULL = 3,   /* stopped at its size limit */
+	HT_RECORD_FAILED = 4, /* stopped by a loss (lost, lost_why) */
+};
+
+/* The most events a RECORD's per-thread buffer may hold. */
+#define HT_PROTO_MAX_REC_BUFFER (1u << 20)
+
+/* RECSTAT_REPLY's payload, decoded. */
+struct ht_recstat {
+	uint32_t state; /* enum ht_record_state */
+	uint32_t lost_why;
+	uint64_t events; /* written */
+	uint64_t bytes;	 /* of the file */
+	uint64_t lost;
+	uint64_t waits;
+	uint32_t threads;
 };
 
 #define HT_START_RESTART       0x1 /* start even if a session is running */
@@ -140,6 +179,9 @@ enum ht_err {
 				   report while others are being sent */
 	HT_ERR_BACKEND = 10,	/* version 6: the backend asked for cannot
 				   run in the target (the message says why) */
+	HT_ERR_RECORDING = 11,	/* version 8: RECORD while one runs */
+	HT_ERR_TRACE = 12,	/* version 8: the trace's start could not
+				   be written (the message says why) */
 };
 
 struct ht_msg_header {
@@ -247,6 +289,9 @@ struct ht_request {
 	uint64_t max_samples;	    /* 0: the agent's default */
 	/* The dump files' prefix, NUL-terminated; "" means no dumps. */
 	char dump_prefix[HT_PROTO_MAX_PREFIX + 1];
+	/* RECORD's (its flags in flags) and RECSTAT's (flags). */
+	uint64_t rec_max_bytes;
+	uint32_t rec_buffer;
 };
 
 /* The control socket's abstract address for pid: a NUL byte, then
@@ -288,5 +333,11 @@ int ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
     char *msg, size_t msglen);
 int
 ht_proto_decode_status(const uint8_t *payload, size_t len, struct ht_status *s);
+/* A RECSTAT_REPLY: encode it (header + payload) into out of cap bytes
+ * (the length, 0 if cap is too small); decode its payload (0 or -1). */
+size_t
+ht_proto_encode_recstat(uint8_t *out, size_t cap, const struct ht_recstat *s);
+int ht_proto_decode_recstat(const uint8_t *payload, size_t len,
+    struct ht_recstat *s);
 
 #endif

@@ -30,8 +30,9 @@
 #define POOL	    64
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
-extern unsigned long fuzz_accepted[HT_MSG_HOOK + 1];
+extern unsigned long fuzz_accepted[HT_MSG_RECSTAT + 1];
 extern unsigned long fuzz_refused, fuzz_version, fuzz_err_ok, fuzz_status_ok;
+extern unsigned long fuzz_recstat_ok;
 void fuzz_failed(const char *what, const uint8_t *data, size_t size);
 
 struct input {
@@ -103,7 +104,7 @@ make_seeds(void)
 	static uint8_t b[HT_PROTO_MAX_STATUS];
 	size_t i, n;
 
-	for (i = HT_MSG_HELLO; i <= HT_MSG_HOOK; i++) {
+	for (i = HT_MSG_HELLO; i <= HT_MSG_RECSTAT; i++) {
 		memset(&r, 0, sizeof(r));
 		r.type = (uint16_t)i;
 		if (i == HT_MSG_START) {
@@ -135,7 +136,29 @@ make_seeds(void)
 			add_seed(b, ht_proto_encode_request(b, &r));
 			continue;
 		}
+		if (i == HT_MSG_RECORD) {
+			r.rec_max_bytes = 1 << 20;
+			r.rec_buffer = 8;
+			add_seed(b, ht_proto_encode_request(b, &r));
+			r.rec_max_bytes = 0;
+			r.rec_buffer = HT_PROTO_MAX_REC_BUFFER;
+		}
+		if (i == HT_MSG_RECSTAT) {
+			r.flags = HT_RECSTAT_STOP;
+			add_seed(b, ht_proto_encode_request(b, &r));
+			r.flags = 0;
+		}
 		add_seed(b, ht_proto_encode_request(b, &r));
+	}
+	{
+		struct ht_recstat rs = { HT_RECORD_FULL, 0, 123456, 1 << 21, 0,
+			17, 9 };
+
+		add_seed(b, ht_proto_encode_recstat(b, sizeof(b), &rs));
+		rs.state = HT_RECORD_FAILED;
+		rs.lost_why = 28;
+		rs.lost = 4096;
+		add_seed(b, ht_proto_encode_recstat(b, sizeof(b), &rs));
 	}
 	add_seed(b,
 	    ht_proto_encode_err(b, sizeof(b), HT_ERR_RUNNING,
@@ -349,13 +372,15 @@ main(void)
 	make_seeds();
 	for (i = 0; i < nseeds; i++)
 		run(&seeds[i]);
-	for (i = HT_MSG_HELLO, all = 1; i <= HT_MSG_HOOK; i++)
+	for (i = HT_MSG_HELLO, all = 1; i <= HT_MSG_RECSTAT; i++)
 		all &= fuzz_accepted[i] > 0;
-	ok(all && fuzz_err_ok > 0 && fuzz_status_ok > 0 && fuzz_version > 0,
+	ok(all && fuzz_err_ok > 0 && fuzz_status_ok > 0 && fuzz_version > 0 &&
+		fuzz_recstat_ok > 0,
 	    "every seed gives its expected outcome");
-	for (i = HT_MSG_HELLO; i <= HT_MSG_HOOK; i++)
+	for (i = HT_MSG_HELLO; i <= HT_MSG_RECSTAT; i++)
 		fuzz_accepted[i] = 0;
 	fuzz_err_ok = fuzz_status_ok = fuzz_version = fuzz_refused = 0;
+	fuzz_recstat_ok = 0;
 
 	in = seeds[0];
 	for (iters = 0; iters < inputs; iters++) {
@@ -364,12 +389,12 @@ main(void)
 							 seeds[below(nseeds)];
 		for (i = 1 + below(4); i > 0; i--)
 			mutate(&in);
-		before = fuzz_err_ok + fuzz_status_ok;
-		for (i = HT_MSG_HELLO; i <= HT_MSG_HOOK; i++)
+		before = fuzz_err_ok + fuzz_status_ok + fuzz_recstat_ok;
+		for (i = HT_MSG_HELLO; i <= HT_MSG_RECSTAT; i++)
 			before += fuzz_accepted[i];
 		run(&in);
-		accepted = fuzz_err_ok + fuzz_status_ok;
-		for (i = HT_MSG_HELLO; i <= HT_MSG_HOOK; i++)
+		accepted = fuzz_err_ok + fuzz_status_ok + fuzz_recstat_ok;
+		for (i = HT_MSG_HELLO; i <= HT_MSG_RECSTAT; i++)
 			accepted += fuzz_accepted[i];
 		/* Keep what some decoder took: mutations of it probe the
 		 * edges of what is accepted. */
@@ -382,7 +407,7 @@ main(void)
 	}
 
 	accepted = 0;
-	for (i = HT_MSG_HELLO; i <= HT_MSG_HOOK; i++)
+	for (i = HT_MSG_HELLO; i <= HT_MSG_RECSTAT; i++)
 		accepted += fuzz_accepted[i];
 	diag("%lu inputs: %lu requests accepted, %lu refused, %lu other "
 	     "version; %lu ERR and %lu STATUS payloads decoded",
@@ -390,7 +415,7 @@ main(void)
 	    fuzz_status_ok);
 	ok(iters > 0, "%lu mutated inputs, no crash, no property violated",
 	    iters);
-	for (i = HT_MSG_HELLO, all = 1; i <= HT_MSG_HOOK; i++)
+	for (i = HT_MSG_HELLO, all = 1; i <= HT_MSG_RECSTAT; i++)
 		all &= fuzz_accepted[i] > 0;
 	ok(all,
 	    "mutated requests of every type were accepted and "
@@ -400,5 +425,7 @@ main(void)
 	ok(fuzz_err_ok > 0, "mutated ERR payloads decoded and round tripped");
 	ok(fuzz_status_ok > 0,
 	    "mutated STATUS payloads decoded and round tripped");
+	ok(fuzz_recstat_ok > 0,
+	    "mutated RECSTAT payloads decoded and round tripped");
 	return 0;
 }

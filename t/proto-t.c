@@ -629,6 +629,89 @@ test_status(void)
 	    "more allocators than a STATUS may hold refused");
 }
 
+/* Version 8: RECORD, RECSTAT and RECSTAT_REPLY, byte for byte. */
+static void
+test_record(void)
+{
+	struct ht_request r, q;
+	struct ht_recstat st, su;
+	uint8_t b[128];
+	size_t n;
+
+	memset(&r, 0, sizeof(r));
+	r.type = HT_MSG_RECORD;
+	r.rec_max_bytes = 0x0102030405060708ull;
+	r.rec_buffer = 4096;
+	n = ht_proto_encode_request(b, &r);
+	ok(n == HT_PROTO_HEADER + 16 && get(b + 8, 4) == 16 &&
+		get(b + 16, 8) == 0x0102030405060708ull &&
+		get(b + 24, 4) == 4096 && get(b + 28, 4) == 0,
+	    "RECORD: u64 max_bytes, u32 buffer, u32 flags");
+	ok(ht_proto_parse_request(b, n, &q) == 0 && q.type == HT_MSG_RECORD &&
+		q.rec_max_bytes == r.rec_max_bytes && q.rec_buffer == 4096 &&
+		q.flags == 0,
+	    "RECORD round trips");
+	le(b + 28, 1, 4);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, n), "RECORD with flags refused");
+	le(b + 28, 0, 4);
+	le(b + 24, HT_PROTO_MAX_REC_BUFFER + 1, 4);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, n),
+	    "RECORD with a buffer past the bound refused");
+	le(b + 24, HT_PROTO_MAX_REC_BUFFER, 4);
+	is_int(0, parse(b, n), "RECORD at the bound parses");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_RECORD, 15, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, HT_PROTO_HEADER + 15),
+	    "RECORD one byte short refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_RECORD, 0, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, HT_PROTO_HEADER),
+	    "RECORD without its payload refused");
+
+	memset(&r, 0, sizeof(r));
+	r.type = HT_MSG_RECSTAT;
+	r.flags = HT_RECSTAT_STOP;
+	n = ht_proto_encode_request(b, &r);
+	ok(n == HT_PROTO_HEADER + 4 && get(b + 16, 4) == HT_RECSTAT_STOP &&
+		ht_proto_parse_request(b, n, &q) == 0 &&
+		q.type == HT_MSG_RECSTAT && q.flags == HT_RECSTAT_STOP,
+	    "RECSTAT STOP round trips");
+	le(b + 16, 2, 4);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, n),
+	    "RECSTAT with an unknown flag refused");
+	hdr(b, HT_PROTO_MAGIC, HT_PROTO_VERSION, HT_MSG_RECSTAT, 0, 0);
+	is_int(HT_ERR_BAD_REQUEST, parse(b, HT_PROTO_HEADER),
+	    "RECSTAT without its flags refused");
+
+	memset(&st, 0, sizeof(st));
+	st.state = HT_RECORD_FAILED;
+	st.lost_why = 28;
+	st.events = 1000000;
+	st.bytes = 48000123;
+	st.lost = 77;
+	st.waits = 5;
+	st.threads = 9;
+	n = ht_proto_encode_recstat(b, sizeof(b), &st);
+	ok(n == HT_PROTO_HEADER + 48 && get(b + 6, 2) == HT_MSG_RECSTAT_REPLY &&
+		get(b + 16, 4) == HT_RECORD_FAILED && get(b + 20, 4) == 28 &&
+		get(b + 24, 8) == 1000000 && get(b + 32, 8) == 48000123 &&
+		get(b + 40, 8) == 77 && get(b + 48, 8) == 5 &&
+		get(b + 56, 4) == 9 && get(b + 60, 4) == 0,
+	    "RECSTAT_REPLY: its fields in order");
+	ok(ht_proto_decode_recstat(b + 16, 48, &su) == 0 &&
+		memcmp(&st, &su, sizeof(st)) == 0,
+	    "RECSTAT_REPLY round trips");
+	is_int(0, (int)ht_proto_encode_recstat(b, HT_PROTO_HEADER + 47, &st),
+	    "RECSTAT_REPLY does not fit a short buffer");
+	is_int(-1, ht_proto_decode_recstat(b + 16, 47, &su),
+	    "a short RECSTAT_REPLY is refused");
+	le(b + 60, 1, 4);
+	is_int(-1, ht_proto_decode_recstat(b + 16, 48, &su),
+	    "a RECSTAT_REPLY whose padding is not 0 is refused");
+	le(b + 60, 0, 4);
+	le(b + 16, HT_RECORD_FAILED + 1, 4);
+	is_int(-1, ht_proto_decode_recstat(b + 16, 48, &su),
+	    "a RECSTAT_REPLY of an unknown state is refused");
+}
+
 int
 main(void)
 {
@@ -639,5 +722,6 @@ main(void)
 	test_rejections();
 	test_err();
 	test_status();
+	test_record();
 	return 0;
 }

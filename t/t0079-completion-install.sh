@@ -64,7 +64,7 @@ help_options() {
 	    sed 's/^ *//; s/,$//'
 }
 for c in run attach start stop status report baseline dump diff serve top detach \
-    trace-stats replay; do
+    record trace-stats replay; do
 	# --diff in baseline's help is report's, named in a sentence.
 	want=$(help_options $c | grep -vx -- "$([ $c = baseline ] &&
 	    echo --diff)" | sort -u | tr '\n' ' ')

@@ -26,8 +26,9 @@
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 
 #ifdef HT_FUZZ_STANDALONE
-unsigned long fuzz_accepted[HT_MSG_HOOK + 1]; /* by type */
+unsigned long fuzz_accepted[HT_MSG_RECSTAT + 1]; /* by type */
 unsigned long fuzz_refused, fuzz_version, fuzz_err_ok, fuzz_status_ok;
+unsigned long fuzz_recstat_ok;
 void fuzz_failed(const char *what, const uint8_t *data, size_t size);
 #define FAIL(what) fuzz_failed(what, data, size)
 #define COUNT(x)   ((x)++)
@@ -45,6 +46,8 @@ same_request(const struct ht_request *a, const struct ht_request *b)
 	    a->dump_every_bytes == b->dump_every_bytes &&
 	    a->dump_at_rss_bytes == b->dump_at_rss_bytes &&
 	    a->threshold_bytes == b->threshold_bytes &&
+	    a->rec_max_bytes == b->rec_max_bytes &&
+	    a->rec_buffer == b->rec_buffer &&
 	    strcmp(a->dump_prefix, b->dump_prefix) == 0;
 }
 
@@ -67,7 +70,7 @@ fuzz_request(const uint8_t *data, size_t size)
 	}
 	if (rc != 0)
 		FAIL("parser returned an unknown code");
-	if (r.type < HT_MSG_HELLO || r.type > HT_MSG_HOOK)
+	if (r.type < HT_MSG_HELLO || r.type > HT_MSG_RECSTAT)
 		FAIL("parser accepted an unknown type");
 	pl = strnlen(r.dump_prefix, sizeof(r.dump_prefix));
 	if (pl > HT_PROTO_MAX_PREFIX)
@@ -77,10 +80,17 @@ fuzz_request(const uint8_t *data, size_t size)
 		    (pl == 0 &&
 			(r.dump_interval_ms | r.dump_every_bytes |
 			    r.dump_at_rss_bytes | r.threshold_bytes) != 0) :
-		r.rate != 0 || r.flags != 0 || pl != 0 ||
-		    r.dump_interval_ms != 0 || r.dump_every_bytes != 0 ||
-		    r.dump_at_rss_bytes != 0 || r.threshold_bytes != 0)
+		r.rate != 0 ||
+		    (r.type == HT_MSG_RECSTAT ?
+			    (r.flags & ~(uint32_t)HT_RECSTAT_STOP) != 0 :
+			    r.flags != 0) ||
+		    pl != 0 || r.dump_interval_ms != 0 ||
+		    r.dump_every_bytes != 0 || r.dump_at_rss_bytes != 0 ||
+		    r.threshold_bytes != 0)
 		FAIL("parser accepted bad START fields");
+	if (r.type == HT_MSG_RECORD ? r.rec_buffer > HT_PROTO_MAX_REC_BUFFER :
+				      r.rec_buffer != 0 || r.rec_max_bytes != 0)
+		FAIL("parser accepted bad RECORD fields");
 	n = ht_proto_encode_request(out, &r);
 	if (n != size || memcmp(out, data, n) != 0)
 		FAIL("accepted request re-encodes to other bytes");
@@ -142,6 +152,27 @@ fuzz_status(const uint8_t *data, size_t size, const uint8_t *p, size_t len)
 	COUNT(fuzz_status_ok);
 }
 
+static void
+fuzz_recstat(const uint8_t *data, size_t size, const uint8_t *p, size_t len)
+{
+	struct ht_recstat s, t;
+	uint8_t out[HT_PROTO_HEADER + 64];
+	size_t n;
+
+	if (ht_proto_decode_recstat(p, len, &s) != 0)
+		return;
+	if (s.state > HT_RECORD_FAILED)
+		FAIL("RECSTAT decoded an unknown state");
+	n = ht_proto_encode_recstat(out, sizeof(out), &s);
+	if (n != HT_PROTO_HEADER + len ||
+	    memcmp(out + HT_PROTO_HEADER, p, len) != 0)
+		FAIL("decoded RECSTAT re-encodes to other bytes");
+	if (ht_proto_decode_recstat(out + HT_PROTO_HEADER, len, &t) != 0 ||
+	    memcmp(&s, &t, sizeof(s)) != 0)
+		FAIL("RECSTAT does not round trip");
+	COUNT(fuzz_recstat_ok);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -152,11 +183,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * header, as the CLI hands them over. */
 	fuzz_err(data, size, data, size);
 	fuzz_status(data, size, data, size);
+	fuzz_recstat(data, size, data, size);
 	if (size >= HT_PROTO_HEADER) {
 		(void)ht_proto_get_header(data, &h);
 		fuzz_err(data, size, data + HT_PROTO_HEADER,
 		    size - HT_PROTO_HEADER);
 		fuzz_status(data, size, data + HT_PROTO_HEADER,
+		    size - HT_PROTO_HEADER);
+		fuzz_recstat(data, size, data + HT_PROTO_HEADER,
 		    size - HT_PROTO_HEADER);
 	}
 	return 0;

@@ -1,0 +1,176 @@
+#!/bin/sh
+# heaptool record -p PID (issue 13) on t/target/attach-hammer, 8 threads
+# hammering malloc, calloc, realloc and free, with no agent in it:
+# - record attaches as heaptool attach does, records for --duration and
+#   prints its line; the trace is complete (END, its CRC), lost nothing,
+#   has the 8 threads and more (main, the watcher), frees of blocks that
+#   predate the recording flagged so, every other ref naming a live block
+#   of the trace, no sequence number twice, each thread in order;
+# - a second record reuses the agent that is there; a recording while
+#   one runs is refused;
+# - heaptool detach while a recording runs ends it first (its trace
+#   complete, record exits 0), and every GOT slot holds its value from before the
+#   attach, the page protections are as they were (t/lib/htgotmap.py, as
+#   t0020 reads them); the target runs on and computes what it computes
+#   without heaptool (its checksum), exits 0.
+. "$(dirname "$0")/tap/libtap.sh"
+. "$(dirname "$0")/lib/ptrace.sh"
+
+FX=$TARGETS/attach-hammer
+DUMP=$HT_BUILDDIR/t/trace-dump
+[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
+[ -x "$FX" ] || bail "$FX not built (make check builds it)"
+[ -x "$DUMP" ] || bail "$DUMP not built (make check builds it)"
+[ "$(uname -m)" = x86_64 ] || skip_all "attach supports x86-64 only"
+require_ptrace
+
+XDG_STATE_HOME=$HT_TMP/state
+export XDG_STATE_HOME
+unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_RECORD_BUFFER
+ulimit -c 0 2>/dev/null
+T=60
+
+plan 22
+
+get() {
+	sed -n "s/^$2 //p" "$1"
+}
+
+pid=
+stopfile=$HT_TMP/stop
+cleanup() {
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+	[ -n "$bg" ] && kill -9 "$bg" 2>/dev/null
+	rm -rf "$HT_TMP"
+}
+trap cleanup EXIT
+
+snapshot() {
+	python3 "$HT_SRCDIR/t/lib/htgotmap.py" "$pid" >"$HT_TMP/$1.json" \
+	    2>"$HT_TMP/$1.snap.err"
+	_s=$?
+	ok $_s "picture of the target's GOT and page protections ($1)"
+	[ $_s -eq 0 ] || diag "$(head -c 2000 "$HT_TMP/$1.snap.err")"
+}
+
+# compare BEFORE AFTER: the same GOT slots and page protections.
+compare() {
+	python3 - "$HT_TMP/$1.json" "$HT_TMP/$2.json" >"$HT_TMP/cmp.out" \
+	    2>&1 <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+b = json.load(open(sys.argv[2]))
+bad = []
+for k, (addr, before) in a["got"].items():
+    after = b["got"].get(k, [0, None])[1]
+    if after != before:
+        bad.append("%s: GOT differs" % k)
+for k, r in a["prot"].items():
+    if b["prot"].get(k) != r:
+        bad.append("%s: %s before, %s after" % (k, r, b["prot"].get(k)))
+print("\n".join(bad[:20]))
+sys.exit(1 if bad or not a["got"] else 0)
+PY
+}
+
+timeout $T "$FX" >"$HT_TMP/plain.out" 2>/dev/null
+ok $? "attach-hammer runs by itself"
+want_sum=$(grep '^attach-hammer: checksum' "$HT_TMP/plain.out")
+
+LD_BIND_NOW=1 nice -n 10 "$FX" --until "$stopfile" \
+    >"$HT_TMP/target.out" 2>"$HT_TMP/target.err" &
+pid=$!
+wait_line "$HT_TMP/target.out" ready || bail "attach-hammer did not start"
+snapshot before
+
+timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/a.trace" \
+    --duration 2s >"$HT_TMP/a.out" 2>"$HT_TMP/a.err"
+ok $? "record -p PID --duration 2s (no agent there yet)" ||
+    diag "$(cat "$HT_TMP/a.err")"
+grep -q "^heaptool: attached to $pid" "$HT_TMP/a.out"
+ok $? "record attached first, as heaptool attach does" ||
+    diag "$(cat "$HT_TMP/a.out")"
+"$DUMP" "$HT_TMP/a.trace" >"$HT_TMP/a.dump" 2>&1
+d=$HT_TMP/a.dump
+is "1 0" "$(get $d complete) $(get $d lost)" "the trace is complete, \
+nothing lost" || diag "$(cat $d)"
+[ "$(get $d threads)" -ge 8 ] 2>/dev/null
+ok $? "it has the hammering threads: $(get $d threads) threads"
+[ "$(get $d preexisting)" -gt 0 ] 2>/dev/null
+ok $? "frees of blocks from before the recording are flagged: \
+$(get $d preexisting)"
+[ "$(get $d events)" -gt 10000 ] 2>/dev/null
+ok $? "and it has many events: $(get $d events)"
+is "0 0 0 0" "$(get $d bad_refs) $(get $d dup_seqs) $(get $d unordered) \
+$(get $d unnamed_sites)" \
+    "every other ref names a live block made before it; no seq twice; \
+each thread in order; every site named"
+grep -Eq "^heaptool: $HT_TMP/a.trace: $(get $d events) events, \
+$(get $d threads) threads, [0-9]+ bytes, 0 lost, [0-9]+ waits\$" \
+    "$HT_TMP/a.out"
+ok $? "record's line says what the trace holds" ||
+    diag "$(cat "$HT_TMP/a.out")"
+
+# Again, with the agent there; meanwhile another is refused.
+timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/b.trace" \
+    --duration 3s >"$HT_TMP/b.out" 2>"$HT_TMP/b.err" &
+bg=$!
+i=0
+while [ "$( (wc -c <"$HT_TMP/b.trace") 2>/dev/null || echo 0)" -le 16 ] &&
+    [ $i -lt $((T * 20)) ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
+timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/c.trace" \
+    --duration 1s >"$HT_TMP/c.out" 2>"$HT_TMP/c.err"
+is 1 $? "a record while one runs: exit 1"
+grep -q "a recording is running" "$HT_TMP/c.err"
+ok $? "and says a recording is running" || diag "$(cat "$HT_TMP/c.err")"
+wait "$bg"
+is 0 $? "the second record, by the agent already there"
+bg=
+grep -q "attached" "$HT_TMP/b.out"
+is 1 $? "it did not attach again"
+"$DUMP" "$HT_TMP/b.trace" >"$HT_TMP/b.dump" 2>&1
+is "1 0 0 0" "$(get $HT_TMP/b.dump complete) $(get $HT_TMP/b.dump lost) \
+$(get $HT_TMP/b.dump bad_refs) $(get $HT_TMP/b.dump dup_seqs)" \
+    "its trace is complete and whole"
+
+# Detach while a recording runs: it ends first, its trace complete.
+timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/d.trace" \
+    >"$HT_TMP/d.out" 2>"$HT_TMP/d.err" &
+bg=$!
+i=0
+while [ "$( (wc -c <"$HT_TMP/d.trace") 2>/dev/null || echo 0)" -le 16 ] &&
+    [ $i -lt $((T * 20)) ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
+timeout $T "$HEAPTOOL" detach -p "$pid" >"$HT_TMP/detach.out" 2>&1
+ok $? "detach while a recording runs" || diag "$(cat "$HT_TMP/detach.out")"
+wait "$bg"
+is 0 $? "the recording ended with the detach, and record exits 0" ||
+    diag "$(cat "$HT_TMP/d.err")"
+bg=
+"$DUMP" "$HT_TMP/d.trace" >"$HT_TMP/d.dump" 2>&1
+is "1 0 0" "$(get $HT_TMP/d.dump complete) $(get $HT_TMP/d.dump lost) \
+$(get $HT_TMP/d.dump bad_refs)" "its trace is complete and whole"
+snapshot detached
+compare before detached
+ok $? "after detach every GOT slot and page protection is as before" ||
+    diag "$(cat "$HT_TMP/cmp.out")"
+
+touch "$stopfile"
+i=0
+while kill -0 "$pid" 2>/dev/null && [ $i -lt $((T * 20)) ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
+wait "$pid"
+tst=$?
+pid=
+is 0 "$tst" "the target exits 0 (no check of its blocks failed)"
+is "$want_sum" "$(grep '^attach-hammer: checksum' "$HT_TMP/target.out")" \
+    "the target's checksum is that of a run without heaptool"
+
+done_testing
