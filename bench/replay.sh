@@ -49,6 +49,10 @@ export XDG_STATE_HOME
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
+# The system's python3: a wrapper that execs the real one (a pyenv shim)
+# would end the recording at its exec.
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(command -v python3)
 cc1=$(${CC:-gcc} -print-prog-name=cc1 2>/dev/null)
 case $cc1 in /*) ;; *) cc1= ;; esac
 awk -v n=600 -f "$srcdir/bench/cc1-input.awk" >"$tmp/cc1-input.c"
@@ -77,7 +81,7 @@ awk 'BEGIN {
 have() {
 	case $1 in
 	cc1) [ -n "$cc1" ] && [ -x "$cc1" ] ;;
-	python3) command -v python3 >/dev/null 2>&1 ;;
+	python3) [ -n "$py" ] && [ -x "$py" ] ;;
 	sqlite3) command -v sqlite3 >/dev/null 2>&1 ;;
 	*) return 1 ;;
 	esac
@@ -88,7 +92,7 @@ record() {
 	cc1) "$ht" record -o "$tmp/$1.trace" -- "$cc1" -quiet -O0 \
 	    "$tmp/cc1-input.c" -o /dev/null ;;
 	python3) env PYTHONMALLOC=malloc "$ht" record -o "$tmp/$1.trace" -- \
-	    python3 "$tmp/work.py" ;;
+	    "$py" "$tmp/work.py" ;;
 	sqlite3) "$ht" record -o "$tmp/$1.trace" -- sqlite3 :memory: \
 	    ".read $tmp/work.sql" ;;
 	esac
