@@ -136,8 +136,66 @@ status_dumps_json(struct ht_json *j, const struct ht_status *st)
 	ht_json_object_end(j);
 }
 
+static const char *
+record_state_name(uint32_t state)
+{
+	switch (state) {
+	case HT_RECORD_RUNNING:
+		return "running";
+	case HT_RECORD_DONE:
+		return "done";
+	case HT_RECORD_FULL:
+		return "stopped at its --max-size";
+	case HT_RECORD_FAILED:
+		return "stopped by a failed write";
+	}
+	return "none";
+}
+
+/* The agent's recording (heaptool record), where it has had one: rs NULL
+ * where the agent is older than protocol 8 or said nothing. */
 static void
-status_text(pid_t pid, const struct ht_status *st)
+status_record_text(const struct ht_recstat *rs)
+{
+	char a[32];
+
+	if (rs == NULL || rs->state == HT_RECORD_NONE)
+		return;
+	printf("  recording       %s: %" PRIu64 " event%s, %" PRIu32
+	       " thread%s, %s written, %" PRIu64 " lost, %" PRIu64 " wait%s",
+	    record_state_name(rs->state), rs->events,
+	    rs->events == 1 ? "" : "s", rs->threads,
+	    rs->threads == 1 ? "" : "s",
+	    ht_size_format(rs->bytes, a, sizeof(a)), rs->lost, rs->waits,
+	    rs->waits == 1 ? "" : "s");
+	if (rs->lost_why != 0)
+		printf(" (%s)", strerror((int)rs->lost_why));
+	putchar('\n');
+}
+
+static void
+status_record_json(struct ht_json *j, const struct ht_recstat *rs)
+{
+	if (rs == NULL || rs->state == HT_RECORD_NONE) {
+		ht_json_null(j, "recording");
+		return;
+	}
+	ht_json_object_begin(j, "recording");
+	ht_json_string(j, "state", record_state_name(rs->state));
+	ht_json_uint(j, "events", rs->events);
+	ht_json_uint(j, "threads", rs->threads);
+	ht_json_uint(j, "bytes", rs->bytes);
+	ht_json_uint(j, "lost", rs->lost);
+	if (rs->lost_why != 0)
+		ht_json_string(j, "lost_why", strerror((int)rs->lost_why));
+	else
+		ht_json_null(j, "lost_why");
+	ht_json_uint(j, "waits", rs->waits);
+	ht_json_object_end(j);
+}
+
+static void
+status_text(pid_t pid, const struct ht_status *st, const struct ht_recstat *rs)
 {
 	char a[32];
 	uint32_t i;
@@ -227,13 +285,14 @@ status_text(pid_t pid, const struct ht_status *st)
 		ht_coverage_line(stdout, "  ", st->backend, st->coverage_hooked,
 		    st->coverage_unhooked, "heaptool report --coverage");
 	status_dumps_text(st);
+	status_record_text(rs);
 	ht_backends_print(stdout, "  ", st);
 	ht_cmd_status_unseen(stdout, "  ", st);
 	ht_cmd_inline_status(stdout, "  ", pid);
 }
 
 static int
-status_json(pid_t pid, const struct ht_status *st)
+status_json(pid_t pid, const struct ht_status *st, const struct ht_recstat *rs)
 {
 	struct ht_json j;
 	uint32_t i;
@@ -286,6 +345,7 @@ status_json(pid_t pid, const struct ht_status *st)
 	ht_json_uint(&j, "not_hooked", st->coverage_unhooked);
 	ht_json_object_end(&j);
 	status_dumps_json(&j, st);
+	status_record_json(&j, rs);
 	ht_json_array_begin(&j, "unseen_allocators");
 	for (i = 0; i < st->nallocators && i < HT_PROTO_MAX_ALLOCATORS; i++)
 		ht_text_json_unseen(&j, st->allocators[i].names,
@@ -301,6 +361,7 @@ int
 ht_cmd_status(int argc, char **argv)
 {
 	static struct ht_status st;
+	struct ht_recstat rs, *rsp = NULL;
 	struct ht_ctl *c;
 	const char *popt = NULL;
 	int ch, rc, json = 0;
@@ -334,10 +395,13 @@ ht_cmd_status(int argc, char **argv)
 		rc = ht_target_failed(c, pid);
 		goto out_free;
 	}
+	/* The recording's state, from an agent that knows RECSTAT. */
+	if (st.proto_version >= 8 && ht_ctl_recstat(c, 0, &rs) == 0)
+		rsp = &rs;
 	if (json)
-		status_json(pid, &st);
+		status_json(pid, &st, rsp);
 	else
-		status_text(pid, &st);
+		status_text(pid, &st, rsp);
 	rc = ht_cmd_flush();
 out_free:
 	ht_ctl_free(c);

@@ -8,7 +8,8 @@
 # same ops and the same peak; and a trace recorded by attach from
 # t/target/attach-hammer (8 threads, frees of blocks older than the
 # recording) replays too, those frees skipped and counted (a realloc of
-# such a block is played as an allocation).
+# such a block is played as an allocation); heaptool status shows the
+# recording while it runs and once it is done.
 . "$(dirname "$0")/tap/libtap.sh"
 
 FX=$TARGETS/rec-threads
@@ -21,7 +22,7 @@ command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD HEAPTOOL_SEED
 T=120
 
-plan 10
+plan 12
 
 timeout $T "$HEAPTOOL" record -o "$HT_TMP/r.trace" -- "$FX" 2000 \
     >"$HT_TMP/r.out" 2>"$HT_TMP/r.err" &&
@@ -103,14 +104,38 @@ if ptrace_permitted && [ -x "$TARGETS/attach-hammer" ]; then
 	"$TARGETS/attach-hammer" --until "$HT_TMP/stop" >"$HT_TMP/h.out" 2>&1 &
 	hp=$!
 	wait_line "$HT_TMP/h.out" ready || bail "attach-hammer did not start"
-	timeout $T "$HEAPTOOL" record -p $hp --duration 1s -o "$HT_TMP/h.trace" \
-	    >"$HT_TMP/h.rec" 2>&1
-	ok $? "record -p attach-hammer --duration 1s" ||
+	timeout $T "$HEAPTOOL" record -p $hp --duration 3s -o "$HT_TMP/h.trace" \
+	    >"$HT_TMP/h.rec" 2>&1 &
+	rp=$!
+	# heaptool status shows the recording while it runs, and once done.
+	running() {
+		"$HEAPTOOL" status -p $hp >"$HT_TMP/st.txt" 2>&1 &&
+		    grep -Eq '^  recording +running: [0-9]+ events, [0-9]+ threads, ' \
+			"$HT_TMP/st.txt"
+	}
+	i=0
+	until running || [ $i -ge $((T * 10)) ]; do
+		i=$((i + 1))
+		sleep 0.1
+	done
+	"$HEAPTOOL" status -p $hp --json >"$HT_TMP/st.json" 2>&1
+	st=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["recording"]["state"])' "$HT_TMP/st.json" \
+	    2>&1)
+	is "$(running && echo running) $st" "running running" \
+	    "status, text and JSON: the recording running" ||
+	    diag "$(cat "$HT_TMP/st.txt")"
+	wait $rp
+	ok $? "record -p attach-hammer --duration 3s" ||
 	    diag "$(cat "$HT_TMP/h.rec")"
+	"$HEAPTOOL" status -p $hp >"$HT_TMP/st2.txt" 2>&1
+	"$DUMP" "$HT_TMP/h.trace" >"$HT_TMP/h.dump"
+	grep -Eq "^  recording +done: $(sed -n 's/^events //p' "$HT_TMP/h.dump") events, [0-9]+ threads, .*, 0 lost, " \
+	    "$HT_TMP/st2.txt"
+	ok $? "then done, with the trace's events" || diag "$(cat "$HT_TMP/st2.txt")"
 	timeout $T "$HEAPTOOL" detach -p $hp >/dev/null 2>&1
 	touch "$HT_TMP/stop"
 	wait $hp
-	"$DUMP" "$HT_TMP/h.trace" >"$HT_TMP/h.dump"
 	timeout $T "$HEAPTOOL" replay --format json "$HT_TMP/h.trace" \
 	    >"$HT_TMP/h.json" 2>"$HT_TMP/h.err"
 	ok $? "its trace replays (no deadlock)" || diag "$(cat "$HT_TMP/h.err")"
@@ -144,7 +169,7 @@ PY
 	    diag "$(cat "$HT_TMP/h.diff")"
 	is "$(sed -n 's/^complete //p' "$HT_TMP/h.dump")" 1 "the attach trace is complete"
 else
-	for _i in 1 2 3 4; do
+	for _i in 1 2 3 4 5 6; do
 		skip "${ptrace_why:-attach-hammer not built}"
 	done
 fi
