@@ -100,10 +100,14 @@ bash -c 'trap "" XFSZ; ulimit -f 1024; exec "$@"' sh timeout $T "$HEAPTOOL" \
 is 1 $? "record under a 1 MiB file size limit: exit 1"
 "$DUMP" "$HT_TMP/fsz.trace" >"$HT_TMP/fsz.dump" 2>&1
 d=$HT_TMP/fsz.dump
+# (Its frees may name blocks whose allocation was lost: each thread's
+# buffer is written in chunks of its own, so what a cut loses is not only
+# the last events in sequence; heaptool-format(5) says so.)
 [ "$(get $d complete)" = 1 ] && [ "$(get $d lost)" -gt 0 ] 2>/dev/null &&
-    [ "$(get $d lost_why)" = 27 ] && [ "$(get $d bad_refs)" = 0 ]
+    [ "$(get $d lost_why)" = 27 ] && [ "$(get $d dup_seqs)" = 0 ] &&
+    [ "$(get $d unordered)" = 0 ]
 ok $? "the trace is complete (END), with $(get $d lost) events lost for \
-EFBIG, and whole before the cut" || diag "$(cat $d)"
+EFBIG, its events in order" || diag "$(cat $d)"
 grep -q "events lost, the recording stopped: File too large" \
     "$HT_TMP/fsz.err"
 ok $? "record says how many were lost and why" ||
@@ -114,7 +118,8 @@ ok $? "record says how many were lost and why" ||
 timeout $T "$HEAPTOOL" record -o "$HT_TMP/kill.trace" -- bash -c \
     ': $(echo a); kill -9 $$' >/dev/null 2>"$HT_TMP/kill.err"
 is 137 $? "a command killed by SIGKILL: its status"
-grep -q "kill.trace is incomplete (no END chunk): [0-9]* events of 1 threads" \
+# (0 events of 0 threads where the kill came before the first drain.)
+grep -Eq "kill.trace is incomplete \(no END chunk\): [0-9]+ events of [01] threads" \
     "$HT_TMP/kill.err"
 ok $? "record says the trace is cut short" || diag "$(cat "$HT_TMP/kill.err")"
 
