@@ -13,7 +13,8 @@
  * with its own request buffer (mapped at the first connection), and a step
  * only reads what has arrived or sends what the socket takes.  A request
  * must arrive whole within REQUEST_MS of the accept, a reply must make
- * progress every STALL_MS and be sent within REPLY_MS; past its deadline a
+ * progress every HT_CONN_STALL_MS and be sent within HT_CONN_REPLY_MS
+ * (conn.h); past its deadline a
  * connection is closed.  When every place is taken, a new connection
  * drops an idle one (one whose request is not whole yet) rather than being
  * refused: the oldest of the process that holds the most.  So a client
@@ -30,7 +31,6 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/un.h>
 
 #include <errno.h>
@@ -44,6 +44,7 @@
 
 #include "agent.h"
 #include "config.h"
+#include "conn.h"
 #include "control.h"
 #include "inline.h"
 #include "dump.h"
@@ -63,8 +64,6 @@
 
 #define REQUEST_S  2 /* to send a whole request, from the accept */
 #define REQUEST_MS (REQUEST_S * 1000)
-#define STALL_MS   2000	 /* a reply must make progress this often */
-#define REPLY_MS   60000 /* and be sent within this */
 #define WATCH_MS   1000
 #define BACKLOG	   64
 #define CONNS	   32 /* connections served at once */
@@ -87,31 +86,6 @@ static ino_t lfd_ino;
 static int lost; /* it was taken from us: bind again */
 /* The memfd a report is being encoded into, for fork_child. */
 static int report_fd = -1;
-
-/*
- * A connection: its request arrives in buf, then its reply goes out of
- * buf[0..len) followed by map[0..maplen) (a profile), sent bytes of the
- * two so far.  Like the listening socket, fd is checked against the
- * socket's inode before each use.
- */
-struct conn {
-	int fd;		    /* -1: a free place */
-	int sending;	    /* the request is whole, the reply on its way */
-	ino_t ino;	    /* the socket's */
-	pid_t peer;	    /* the client's process (SO_PEERCRED) */
-	uint64_t seq;	    /* the order of the accepts: the oldest */
-	uint64_t deadline;  /* CLOCK_MONOTONIC ms: closed then */
-	uint64_t reply_end; /* the reply is sent by then */
-	size_t have, need;  /* the request's bytes in buf, and its length */
-	size_t len, sent;
-	uint8_t *map;
-	size_t maplen;
-	int rfd; /* a descriptor that came with the request, or -1 */
-	/* A request, or the largest reply built here (a STATUS). */
-	uint8_t buf[HT_PROTO_MAX_STATUS];
-};
-_Static_assert(HT_PROTO_MAX_STATUS >= HT_PROTO_MAX_REQUEST,
-    "a connection's buffer holds a request");
 
 static struct conn *conns; /* CONNS places, mapped at the first connection */
 static uint64_t accepts;
@@ -184,17 +158,6 @@ socket_ours(void)
 	    st.st_dev == lfd_dev && st.st_ino == lfd_ino;
 }
 
-/* Is c's descriptor still the socket we accepted?  (Sockets are told apart
- * by their inode: they all live on one device.) */
-static int
-conn_ours(const struct conn *c)
-{
-	struct stat st;
-
-	return c->fd >= 0 && fstat(c->fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
-	    st.st_ino == c->ino;
-}
-
 static int
 count_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -256,120 +219,6 @@ watch_modules(void)
 	last = c;
 }
 
-/*
- * Forget c: close its socket if it is still ours, unmap its profile.  fd
- * is cleared before the close: a fork in between leaves its child a copy
- * of the connection (closed at its exec) rather than have the child close
- * a number that the program may have reused after our close.
- */
-static void
-conn_close(struct conn *c)
-{
-	int fd = c->fd, ours = conn_ours(c);
-
-	__atomic_store_n(&c->fd, -1, __ATOMIC_RELEASE);
-	if (ours)
-		close(fd);
-	if (c->rfd >= 0)
-		close(c->rfd);
-	c->rfd = -1;
-	if (c->map != NULL)
-		munmap(c->map, c->maplen);
-	c->map = NULL;
-	c->maplen = 0;
-}
-
-/*
- * Send what the socket takes of c's reply, never waiting.  Returns 1 once
- * all of it is sent, 0 if more is to come (at POLLOUT), -1 if the client
- * is gone.  MSG_NOSIGNAL: a SIGPIPE for a client gone away would stay
- * pending forever on this thread, which blocks every signal.
- */
-static int
-conn_send(struct conn *c)
-{
-	struct iovec iov[2];
-	struct msghdr m;
-	size_t off;
-	ssize_t n;
-
-	while (c->sent < c->len + c->maplen) {
-		memset(&m, 0, sizeof(m));
-		m.msg_iov = iov;
-		if (c->sent < c->len) {
-			iov[m.msg_iovlen].iov_base = c->buf + c->sent;
-			iov[m.msg_iovlen++].iov_len = c->len - c->sent;
-		}
-		if (c->maplen > 0) {
-			off = c->sent > c->len ? c->sent - c->len : 0;
-			iov[m.msg_iovlen].iov_base = c->map + off;
-			iov[m.msg_iovlen++].iov_len = c->maplen - off;
-		}
-		n = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n > 0) {
-			c->sent += (size_t)n;
-			c->deadline = ht_prim_mono_ms() + STALL_MS;
-			if (c->deadline > c->reply_end)
-				c->deadline = c->reply_end;
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		return -1;
-	}
-	return 1;
-}
-
-/* Send what the socket takes of c's reply; close c once it is all sent,
- * or its client gone. */
-static void
-flush(struct conn *c)
-{
-	if (!conn_ours(c) || conn_send(c) != 0)
-		conn_close(c);
-}
-
-/* c's reply is in buf[0..len), followed by its map if it has one: send it
- * from now on. */
-static void
-reply(struct conn *c, size_t len)
-{
-	uint64_t now = ht_prim_mono_ms();
-
-	c->len = len;
-	c->sent = 0;
-	c->sending = 1;
-	c->reply_end = now + REPLY_MS;
-	c->deadline = now + STALL_MS;
-}
-
-static void
-reply_err(struct conn *c, uint32_t code, const char *msg)
-{
-	reply(c, ht_proto_encode_err(c->buf, sizeof(c->buf), code, msg));
-}
-
-static void
-reply_ok(struct conn *c)
-{
-	ht_proto_put_header(c->buf, HT_MSG_OK, 0);
-	reply(c, HT_PROTO_HEADER);
-}
-
-/* Tell c why it is dropped (what a fresh socket takes, no more), and close
- * it. */
-static void
-drop(struct conn *c, uint32_t code, const char *msg)
-{
-	if (conn_ours(c)) {
-		reply_err(c, code, msg);
-		(void)conn_send(c);
-	}
-	conn_close(c);
-}
-
 static void
 reply_status(struct conn *c)
 {
@@ -379,9 +228,9 @@ reply_status(struct conn *c)
 	ht_status_fill(&st);
 	n = ht_proto_encode_status(c->buf, sizeof(c->buf), &st);
 	if (n == 0)
-		reply_err(c, HT_ERR_INTERNAL, "status does not fit");
+		ht_conn_reply_err(c, HT_ERR_INTERNAL, "status does not fit");
 	else
-		reply(c, n);
+		ht_conn_reply(c, n);
 }
 
 /* Why a dump prefix is refused, from ht_dump_check_prefix's errno: the
@@ -422,7 +271,7 @@ do_start(struct conn *c, const struct ht_request *r)
 	static struct ht_dump_cfg cfg; /* large; this thread only */
 
 	if (!ht_agent_hooked()) {
-		reply_err(c, HT_ERR_DETACHED,
+		ht_conn_reply_err(c, HT_ERR_DETACHED,
 		    "the hooks are removed (detached); hook again first");
 		return;
 	}
@@ -435,7 +284,8 @@ do_start(struct conn *c, const struct ht_request *r)
 		/* Before anything changes: a refused start leaves the
 		 * running session as it was. */
 		if (ht_dump_check_prefix(r->dump_prefix) != 0) {
-			reply_err(c, HT_ERR_DUMP_PREFIX, prefix_problem(errno));
+			ht_conn_reply_err(c, HT_ERR_DUMP_PREFIX,
+			    prefix_problem(errno));
 			return;
 		}
 		memcpy(cfg.prefix, r->dump_prefix, sizeof(cfg.prefix));
@@ -449,17 +299,18 @@ do_start(struct conn *c, const struct ht_request *r)
 		((r->flags & HT_START_FOLLOW) ? HT_AGENT_FOLLOW : 0) |
 		HT_AGENT_BACKEND(HT_START_BACKEND_OF(r->flags)))) {
 	case 0:
-		reply_ok(c);
+		ht_conn_reply_ok(c);
 		break;
 	case HT_AGENT_EBACKEND:
-		reply_err(c, HT_ERR_BACKEND,
+		ht_conn_reply_err(c, HT_ERR_BACKEND,
 		    ht_agent_backend_why(HT_START_BACKEND_OF(r->flags)));
 		break;
 	case HT_AGENT_ENOMEM:
-		reply_err(c, HT_ERR_NOMEM, "cannot map the sample tables");
+		ht_conn_reply_err(c, HT_ERR_NOMEM,
+		    "cannot map the sample tables");
 		break;
 	default:
-		reply_err(c, HT_ERR_RUNNING, "a session is running");
+		ht_conn_reply_err(c, HT_ERR_RUNNING, "a session is running");
 		break;
 	}
 }
@@ -468,9 +319,10 @@ static void
 do_stop(struct conn *c)
 {
 	if (ht_agent_stop() == 0)
-		reply_ok(c);
+		ht_conn_reply_ok(c);
 	else
-		reply_err(c, HT_ERR_NOT_RUNNING, "no session is running");
+		ht_conn_reply_err(c, HT_ERR_NOT_RUNNING,
+		    "no session is running");
 }
 
 /*
@@ -492,28 +344,28 @@ do_report(struct conn *c)
 	for (i = 0, n = 0; i < CONNS; i++) {
 		if (conns[i].fd < 0 || conns[i].map == NULL)
 			continue;
-		flush(&conns[i]);
+		ht_conn_flush(&conns[i]);
 		n += conns[i].fd >= 0;
 	}
 	if (n >= REPORTS) {
-		reply_err(c, HT_ERR_BUSY,
+		ht_conn_reply_err(c, HT_ERR_BUSY,
 		    "other reports are being sent; try again");
 		return;
 	}
 	if (__atomic_load_n(&ht_session.released, __ATOMIC_RELAXED)) {
 		/* A detach gave the last profile back with the tables. */
 		if (ht_agent_hooked())
-			reply_err(c, HT_ERR_NOT_RUNNING,
+			ht_conn_reply_err(c, HT_ERR_NOT_RUNNING,
 			    "no session since the detach");
 		else
-			reply_err(c, HT_ERR_DETACHED,
+			ht_conn_reply_err(c, HT_ERR_DETACHED,
 			    "detached: the profile was released");
 		return;
 	}
 	if ((mfd = report_fd = memfd_create("heaptool-report", MFD_CLOEXEC)) <
 	    0) {
 		e = errno;
-		reply_err(c,
+		ht_conn_reply_err(c,
 		    e == ENOMEM || e == EMFILE || e == ENFILE ? HT_ERR_NOMEM :
 								HT_ERR_INTERNAL,
 		    "cannot create the report's memfd");
@@ -523,28 +375,28 @@ do_report(struct conn *c)
 	(void)ht_jemprof_collect();
 	if (ht_snapshot_fd(mfd, 0, 0) != 0) {
 		e = errno;
-		reply_err(c,
+		ht_conn_reply_err(c,
 		    e == ENOMEM || e == ENOSPC ? HT_ERR_NOMEM : HT_ERR_INTERNAL,
 		    "cannot encode the profile");
 		goto out_close;
 	}
 	size = lseek(mfd, 0, SEEK_END);
 	if (size <= 0 || (uint64_t)size > HT_PROTO_MAX_REPLY) {
-		reply_err(c, HT_ERR_INTERNAL,
+		ht_conn_reply_err(c, HT_ERR_INTERNAL,
 		    size <= 0 ? "the profile is empty" :
 				"the profile is too large");
 		goto out_close;
 	}
 	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, mfd, 0);
 	if (map == MAP_FAILED) {
-		reply_err(c, HT_ERR_NOMEM, "cannot map the profile");
+		ht_conn_reply_err(c, HT_ERR_NOMEM, "cannot map the profile");
 		goto out_close;
 	}
 	(void)madvise(map, (size_t)size, MADV_DONTFORK);
 	c->map = map;
 	c->maplen = (size_t)size;
 	ht_proto_put_header(c->buf, HT_MSG_PROFILE, (uint32_t)size);
-	reply(c, HT_PROTO_HEADER);
+	ht_conn_reply(c, HT_PROTO_HEADER);
 out_close:
 	report_fd = -1;
 	close(mfd);
@@ -559,12 +411,12 @@ do_record(struct conn *c, const struct ht_request *r)
 	int rc;
 
 	if (c->rfd < 0 || fstat(c->rfd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		reply_err(c, HT_ERR_BAD_REQUEST,
+		ht_conn_reply_err(c, HT_ERR_BAD_REQUEST,
 		    "RECORD needs a regular file's descriptor with it");
 		return;
 	}
 	if (!ht_agent_hooked() && ht_agent_prepare() == HT_AGENT_EDETACHED) {
-		reply_err(c, HT_ERR_DETACHED,
+		ht_conn_reply_err(c, HT_ERR_DETACHED,
 		    "the hooks are removed (detached); hook again first");
 		return;
 	}
@@ -576,22 +428,25 @@ do_record(struct conn *c, const struct ht_request *r)
 	cfg.status_fd = -1;
 	rc = ht_agent_record(&cfg);
 	if (rc == 0)
-		reply_ok(c);
+		ht_conn_reply_ok(c);
 	else if (rc == EBUSY)
-		reply_err(c, HT_ERR_RECORDING, "a recording is running");
+		ht_conn_reply_err(c, HT_ERR_RECORDING,
+		    "a recording is running");
 	else if (rc == ENOMEM || rc == HT_AGENT_ENOMEM)
-		reply_err(c, HT_ERR_NOMEM, "cannot map the recorder's buffers");
+		ht_conn_reply_err(c, HT_ERR_NOMEM,
+		    "cannot map the recorder's buffers");
 	else if (rc == HT_AGENT_EDETACHED)
-		reply_err(c, HT_ERR_DETACHED,
+		ht_conn_reply_err(c, HT_ERR_DETACHED,
 		    "the hooks are removed (detached); hook again first");
 	else if (rc < 0)
-		reply_err(c, HT_ERR_INTERNAL, "could not put the hooks in");
+		ht_conn_reply_err(c, HT_ERR_INTERNAL,
+		    "could not put the hooks in");
 	else if (rc == ENOSPC || rc == EDQUOT)
-		reply_err(c, HT_ERR_TRACE, "no space left");
+		ht_conn_reply_err(c, HT_ERR_TRACE, "no space left");
 	else if (rc == EFBIG)
-		reply_err(c, HT_ERR_TRACE, "the file is too large");
+		ht_conn_reply_err(c, HT_ERR_TRACE, "the file is too large");
 	else
-		reply_err(c, HT_ERR_TRACE, "a write failed");
+		ht_conn_reply_err(c, HT_ERR_TRACE, "a write failed");
 }
 
 /* RECSTAT: the recording's figures, after stopping it if asked. */
@@ -603,7 +458,7 @@ do_recstat(struct conn *c, const struct ht_request *r)
 	if (r->flags & HT_RECSTAT_STOP)
 		ht_agent_record_stop(HT_RECORD_DONE);
 	ht_record_stat(&st);
-	reply(c, ht_proto_encode_recstat(c->buf, sizeof(c->buf), &st));
+	ht_conn_reply(c, ht_proto_encode_recstat(c->buf, sizeof(c->buf), &st));
 }
 
 /* c's request is whole in buf: carry it out and put the reply in c. */
@@ -615,7 +470,7 @@ serve_request(struct conn *c)
 
 	code = ht_proto_parse_request(c->buf, c->have, &r);
 	if (code != 0) {
-		reply_err(c, (uint32_t)code,
+		ht_conn_reply_err(c, (uint32_t)code,
 		    code == HT_ERR_VERSION ?
 			"this agent speaks protocol " XSTR(HT_PROTO_VERSION) :
 			"malformed request");
@@ -637,11 +492,11 @@ serve_request(struct conn *c)
 		break;
 	case HT_MSG_DETACH:
 		if (ht_agent_unhook() < 0)
-			reply_err(c, HT_ERR_INTERNAL,
+			ht_conn_reply_err(c, HT_ERR_INTERNAL,
 			    "could not restore the GOT slots");
 		else {
 			ht_inline_account(0);
-			reply_ok(c);
+			ht_conn_reply_ok(c);
 		}
 		break;
 	case HT_MSG_RECORD:
@@ -652,67 +507,21 @@ serve_request(struct conn *c)
 		break;
 	case HT_MSG_HOOK:
 		if (ht_agent_hook() < 0)
-			reply_err(c, HT_ERR_INTERNAL,
+			ht_conn_reply_err(c, HT_ERR_INTERNAL,
 			    "could not patch the GOT slots");
 		else if (ht_inline_sync() != 0)
-			reply_err(c, HT_ERR_INTERNAL,
+			ht_conn_reply_err(c, HT_ERR_INTERNAL,
 			    "could not arm the inline hooks");
 		else {
 			ht_inline_account(1);
 			settle_now();
-			reply_ok(c);
+			ht_conn_reply_ok(c);
 		}
 		break;
 	default:
-		reply_err(c, HT_ERR_BAD_REQUEST, "malformed request");
+		ht_conn_reply_err(c, HT_ERR_BAD_REQUEST, "malformed request");
 		break;
 	}
-}
-
-/*
- * recv of what is missing of c's request; a descriptor passed with it
- * (SCM_RIGHTS, for RECORD) is kept in c->rfd, one at most: any other is
- * closed at once.
- */
-static ssize_t
-recv_fd(struct conn *c)
-{
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(4 * sizeof(int))];
-	} ctl;
-	struct cmsghdr *cm;
-	struct iovec iov;
-	struct msghdr m;
-	ssize_t n;
-	size_t i, k;
-	int fds[4];
-
-	iov.iov_base = c->buf + c->have;
-	iov.iov_len = c->need - c->have;
-	memset(&m, 0, sizeof(m));
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = ctl.b;
-	m.msg_controllen = sizeof(ctl.b);
-	n = recvmsg(c->fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	if (n < 0)
-		return n;
-	for (cm = CMSG_FIRSTHDR(&m); cm != NULL; cm = CMSG_NXTHDR(&m, cm)) {
-		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		if (k > 4)
-			k = 4;
-		memcpy(fds, CMSG_DATA(cm), k * sizeof(int));
-		for (i = 0; i < k; i++) {
-			if (c->rfd < 0)
-				c->rfd = fds[i];
-			else
-				close(fds[i]);
-		}
-	}
-	return n;
 }
 
 /*
@@ -727,18 +536,19 @@ conn_read(struct conn *c)
 	ssize_t n;
 
 	while (!c->sending) {
-		n = recv_fd(c);
+		n = ht_conn_recv(c);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n < 0 || (n == 0 && c->have == 0)) {
 			/* Connected and hung up: nothing to say. */
-			conn_close(c);
+			ht_conn_close(c);
 			return;
 		}
 		if (n == 0) {
-			reply_err(c, HT_ERR_BAD_REQUEST, "truncated request");
+			ht_conn_reply_err(c, HT_ERR_BAD_REQUEST,
+			    "truncated request");
 			return;
 		}
 		c->have += (size_t)n;
@@ -746,18 +556,18 @@ conn_read(struct conn *c)
 			continue;
 		if (c->need == HT_PROTO_HEADER) {
 			if (ht_proto_get_header(c->buf, &h) != 0) {
-				reply_err(c, HT_ERR_BAD_REQUEST,
+				ht_conn_reply_err(c, HT_ERR_BAD_REQUEST,
 				    "not a heaptool request");
 				return;
 			}
 			if (h.version != HT_PROTO_VERSION) {
-				reply_err(c, HT_ERR_VERSION,
+				ht_conn_reply_err(c, HT_ERR_VERSION,
 				    "this agent speaks protocol " XSTR(
 					HT_PROTO_VERSION));
 				return;
 			}
 			if (h.length > HT_PROTO_MAX_REQUEST - HT_PROTO_HEADER) {
-				reply_err(c, HT_ERR_BAD_REQUEST,
+				ht_conn_reply_err(c, HT_ERR_BAD_REQUEST,
 				    "request too long");
 				return;
 			}
@@ -773,14 +583,14 @@ conn_read(struct conn *c)
 static void
 step(struct conn *c)
 {
-	if (!conn_ours(c)) {
-		conn_close(c); /* not ours to close: forgotten */
+	if (!ht_conn_ours(c)) {
+		ht_conn_close(c); /* not ours to close: forgotten */
 		return;
 	}
 	if (!c->sending)
 		conn_read(c);
-	if (c->fd >= 0 && c->sending && conn_send(c) != 0)
-		conn_close(c);
+	if (c->fd >= 0 && c->sending && ht_conn_send(c) != 0)
+		ht_conn_close(c);
 }
 
 /*
@@ -809,7 +619,7 @@ place(void)
 		}
 	}
 	if (victim != NULL)
-		drop(victim, HT_ERR_BUSY,
+		ht_conn_drop(victim, HT_ERR_BUSY,
 		    "too many connections: the oldest idle one is dropped");
 	return victim;
 }
@@ -918,10 +728,11 @@ expire(void)
 			if (c->deadline < next)
 				next = c->deadline;
 		} else if (!c->sending)
-			drop(c, HT_ERR_BAD_REQUEST,
+			ht_conn_drop(c, HT_ERR_BAD_REQUEST,
 			    "no whole request within " XSTR(REQUEST_S) " s");
 		else
-			conn_close(c); /* stalled, or past REPLY_MS */
+			ht_conn_close(
+			    c); /* stalled, or past HT_CONN_REPLY_MS */
 	}
 	return next;
 }
@@ -1075,7 +886,7 @@ ht_control_forget(void)
 	lfd = report_fd = -1;
 	lost = 0;
 	for (i = 0; conns != NULL && i < CONNS; i++) {
-		if (conn_ours(&conns[i]))
+		if (ht_conn_ours(&conns[i]))
 			close(conns[i].fd);
 		conns[i].fd = -1;
 		if (conns[i].rfd >= 0)
