@@ -224,6 +224,20 @@ log2_of(uint64_t a)
 	return (uint8_t)(63 - __builtin_clzll(a));
 }
 
+/* An event of allocator function fn, as its entry says (recfn.h): its op,
+ * function and flags, the rest zero.  Returns the entry. */
+static const struct ht_recfn *
+event_of(struct ht_trace_event *e, unsigned fn)
+{
+	const struct ht_recfn *f = ht_recfn(fn);
+
+	memset(e, 0, sizeof(*e));
+	e->op = f->op;
+	e->fn = (uint16_t)fn;
+	e->flags = f->flags;
+	return f;
+}
+
 void
 ht_rec_alloc(unsigned fn, void *p, size_t n, const uintptr_t *a,
     uintptr_t caller)
@@ -237,11 +251,7 @@ ht_rec_alloc(unsigned fn, void *p, size_t n, const uintptr_t *a,
 		return;
 	if ((b = buffer()) == NULL)
 		goto out;
-	f = ht_recfn(fn);
-	memset(&e, 0, sizeof(e));
-	e.op = f->op;
-	e.fn = (uint16_t)fn;
-	e.flags = f->flags;
+	f = event_of(&e, fn);
 	e.size = n;
 	al = ht_recfn_align(f, a);
 	if (al != 0 && (al & (al - 1)) == 0) {
@@ -276,11 +286,7 @@ ht_rec_free(unsigned fn, void *p, const uintptr_t *a, uintptr_t caller)
 		return;
 	if ((b = buffer()) == NULL)
 		goto out;
-	f = ht_recfn(fn);
-	memset(&e, 0, sizeof(e));
-	e.op = f->op;
-	e.fn = (uint16_t)fn;
-	e.flags = f->flags;
+	f = event_of(&e, fn);
 	e.usable_over = HT_TRACE_USABLE_UNKNOWN;
 	if (a != NULL &&
 	    (f->op == HT_TROP_FREE_SIZED || f->op == HT_TROP_DELETE_SIZED ||
