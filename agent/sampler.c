@@ -107,30 +107,6 @@ stats_add(struct ht_stats *st, const struct ht_sample_weight *w)
 static inline void
 weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w);
 
-/* With the lock held: undo a live sample's contribution to in-use.  Its
- * weight is that of its size at the session's rate, as when it was taken
- * (tables.h). */
-static void
-account_free(const struct ht_live *e)
-{
-	struct ht_site *s = ht_sites_get(e->site);
-	struct ht_thread *th = ht_threads_get(e->thread);
-	struct ht_sample_weight w;
-	struct ht_tagline *l;
-
-	weigh(e->size, ht_session.rate, &w);
-	if (s != NULL) {
-		site_touch(s);
-		inuse_sub(&s->st, &w);
-		if ((l = site_line(s, 0)) != NULL)
-			inuse_sub(&l->st, &w);
-	}
-	if (th != NULL)
-		inuse_sub(&th->st, &w);
-	ht_session.inuse_bytes -= w.bytes;
-	ht_session.inuse_var -= w.var_bytes;
-}
-
 /*
  * What a thread's allocations have changed since its last sample: each
  * charges its countdown at least one byte, and each sample draws a new
@@ -144,10 +120,14 @@ alloc_mark(const struct ht_tls *t)
 }
 
 /*
- * With the lock held, for a sample that thread t frees: was its block
- * short-lived, heaptrack's "temporary" (freed with no other allocation in
- * between)?  Here: freed by the thread that made it, with no allocation of
- * that thread in between, which in a program of many threads says more
+ * With the lock held: undo a live sample's contribution to in-use.  Its
+ * weight is that of its size at the session's rate, as when it was taken
+ * (tables.h).  With t, the free is thread t's, and the sample is also
+ * counted short-lived (heaptrack's "temporary": freed with no other
+ * allocation in between) when it is; returns whether it was.
+ *
+ * Short-lived here: freed by the thread that made it, with no allocation
+ * of that thread in between, which in a program of many threads says more
  * than an order across all of them.  The thread's mark (alloc_mark) is
  * what the sample left exactly when the thread allocated nothing since; a
  * false match needs a multiple of 4 GiB allocated in between to the byte
@@ -157,21 +137,35 @@ alloc_mark(const struct ht_tls *t)
  * countdown alone, so there it is not known (the profile says so).
  */
 static int
-account_temporary(const struct ht_tls *t, const struct ht_live *e)
+account_free(const struct ht_live *e, const struct ht_tls *t)
 {
+	struct ht_site *s = ht_sites_get(e->site);
+	struct ht_thread *th = ht_threads_get(e->thread);
 	struct ht_sample_weight w;
-	struct ht_site *s;
+	struct ht_tagline *l;
+	int temporary = 0;
 
-	if (ht_session.backend >= HT_BACKEND_JEMALLOC ||
-	    t->gen != ht_session_gen || t->thread_epoch != ht_session.epoch ||
-	    e->thread != (t->thread_idx & 0xffff) || e->mark != alloc_mark(t))
-		return 0;
-	if ((s = ht_sites_get(e->site)) == NULL)
-		return 0;
 	weigh(e->size, ht_session.rate, &w);
-	s->temp_objects += w.objects;
-	s->temp_samples++;
-	return 1;
+	if (s != NULL) {
+		site_touch(s);
+		inuse_sub(&s->st, &w);
+		if ((l = site_line(s, 0)) != NULL)
+			inuse_sub(&l->st, &w);
+		if (t != NULL && ht_session.backend < HT_BACKEND_JEMALLOC &&
+		    t->gen == ht_session_gen &&
+		    t->thread_epoch == ht_session.epoch &&
+		    e->thread == (t->thread_idx & 0xffff) &&
+		    e->mark == alloc_mark(t)) {
+			s->temp_objects += w.objects;
+			s->temp_samples++;
+			temporary = 1;
+		}
+	}
+	if (th != NULL)
+		inuse_sub(&th->st, &w);
+	ht_session.inuse_bytes -= w.bytes;
+	ht_session.inuse_var -= w.var_bytes;
+	return temporary;
 }
 
 /* With the lock held: a sample of size bytes could not be kept, for want
@@ -422,7 +416,7 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	e.thread = thread_index(t) & 0xffff;
 	/* The caller drew the thread's next countdown before the sample
 	 * (ht_sampler_alloc): a free that finds it unchanged is of a
-	 * short-lived block (account_temporary). */
+	 * short-lived block (account_free). */
 	e.mark = alloc_mark(t);
 	r = ht_live_insert(&e, &old);
 	if (r < 0) {
@@ -433,7 +427,7 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 		/* The address came back from the allocator, so its old block
 		 * was freed without us seeing it: account that free now. */
 		ht_session.lost_frees++;
-		account_free(&old);
+		account_free(&old, NULL);
 	}
 	s = ht_sites_get((size_t)site);
 	site_touch(s);
@@ -473,7 +467,7 @@ drain_pending(struct ht_tls *t)
 
 			if (ht_session.state == HT_STATE_RUNNING &&
 			    ht_live_remove(p, &e))
-				account_free(&e);
+				account_free(&e, NULL);
 		}
 		ht_lock_release(&ht_lock_global);
 		ht_guard_leave();
@@ -585,10 +579,8 @@ ht_sampler_free(void *p)
 	ht_guard_enter();
 	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state == HT_STATE_RUNNING &&
-	    ht_live_remove((uintptr_t)p, &e)) {
-		account_free(&e);
-		account_temporary(t, &e);
-	}
+	    ht_live_remove((uintptr_t)p, &e))
+		account_free(&e, t);
 	ht_lock_release(&ht_lock_global);
 	ht_guard_leave();
 	if (t->npending > 0)
@@ -608,11 +600,10 @@ ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch)
 	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    ht_live_remove((uintptr_t)p, e)) {
-		account_free(e);
 		/* A block reallocated before its thread allocated again is
 		 * short-lived as a freed one is (heaptrack counts it so):
 		 * ht_sampler_restore takes that back if the call failed. */
-		ht_tls.took_temporary = account_temporary(&ht_tls, e);
+		ht_tls.took_temporary = account_free(e, &ht_tls);
 		*epoch = ht_session.epoch;
 		found = 1;
 	}
