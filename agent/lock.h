@@ -74,7 +74,7 @@ ht_lock_release(struct ht_lock *l)
 		ht_prim_futex_wake(&l->v);
 }
 
-extern struct ht_lock ht_lock_global;
+extern struct ht_lock ht_lock_global __attribute__((visibility("hidden")));
 
 /*
  * A lock for the slow paths that set the agent up (its set-up, the start

@@ -75,8 +75,10 @@ site_line(const struct ht_site *s, int grow)
 }
 
 /* A sample's weight in use: added when taken (or put back), subtracted
- * when freed. */
-static void
+ * when freed.  Inline everywhere: a sample adds to three sets of sums and
+ * a free subtracts from three, and a call for each costs a third of the
+ * sums themselves. */
+static inline __attribute__((always_inline)) void
 inuse_add(struct ht_stats *st, const struct ht_sample_weight *w)
 {
 	st->inuse_bytes += w->bytes;
@@ -85,7 +87,7 @@ inuse_add(struct ht_stats *st, const struct ht_sample_weight *w)
 	st->live_samples++;
 }
 
-static void
+static inline __attribute__((always_inline)) void
 inuse_sub(struct ht_stats *st, const struct ht_sample_weight *w)
 {
 	st->inuse_bytes -= w->bytes;
@@ -94,7 +96,7 @@ inuse_sub(struct ht_stats *st, const struct ht_sample_weight *w)
 	st->live_samples--;
 }
 
-static void
+static inline __attribute__((always_inline)) void
 stats_add(struct ht_stats *st, const struct ht_sample_weight *w)
 {
 	inuse_add(st, w);
@@ -104,32 +106,8 @@ stats_add(struct ht_stats *st, const struct ht_sample_weight *w)
 	st->samples++;
 }
 
-static inline void
-weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w);
-
-/* With the lock held: undo a live sample's contribution to in-use.  Its
- * weight is that of its size at the session's rate, as when it was taken
- * (tables.h). */
-static void
-account_free(const struct ht_live *e)
-{
-	struct ht_site *s = ht_sites_get(e->site);
-	struct ht_thread *th = ht_threads_get(e->thread);
-	struct ht_sample_weight w;
-	struct ht_tagline *l;
-
-	weigh(e->size, ht_session.rate, &w);
-	if (s != NULL) {
-		site_touch(s);
-		inuse_sub(&s->st, &w);
-		if ((l = site_line(s, 0)) != NULL)
-			inuse_sub(&l->st, &w);
-	}
-	if (th != NULL)
-		inuse_sub(&th->st, &w);
-	ht_session.inuse_bytes -= w.bytes;
-	ht_session.inuse_var -= w.var_bytes;
-}
+static inline const struct ht_sample_weight *
+weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *scratch);
 
 /*
  * What a thread's allocations have changed since its last sample: each
@@ -144,10 +122,14 @@ alloc_mark(const struct ht_tls *t)
 }
 
 /*
- * With the lock held, for a sample that thread t frees: was its block
- * short-lived, heaptrack's "temporary" (freed with no other allocation in
- * between)?  Here: freed by the thread that made it, with no allocation of
- * that thread in between, which in a program of many threads says more
+ * With the lock held: undo a live sample's contribution to in-use.  Its
+ * weight is that of its size at the session's rate, as when it was taken
+ * (tables.h).  With t, the free is thread t's, and the sample is also
+ * counted short-lived (heaptrack's "temporary": freed with no other
+ * allocation in between) when it is; returns whether it was.
+ *
+ * Short-lived here: freed by the thread that made it, with no allocation
+ * of that thread in between, which in a program of many threads says more
  * than an order across all of them.  The thread's mark (alloc_mark) is
  * what the sample left exactly when the thread allocated nothing since; a
  * false match needs a multiple of 4 GiB allocated in between to the byte
@@ -157,21 +139,36 @@ alloc_mark(const struct ht_tls *t)
  * countdown alone, so there it is not known (the profile says so).
  */
 static int
-account_temporary(const struct ht_tls *t, const struct ht_live *e)
+account_free(const struct ht_live *e, const struct ht_tls *t)
 {
-	struct ht_sample_weight w;
-	struct ht_site *s;
+	struct ht_site *s = ht_sites_get(e->site);
+	struct ht_thread *th = ht_threads_get(e->thread);
+	struct ht_sample_weight tmp;
+	const struct ht_sample_weight *w =
+	    weigh(e->size, ht_session.rate, &tmp);
+	struct ht_tagline *l;
+	int temporary = 0;
 
-	if (ht_session.backend >= HT_BACKEND_JEMALLOC ||
-	    t->gen != ht_session_gen || t->thread_epoch != ht_session.epoch ||
-	    e->thread != (t->thread_idx & 0xffff) || e->mark != alloc_mark(t))
-		return 0;
-	if ((s = ht_sites_get(e->site)) == NULL)
-		return 0;
-	weigh(e->size, ht_session.rate, &w);
-	s->temp_objects += w.objects;
-	s->temp_samples++;
-	return 1;
+	if (s != NULL) {
+		site_touch(s);
+		inuse_sub(&s->st, w);
+		if ((l = site_line(s, 0)) != NULL)
+			inuse_sub(&l->st, w);
+		if (t != NULL && ht_session.backend < HT_BACKEND_JEMALLOC &&
+		    t->gen == ht_session_gen &&
+		    t->thread_epoch == ht_session.epoch &&
+		    e->thread == (t->thread_idx & 0xffff) &&
+		    e->mark == alloc_mark(t)) {
+			s->temp_objects += w->objects;
+			s->temp_samples++;
+			temporary = 1;
+		}
+	}
+	if (th != NULL)
+		inuse_sub(&th->st, w);
+	ht_session.inuse_bytes -= w->bytes;
+	ht_session.inuse_var -= w->var_bytes;
+	return temporary;
 }
 
 /* With the lock held: a sample of size bytes could not be kept, for want
@@ -183,10 +180,8 @@ drop(uint64_t size, const struct ht_sample_weight *w, int sites, int64_t why)
 {
 	struct ht_sample_weight tmp;
 
-	if (w == NULL) {
-		weigh(size, ht_session.rate, &tmp);
-		w = &tmp;
-	}
+	if (w == NULL)
+		w = weigh(size, ht_session.rate, &tmp);
 	ht_session.dropped++;
 	ht_session.dropped_bytes += w->bytes;
 	ht_session.dropped_objects += w->objects;
@@ -257,8 +252,10 @@ static struct {
 	struct ht_sample_weight w;
 } wcache[WCACHE];
 
-static inline void
-weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
+/* The weight of size at rate: in scratch, or in the cache (not copied:
+ * it is read in place), valid until the next weigh. */
+static inline const struct ht_sample_weight *
+weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *scratch)
 {
 	size_t i;
 
@@ -266,15 +263,15 @@ weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 	 * cache, and the sizes of the frees would only thrash the cache.
 	 * mimalloc's countdown is charged the size alone (sampling.h). */
 	if (ht_session.backend == HT_BACKEND_MIMALLOC) {
-		ht_sample_weigh_native(size, rate, w);
-		return;
+		ht_sample_weigh_native(size, rate, scratch);
+		return scratch;
 	}
 	if (rate <= 1) {
-		w->bytes = (double)size;
-		w->objects = 1;
-		w->var_bytes = 0;
-		w->var_objects = 0;
-		return;
+		scratch->bytes = (double)size;
+		scratch->objects = 1;
+		scratch->var_bytes = 0;
+		scratch->var_objects = 0;
+		return scratch;
 	}
 	i = (size_t)((size * 0x9e3779b97f4a7c15ull) >> 56);
 	if (wcache[i].rate != rate || wcache[i].size != size) {
@@ -282,7 +279,7 @@ weigh(uint64_t size, uint64_t rate, struct ht_sample_weight *w)
 		wcache[i].size = size;
 		wcache[i].rate = rate;
 	}
-	*w = wcache[i].w;
+	return &wcache[i].w;
 }
 
 /*
@@ -401,7 +398,8 @@ site_of(const uintptr_t *pcs, uint32_t n, uint32_t tag)
 static int
 keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 {
-	struct ht_sample_weight w;
+	struct ht_sample_weight tmp;
+	const struct ht_sample_weight *w;
 	struct ht_live e, old;
 	struct ht_site *s;
 	struct ht_thread *th;
@@ -415,49 +413,50 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 		drop(size, NULL, 1, site);
 		return 0;
 	}
-	weigh(size, ht_session.rate, &w);
 	e.ptr = (uintptr_t)p;
 	e.size = size;
 	e.site = (uint32_t)site;
 	e.thread = thread_index(t) & 0xffff;
 	/* The caller drew the thread's next countdown before the sample
 	 * (ht_sampler_alloc): a free that finds it unchanged is of a
-	 * short-lived block (account_temporary). */
+	 * short-lived block (account_free). */
 	e.mark = alloc_mark(t);
 	r = ht_live_insert(&e, &old);
 	if (r < 0) {
-		drop(size, &w, 0, r);
+		drop(size, NULL, 0, r);
 		return 0;
 	}
 	if (r == 1) {
 		/* The address came back from the allocator, so its old block
 		 * was freed without us seeing it: account that free now. */
 		ht_session.lost_frees++;
-		account_free(&old);
+		account_free(&old, NULL);
 	}
+	/* After account_free: its weigh may take the cache's slot. */
+	w = weigh(size, ht_session.rate, &tmp);
 	s = ht_sites_get((size_t)site);
 	site_touch(s);
-	stats_add(&s->st, &w);
+	stats_add(&s->st, w);
 	if ((l = site_line(s, 1)) != NULL) {
-		stats_add(&l->st, &w);
+		stats_add(&l->st, w);
 		line_peak(l);
 	}
 	th = ht_threads_get(e.thread);
 	if (th != NULL)
-		stats_add(&th->st, &w);
+		stats_add(&th->st, w);
 	ht_session.samples++;
-	ht_session.inuse_bytes += w.bytes;
-	ht_session.inuse_var += w.var_bytes;
-	ht_session.alloc_bytes += w.bytes;
+	ht_session.inuse_bytes += w->bytes;
+	ht_session.inuse_var += w->var_bytes;
+	ht_session.alloc_bytes += w->bytes;
 	b = ht_size_bucket(size);
-	ht_session.size_objects[b] += w.objects;
-	ht_session.size_bytes[b] += w.bytes;
+	ht_session.size_objects[b] += w->objects;
+	ht_session.size_bytes[b] += w->bytes;
 	if (ht_session.inuse_bytes > ht_session.peak_bytes) {
 		ht_session.peak_bytes = ht_session.inuse_bytes;
 		ht_session.peak_ns = ht_prim_now_ns();
 		ht_session.peak_gen++;
 	}
-	return ht_dump_note_alloc(w.bytes);
+	return ht_dump_note_alloc(w->bytes);
 }
 
 static void
@@ -473,7 +472,7 @@ drain_pending(struct ht_tls *t)
 
 			if (ht_session.state == HT_STATE_RUNNING &&
 			    ht_live_remove(p, &e))
-				account_free(&e);
+				account_free(&e, NULL);
 		}
 		ht_lock_release(&ht_lock_global);
 		ht_guard_leave();
@@ -585,10 +584,8 @@ ht_sampler_free(void *p)
 	ht_guard_enter();
 	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state == HT_STATE_RUNNING &&
-	    ht_live_remove((uintptr_t)p, &e)) {
-		account_free(&e);
-		account_temporary(t, &e);
-	}
+	    ht_live_remove((uintptr_t)p, &e))
+		account_free(&e, t);
 	ht_lock_release(&ht_lock_global);
 	ht_guard_leave();
 	if (t->npending > 0)
@@ -608,11 +605,10 @@ ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch)
 	ht_lock_acquire(&ht_lock_global);
 	if (ht_session.state == HT_STATE_RUNNING &&
 	    ht_live_remove((uintptr_t)p, e)) {
-		account_free(e);
 		/* A block reallocated before its thread allocated again is
 		 * short-lived as a freed one is (heaptrack counts it so):
 		 * ht_sampler_restore takes that back if the call failed. */
-		ht_tls.took_temporary = account_temporary(&ht_tls, e);
+		ht_tls.took_temporary = account_free(e, &ht_tls);
 		*epoch = ht_session.epoch;
 		found = 1;
 	}
@@ -624,7 +620,7 @@ ht_sampler_take(void *p, struct ht_live *e, uint64_t *epoch)
 void
 ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 {
-	struct ht_sample_weight w;
+	struct ht_sample_weight w, tmp;
 	struct ht_live old;
 	struct ht_site *s;
 	struct ht_thread *th;
@@ -637,7 +633,7 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 	s = ht_sites_get(e->site);
 	if (ht_session.state == HT_STATE_RUNNING && ht_session.epoch == epoch &&
 	    s != NULL && ht_live_insert(e, &old) == 0) {
-		weigh(e->size, ht_session.rate, &w);
+		w = *weigh(e->size, ht_session.rate, &tmp);
 		if (ht_tls.took_temporary) {
 			s->temp_objects -= w.objects;
 			s->temp_samples--;
@@ -663,10 +659,10 @@ ht_sampler_restore(const struct ht_live *e, uint64_t epoch)
 static void
 move(const struct ht_live *e, struct ht_site *from, struct ht_site *to)
 {
-	struct ht_sample_weight w;
+	struct ht_sample_weight w, tmp;
 	struct ht_tagline *l;
 
-	weigh(e->size, ht_session.rate, &w);
+	w = *weigh(e->size, ht_session.rate, &tmp);
 	site_touch(from);
 	site_touch(to);
 	inuse_sub(&from->st, &w);

@@ -63,7 +63,7 @@ struct ht_session {
 	uint64_t rate_asked;
 };
 
-extern struct ht_session ht_session;
+extern struct ht_session ht_session __attribute__((visibility("hidden")));
 extern unsigned ht_session_gen __attribute__((visibility("hidden")));
 
 /* With ht_lock_global held.  Start a new session at rate bytes keeping at

@@ -21,22 +21,16 @@ uint8_t ht_live_filter[1u << HT_FILTER_BITS];
 
 static uint32_t *site_index; /* site number + 1, 0 = empty */
 static size_t site_index_cap;
-static struct ht_site *sites;
-static size_t sites_cap, nsites;
-static uintptr_t *frames;
+struct ht_tables_hot ht_tab;
+static size_t sites_cap;
 static size_t frames_cap, nframes_used;
 
 static struct ht_live *live;
 static size_t live_cap, nlive;
 
-static struct ht_thread *threads;
-static size_t nthreads;
-
-/* Lines of tags, two a tag (malloc, arena): LINES_MIN mapped with the
- * other tables (so a session's memory at its start does not depend on
- * whether a sample came yet), grown to the highest tag sampled. */
-static struct ht_tagline *lines;
-static size_t lines_cap;
+/* Lines of tags, two a tag (malloc, arena; ht_tab.lines): LINES_MIN mapped
+ * with the other tables (so a session's memory at its start does not depend
+ * on whether a sample came yet), grown to the highest tag sampled. */
 #define LINES_MIN 128
 #define LINES_MAX ((size_t)HT_TAGS_MAX * 2)
 
@@ -78,20 +72,20 @@ void
 ht_tables_release(void)
 {
 	ht_mem_unmap(site_index, site_index_cap * sizeof(*site_index));
-	ht_mem_unmap(sites, sites_cap * sizeof(*sites));
-	ht_mem_unmap(frames, frames_cap * sizeof(*frames));
+	ht_mem_unmap(ht_tab.sites, sites_cap * sizeof(*ht_tab.sites));
+	ht_mem_unmap(ht_tab.frames, frames_cap * sizeof(*ht_tab.frames));
 	ht_mem_unmap(live, live_cap * sizeof(*live));
-	ht_mem_unmap(threads, HT_MAX_THREADS * sizeof(*threads));
-	ht_mem_unmap(lines, lines_cap * sizeof(*lines));
-	lines = NULL;
-	lines_cap = 0;
+	ht_mem_unmap(ht_tab.threads, HT_MAX_THREADS * sizeof(*ht_tab.threads));
+	ht_mem_unmap(ht_tab.lines, ht_tab.lines_cap * sizeof(*ht_tab.lines));
+	ht_tab.lines = NULL;
+	ht_tab.lines_cap = 0;
 	site_index = NULL;
-	sites = NULL;
-	frames = NULL;
+	ht_tab.sites = NULL;
+	ht_tab.frames = NULL;
 	live = NULL;
-	threads = NULL;
+	ht_tab.threads = NULL;
 	site_index_cap = sites_cap = frames_cap = live_cap = 0;
-	nsites = nframes_used = nlive = nthreads = 0;
+	ht_tab.nsites = nframes_used = nlive = ht_tab.nthreads = 0;
 	memset(ht_live_filter, 0, sizeof(ht_live_filter));
 	ready = 0;
 }
@@ -102,18 +96,19 @@ ht_tables_init(void)
 	if (ready)
 		return 0;
 	site_index = ht_mem_map(SITE_INDEX_MIN * sizeof(*site_index));
-	sites = ht_mem_map(SITES_MIN * sizeof(*sites));
-	frames = ht_mem_map(FRAMES_MIN * sizeof(*frames));
+	ht_tab.sites = ht_mem_map(SITES_MIN * sizeof(*ht_tab.sites));
+	ht_tab.frames = ht_mem_map(FRAMES_MIN * sizeof(*ht_tab.frames));
 	live = ht_mem_map(LIVE_MIN * sizeof(*live));
-	threads = ht_mem_map(HT_MAX_THREADS * sizeof(*threads));
-	lines = ht_mem_map(LINES_MIN * sizeof(*lines));
-	lines_cap = LINES_MIN;
+	ht_tab.threads = ht_mem_map(HT_MAX_THREADS * sizeof(*ht_tab.threads));
+	ht_tab.lines = ht_mem_map(LINES_MIN * sizeof(*ht_tab.lines));
+	ht_tab.lines_cap = LINES_MIN;
 	site_index_cap = SITE_INDEX_MIN;
 	sites_cap = SITES_MIN;
 	frames_cap = FRAMES_MIN;
 	live_cap = LIVE_MIN;
-	if (site_index == NULL || sites == NULL || frames == NULL ||
-	    live == NULL || threads == NULL || lines == NULL) {
+	if (site_index == NULL || ht_tab.sites == NULL ||
+	    ht_tab.frames == NULL || live == NULL || ht_tab.threads == NULL ||
+	    ht_tab.lines == NULL) {
 		ht_tables_release();
 		return -1;
 	}
@@ -165,8 +160,8 @@ site_index_grow(void)
 	if (!room_for(ncap * sizeof(*n)) ||
 	    (n = ht_mem_map(ncap * sizeof(*n))) == NULL)
 		return HT_TABLES_NOMEM;
-	for (i = 0; i < nsites; i++) {
-		j = sites[i].hash & (ncap - 1);
+	for (i = 0; i < ht_tab.nsites; i++) {
+		j = ht_tab.sites[i].hash & (ncap - 1);
 		while (n[j] != 0)
 			j = (j + 1) & (ncap - 1);
 		n[j] = (uint32_t)i + 1;
@@ -216,56 +211,45 @@ ht_sites_intern_tag(const uintptr_t *f, uint32_t n, uint32_t tag, uint32_t kind)
 	if (!ready)
 		return HT_TABLES_NOMEM;
 	while (site_index[j] != 0) {
-		s = &sites[site_index[j] - 1];
+		s = &ht_tab.sites[site_index[j] - 1];
 		if (s->hash == h && s->nframes == n && s->tag == tag &&
 		    s->kind == kind &&
-		    memcmp(&frames[s->frames_off], f, n * sizeof(*f)) == 0)
+		    memcmp(ht_sites_frames(s), f, n * sizeof(*f)) == 0)
 			return site_index[j] - 1;
 		j = (j + 1) & (site_index_cap - 1);
 	}
-	if (nsites >= bound_sites)
+	if (ht_tab.nsites >= bound_sites)
 		return HT_TABLES_FULL;
-	if ((r = grow((void **)&sites, &sites_cap, sizeof(*sites), nsites + 1,
-		 bound_sites)) != 0 ||
-	    (r = grow((void **)&frames, &frames_cap, sizeof(*frames),
-		 nframes_used + n, bound_sites * HT_MAX_FRAMES)) != 0)
+	if ((r = grow((void **)&ht_tab.sites, &sites_cap, sizeof(*ht_tab.sites),
+		 ht_tab.nsites + 1, bound_sites)) != 0 ||
+	    (r = grow((void **)&ht_tab.frames, &frames_cap,
+		 sizeof(*ht_tab.frames), nframes_used + n,
+		 bound_sites * HT_MAX_FRAMES)) != 0)
 		return r;
-	if ((nsites + 1) * 2 > site_index_cap) {
+	if ((ht_tab.nsites + 1) * 2 > site_index_cap) {
 		if ((r = site_index_grow()) != 0)
 			return r;
 		j = h & (site_index_cap - 1);
 		while (site_index[j] != 0)
 			j = (j + 1) & (site_index_cap - 1);
 	}
-	s = &sites[nsites];
+	s = &ht_tab.sites[ht_tab.nsites];
 	memset(s, 0, sizeof(*s));
 	s->hash = h;
 	s->nframes = n;
 	s->frames_off = (uint32_t)nframes_used;
 	s->tag = tag;
 	s->kind = kind;
-	memcpy(&frames[nframes_used], f, n * sizeof(*f));
+	memcpy(&ht_tab.frames[nframes_used], f, n * sizeof(*f));
 	nframes_used += n;
-	site_index[j] = (uint32_t)++nsites;
-	return (int64_t)nsites - 1;
+	site_index[j] = (uint32_t)++ht_tab.nsites;
+	return (int64_t)ht_tab.nsites - 1;
 }
 
 size_t
 ht_sites_count(void)
 {
-	return nsites;
-}
-
-struct ht_site *
-ht_sites_get(size_t i)
-{
-	return i < nsites ? &sites[i] : NULL;
-}
-
-const uintptr_t *
-ht_sites_frames(const struct ht_site *s)
-{
-	return &frames[s->frames_off];
+	return ht_tab.nsites;
 }
 
 static size_t
@@ -426,33 +410,35 @@ ht_live_find(uintptr_t ptr)
 }
 
 struct ht_tagline *
-ht_taglines_get(uint32_t tag, uint32_t kind, int grow)
+ht_taglines_grow(uint32_t tag, uint32_t kind)
 {
 	size_t i = (size_t)tag * 2 + (kind != 0), ncap;
 	struct ht_tagline *n;
 
 	if (!ready)
 		return NULL;
-	if (i < lines_cap)
-		return &lines[i];
-	if (!grow || i >= LINES_MAX)
+	if (i < ht_tab.lines_cap)
+		return &ht_tab.lines[i];
+	if (i >= LINES_MAX)
 		return NULL;
-	for (ncap = lines_cap != 0 ? lines_cap : LINES_MIN; ncap <= i;)
+	for (ncap = ht_tab.lines_cap != 0 ? ht_tab.lines_cap : LINES_MIN;
+	     ncap <= i;)
 		ncap *= 2;
-	n = lines == NULL ?
+	n = ht_tab.lines == NULL ?
 	    ht_mem_map(ncap * sizeof(*n)) :
-	    ht_mem_remap(lines, lines_cap * sizeof(*n), ncap * sizeof(*n));
+	    ht_mem_remap(ht_tab.lines, ht_tab.lines_cap * sizeof(*n),
+		ncap * sizeof(*n));
 	if (n == NULL)
 		return NULL;
-	lines = n;
-	lines_cap = ncap;
-	return &lines[i];
+	ht_tab.lines = n;
+	ht_tab.lines_cap = ncap;
+	return &ht_tab.lines[i];
 }
 
 size_t
 ht_taglines_count(void)
 {
-	return lines_cap / 2;
+	return ht_tab.lines_cap / 2;
 }
 
 int64_t
@@ -460,25 +446,21 @@ ht_threads_add(uint32_t tid, const char *name)
 {
 	size_t i;
 
-	for (i = nthreads; i > 0; i--)
-		if (threads[i - 1].tid == tid)
+	for (i = ht_tab.nthreads; i > 0; i--)
+		if (ht_tab.threads[i - 1].tid == tid)
 			return (int64_t)i - 1;
-	if (!ready || nthreads >= HT_MAX_THREADS)
+	if (!ready || ht_tab.nthreads >= HT_MAX_THREADS)
 		return -1;
-	memset(&threads[nthreads], 0, sizeof(threads[nthreads]));
-	threads[nthreads].tid = tid;
-	strncpy(threads[nthreads].name, name, sizeof(threads[0].name) - 1);
-	return (int64_t)nthreads++;
+	memset(&ht_tab.threads[ht_tab.nthreads], 0,
+	    sizeof(ht_tab.threads[ht_tab.nthreads]));
+	ht_tab.threads[ht_tab.nthreads].tid = tid;
+	strncpy(ht_tab.threads[ht_tab.nthreads].name, name,
+	    sizeof(ht_tab.threads[0].name) - 1);
+	return (int64_t)ht_tab.nthreads++;
 }
 
 size_t
 ht_threads_count(void)
 {
-	return nthreads;
-}
-
-struct ht_thread *
-ht_threads_get(size_t i)
-{
-	return i < nthreads ? &threads[i] : NULL;
+	return ht_tab.nthreads;
 }

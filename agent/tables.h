@@ -155,8 +155,7 @@ int64_t ht_sites_intern(const uintptr_t *frames, uint32_t n);
 int64_t ht_sites_intern_tag(const uintptr_t *frames, uint32_t n, uint32_t tag,
     uint32_t kind);
 size_t ht_sites_count(void);
-struct ht_site *ht_sites_get(size_t i);
-const uintptr_t *ht_sites_frames(const struct ht_site *);
+/* ht_sites_get and ht_sites_frames are inline, below. */
 
 /* Insert e.  Returns 0 when inserted, 1 when an entry for e->ptr existed (its
  * block must have been freed unseen, e.g. by an unhooked caller: the old entry
@@ -172,10 +171,10 @@ size_t ht_live_count(void);
 /* The entry for ptr, or NULL; valid until the table next changes. */
 struct ht_live *ht_live_find(uintptr_t ptr);
 
-/* The line of tag and kind (kind 0 or 1).  With grow, the table is grown
- * to hold it (NULL when it cannot: no memory); without, NULL for a line
- * never grown to (it holds nothing).  Valid until the next grow. */
-struct ht_tagline *ht_taglines_get(uint32_t tag, uint32_t kind, int grow);
+/* ht_taglines_get is inline, below; ht_taglines_grow is its slow path:
+ * the line of tag and kind, the table grown to hold it (NULL when it
+ * cannot: no memory, or no tables). */
+struct ht_tagline *ht_taglines_grow(uint32_t tag, uint32_t kind);
 /* How many tags have lines (tags 0 to n - 1). */
 size_t ht_taglines_count(void);
 
@@ -203,6 +202,58 @@ ht_live_maybe(uintptr_t ptr)
  * Returns its index, or -1 when full. */
 int64_t ht_threads_add(uint32_t tid, const char *name);
 size_t ht_threads_count(void);
-struct ht_thread *ht_threads_get(size_t i);
+
+/*
+ * The tables' bases and counts, for the accessors below: every sample and
+ * every sampled block's free looks up a site, a thread and a tag line, and
+ * a call into tables.c for each cost more than the lookup.  Written only
+ * by tables.c, read (like everything here) with ht_lock_global held.
+ * Released tables have counts of 0, so every lookup finds nothing.
+ */
+struct ht_tables_hot {
+	struct ht_site *sites;
+	size_t nsites;
+	uintptr_t *frames; /* the sites' frame pool */
+	struct ht_thread *threads;
+	size_t nthreads;
+	struct ht_tagline *lines; /* two a tag: malloc, arena */
+	size_t lines_cap;
+};
+
+extern struct ht_tables_hot ht_tab __attribute__((visibility("hidden")));
+
+/* Site i, or NULL past the end.  Valid until the next site is added. */
+static inline struct ht_site *
+ht_sites_get(size_t i)
+{
+	return i < ht_tab.nsites ? &ht_tab.sites[i] : NULL;
+}
+
+/* The frames of site s (s->nframes of them).  Valid as ht_sites_get. */
+static inline const uintptr_t *
+ht_sites_frames(const struct ht_site *s)
+{
+	return &ht_tab.frames[s->frames_off];
+}
+
+/* Thread record i, or NULL past the end. */
+static inline struct ht_thread *
+ht_threads_get(size_t i)
+{
+	return i < ht_tab.nthreads ? &ht_tab.threads[i] : NULL;
+}
+
+/* The line of tag and kind (kind 0 or 1).  With grow, the table is grown
+ * to hold it (NULL when it cannot: no memory); without, NULL for a line
+ * never grown to (it holds nothing).  Valid until the next grow. */
+static inline struct ht_tagline *
+ht_taglines_get(uint32_t tag, uint32_t kind, int grow)
+{
+	size_t i = (size_t)tag * 2 + (kind != 0);
+
+	if (__builtin_expect(i < ht_tab.lines_cap, 1))
+		return &ht_tab.lines[i];
+	return grow ? ht_taglines_grow(tag, kind) : NULL;
+}
 
 #endif
