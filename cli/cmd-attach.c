@@ -35,6 +35,7 @@
 #include "cmd.h"
 #include "ctl.h"
 #include "inject.h"
+#include "monotime.h"
 #include "profile.h"
 #include "proto.h"
 #include "size.h"
@@ -46,15 +47,6 @@
 /* A fresh agent that has not answered by then is asked why (revive). */
 #define ASK_AFTER_MS	   1000
 #define REVIVE_SYMBOL	   "heaptool_agent_revive"
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static const char attach_usage[] =
     "usage: heaptool attach [--timeout DUR] [--ignore-seccomp] [-p] PID\n"
@@ -279,7 +271,7 @@ ht_cmd_attach(int argc, char **argv)
 				"running process",
 		    popt);
 
-	t0 = now_ms();
+	t0 = ht_mono_ms();
 	if (ht_proc_read(pid, &p) != 0) {
 		if (errno == ENOENT)
 			ht_warn("attach %ld: no such process; check the PID",
@@ -331,8 +323,8 @@ ht_cmd_attach(int argc, char **argv)
 		goto out_free;
 
 	/* The agent's thread patches the hooks, then opens its socket. */
-	asked = now_ms() + ASK_AFTER_MS;
-	deadline = now_ms() + (uint64_t)timeout_ms;
+	asked = ht_mono_ms() + ASK_AFTER_MS;
+	deadline = ht_mono_ms() + (uint64_t)timeout_ms;
 	for (;;) {
 		if (ht_ctl_status(c, HT_MSG_HELLO, &st) == 0)
 			break;
@@ -342,12 +334,12 @@ ht_cmd_attach(int argc, char **argv)
 		}
 		/* A fresh agent whose thread could not start says nothing:
 		 * ask it why, once (which starts it if it can). */
-		if (!revived && !asked_done && now_ms() >= asked) {
+		if (!revived && !asked_done && ht_mono_ms() >= asked) {
 			if (revive_agent(pid, timeout_ms, allow_seccomp) != 1)
 				goto out_free;
 			asked_done = 1;
 		}
-		if (now_ms() >= deadline) {
+		if (ht_mono_ms() >= deadline) {
 			ht_warn(
 			    "attach %ld: the agent was loaded but did not "
 			    "answer within %d ms; the process may be very busy "
@@ -362,7 +354,7 @@ ht_cmd_attach(int argc, char **argv)
 		goto out_free;
 	remember(pid, &p);
 	printf("heaptool: attached to %ld in %" PRIu64 " ms%s\n", (long)pid,
-	    now_ms() - t0,
+	    ht_mono_ms() - t0,
 	    revived ? " (the agent was loaded, not serving: brought up)" : "");
 	(void)ht_cmd_inline_apply(stdout, "heaptool: ", pid, c, "attach");
 	if (st.backend_default > HT_BACKEND_INLINE)

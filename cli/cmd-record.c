@@ -42,6 +42,7 @@
 #include "crc32.h"
 #include "ctl.h"
 #include "files.h"
+#include "monotime.h"
 #include "proto.h"
 #include "size.h"
 #include "staging.h"
@@ -98,15 +99,6 @@ struct rec {
 	uint32_t state;	      /* how it ended (enum ht_record_state) */
 	FILE *line;	      /* where the line goes: stderr beside CMD */
 };
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* The trace file, created or emptied: a regular file reached without a
  * symbolic link.  O_NONBLOCK, so a FIFO cannot hold the open up.  Returns
@@ -389,10 +381,10 @@ record_pid(const char *popt, struct rec *r)
 		return rc;
 	}
 	catch_stops(&old_int, &old_term);
-	end = r->duration_ms != 0 ? now_ms() + r->duration_ms : UINT64_MAX;
+	end = r->duration_ms != 0 ? ht_mono_ms() + r->duration_ms : UINT64_MAX;
 	r->state = HT_RECORD_RUNNING;
 	for (;;) {
-		if (stop_sig != 0 || now_ms() >= end) {
+		if (stop_sig != 0 || ht_mono_ms() >= end) {
 			if (ask_stop(pid, r) != 0)
 				rc = HT_EXIT_FAIL;
 			break;
@@ -526,7 +518,7 @@ record_cmd(char **cmd, struct rec *r)
 		    strerror(child_errno));
 		return child_errno == ENOENT ? 127 : 126;
 	}
-	end = r->duration_ms != 0 ? now_ms() + r->duration_ms : UINT64_MAX;
+	end = r->duration_ms != 0 ? ht_mono_ms() + r->duration_ms : UINT64_MAX;
 	r->state = HT_RECORD_RUNNING;
 	rc = HT_EXIT_OK;
 	for (;;) {
@@ -540,7 +532,7 @@ record_cmd(char **cmd, struct rec *r)
 			done = 1; /* the byte, or EOF: the agent is done */
 		} else if (done)
 			poll(NULL, 0, POLL_MS);
-		if (!done && (stop_sig != 0 || now_ms() >= end)) {
+		if (!done && (stop_sig != 0 || ht_mono_ms() >= end)) {
 			if (ask_stop(pid, r) != 0)
 				rc = HT_EXIT_FAIL;
 			done = 1;

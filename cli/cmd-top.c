@@ -28,6 +28,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "ctl.h"
+#include "monotime.h"
 #include "size.h"
 #include "target.h"
 #include "top.h"
@@ -119,15 +120,6 @@ raise_stop(void)
 	raise(sig);
 }
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /*
  * Take the target's profile into t.  Returns 0, or -1 with the reason in
  * err (one line): the target went away (it exited, or its agent no longer
@@ -179,7 +171,7 @@ sleep_until(uint64_t deadline)
 	struct timespec ts;
 	uint64_t now;
 
-	while (!stop_signal && (now = now_ms()) < deadline) {
+	while (!stop_signal && (now = ht_mono_ms()) < deadline) {
 		ts.tv_sec = (time_t)((deadline - now) / 1000);
 		ts.tv_nsec = (long)((deadline - now) % 1000) * 1000000;
 		pselect(0, NULL, NULL, NULL, &ts, &wait_mask);
@@ -196,7 +188,7 @@ run_plain(struct ht_top *t, struct ht_ctl *c, pid_t pid, uint64_t interval,
 	uint64_t next;
 
 	for (;;) {
-		next = now_ms() + interval;
+		next = ht_mono_ms() + interval;
 		if (ht_top_text(stdout, t, top) != 0) {
 			ht_warn("top: stdout: %s", strerror(errno));
 			return HT_EXIT_FAIL;
@@ -280,20 +272,20 @@ run_screen(struct ht_top *t, struct ht_ctl *c, pid_t pid, uint64_t interval,
 		    getenv("TERM") != NULL ? getenv("TERM") : "");
 		return HT_EXIT_FAIL;
 	}
-	next = now_ms() + interval;
+	next = ht_mono_ms() + interval;
 	err[0] = '\0';
 	for (;;) {
 		ht_top_screen_draw(t, &ui);
 		if (count > 0 && t->refreshes >= count)
 			break;
-		now = now_ms();
+		now = ht_mono_ms();
 		if (!ui.paused && now >= next) {
 			if (refresh(t, c, pid, err, sizeof(err)) != 0) {
 				rc = HT_EXIT_FAIL;
 				break;
 			}
 			ui.message = NULL;
-			next = now_ms() + interval;
+			next = ht_mono_ms() + interval;
 			continue;
 		}
 		if (stop_signal)

@@ -35,6 +35,7 @@
 
 #include "inject-int.h"
 #include "modfile.h"
+#include "monotime.h"
 #include "proc.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
@@ -172,10 +173,7 @@ ht_inj_fail_perm(struct ht_inject *h, int err, const char *what)
 uint64_t
 ht_inj_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NSEC + (uint64_t)ts.tv_nsec;
+	return ht_mono_ns();
 }
 
 void

@@ -26,18 +26,10 @@
 #include <unistd.h>
 
 #include "inline-int.h"
+#include "monotime.h"
 
 #define STOP_MS	  2000
 #define MAX_ROUND 64
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static int
 known(const struct inl_world *w, pid_t tid)
@@ -98,7 +90,7 @@ wait_stop(pid_t tid, uint64_t deadline, int *sig)
 				return 0;
 			}
 		}
-		if (now_ms() >= deadline)
+		if (ht_mono_ms() >= deadline)
 			return -1;
 		usleep(200);
 	}
@@ -154,7 +146,7 @@ seize_new(struct inl_world *w, size_t *first, char *err, size_t errlen)
 int
 ht_inl_stop_all(struct inl_world *w, pid_t pid, char *err, size_t errlen)
 {
-	uint64_t deadline = now_ms() + STOP_MS;
+	uint64_t deadline = ht_mono_ms() + STOP_MS;
 	size_t first, i, j;
 	int round, added, r;
 

@@ -11,6 +11,7 @@
 
 #include "ctl.h"
 #include "live.h"
+#include "monotime.h"
 #include "proc.h"
 #include "target.h"
 
@@ -25,10 +26,7 @@ struct ht_live {
 uint64_t
 ht_live_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return ht_mono_ns();
 }
 
 struct ht_live *
