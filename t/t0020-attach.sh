@@ -18,6 +18,7 @@
 . "$(dirname "$0")/lib/htcheck.sh"
 . "$(dirname "$0")/lib/ptrace.sh"
 . "$(dirname "$0")/lib/htrun.sh"
+. "$(dirname "$0")/lib/hthammer.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 [ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
@@ -74,51 +75,12 @@ wait_samples() {
 	done
 }
 
-# The picture of a process that detach must restore is t/lib/htgotmap.py's;
-# this compares two of them.
-cat >"$HT_TMP/gotcmp.py" <<'EOF'
-import json, sys
-a = json.load(open(sys.argv[1]))
-b = json.load(open(sys.argv[2]))
-what = sys.argv[3]
-bad = []
-if what == "got":
-    for k, (addr, before) in a["got"].items():
-        if k not in b["got"]:
-            bad.append("%s: gone" % k)
-            continue
-        after = b["got"][k][1]
-        for i in range(0, len(before), 16):
-            if before[i:i + 16] != after[i:i + 16]:
-                bad.append("%s slot %d (0x%x): %s before, %s after" % (
-                    k, i // 16, addr + i // 2, before[i:i + 16],
-                    after[i:i + 16]))
-    print("%d GOT sections compared" % len(a["got"]))
-else:
-    for k, r in a["prot"].items():
-        if b["prot"].get(k) != r:
-            bad.append("%s: %s before, %s after" % (k, r, b["prot"].get(k)))
-    print("%d modules compared" % len(a["prot"]))
-for line in bad[:20]:
-    print(line)
-sys.exit(1 if bad or not a[what] else 0)
-EOF
 
-# snapshot NAME: the GOT and protections of the target now.
-snapshot() {
-	python3 "$HT_SRCDIR/t/lib/htgotmap.py" "$pid" >"$HT_TMP/$1.json" \
-	    2>"$HT_TMP/$1.snap.err"
-	_s=$?
-	ok $_s "picture of the target's GOT and page protections ($1)"
-	[ $_s -eq 0 ] || diag "$(head -c 2000 "$HT_TMP/$1.snap.err")"
-}
-
-# compare BEFORE AFTER WHAT: the picture is the same (WHAT got or prot).
+# compare BEFORE AFTER WHAT MESSAGE: the picture is the same (WHAT got or
+# prot).
 compare() {
-	python3 "$HT_TMP/gotcmp.py" "$HT_TMP/$1.json" "$HT_TMP/$2.json" "$3" \
-	    >"$HT_TMP/cmp.out" 2>&1
-	_s=$?
-	ok $_s "$4"
+	hammer_compare "$1" "$2" "$3"
+	ok $? "$4"
 	diag "$(cat "$HT_TMP/cmp.out")"
 }
 
@@ -141,7 +103,7 @@ LD_BIND_NOW=1 nice -n 10 "$TARGETS/attach-hammer" --until "$stopfile" \
     >"$HT_TMP/target.out" 2>"$HT_TMP/target.err" &
 pid=$!
 wait_line "$HT_TMP/target.out" ready || bail "attach-hammer did not start"
-snapshot before
+hammer_snapshot before
 
 # attach, start, report, stop, status, detach
 ht_ok attach "attach PID" attach "$pid"
@@ -218,7 +180,7 @@ is 2 "$st" "after detach there is no current target"
 ht_ok status4 "status -p after detach" status -p "$pid" --json
 is false "$(json_get "$HT_TMP/status4.out" 'j["hooked"]')" \
     "status: hooks removed"
-snapshot detached
+hammer_snapshot detached
 compare before detached got \
     "after detach every GOT slot holds its value from before the attach"
 compare before detached prot \
@@ -272,24 +234,13 @@ m=$(grep 'heaptool-agent' "/proc/$pid/maps" | awk '{print $6}' | sort -u |
     wc -l)
 is 1 "$m" "the agent was loaded once, whatever the attaches ($n mappings)"
 
-snapshot final
+hammer_snapshot final
 compare before final got \
     "after 50 cycles every GOT slot holds its value from before the attach"
 compare before final prot \
     "after 50 cycles the page protections are those from before"
 
 # the target ends as it would have without heaptool
-touch "$stopfile"
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt $((T * 20)) ]; do
-	i=$((i + 1))
-	sleep 0.05
-done
-wait "$pid"
-tst=$?
-pid=
-is 0 "$tst" "the target exits 0 (no check of its blocks failed)"
-is "$want_sum" "$(grep '^attach-hammer: checksum' "$HT_TMP/target.out")" \
-    "the target's checksum is that of a run without heaptool"
+hammer_end
 
 done_testing

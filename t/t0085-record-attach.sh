@@ -15,6 +15,7 @@
 #   without heaptool (its checksum), exits 0.
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/ptrace.sh"
+. "$(dirname "$0")/lib/hthammer.sh"
 
 FX=$TARGETS/attach-hammer
 DUMP=$HT_BUILDDIR/t/trace-dump
@@ -45,34 +46,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-snapshot() {
-	python3 "$HT_SRCDIR/t/lib/htgotmap.py" "$pid" >"$HT_TMP/$1.json" \
-	    2>"$HT_TMP/$1.snap.err"
-	_s=$?
-	ok $_s "picture of the target's GOT and page protections ($1)"
-	[ $_s -eq 0 ] || diag "$(head -c 2000 "$HT_TMP/$1.snap.err")"
-}
-
-# compare BEFORE AFTER: the same GOT slots and page protections.
-compare() {
-	python3 - "$HT_TMP/$1.json" "$HT_TMP/$2.json" >"$HT_TMP/cmp.out" \
-	    2>&1 <<'PY'
-import json, sys
-a = json.load(open(sys.argv[1]))
-b = json.load(open(sys.argv[2]))
-bad = []
-for k, (addr, before) in a["got"].items():
-    after = b["got"].get(k, [0, None])[1]
-    if after != before:
-        bad.append("%s: GOT differs" % k)
-for k, r in a["prot"].items():
-    if b["prot"].get(k) != r:
-        bad.append("%s: %s before, %s after" % (k, r, b["prot"].get(k)))
-print("\n".join(bad[:20]))
-sys.exit(1 if bad or not a["got"] else 0)
-PY
-}
-
 timeout $T "$FX" >"$HT_TMP/plain.out" 2>/dev/null
 ok $? "attach-hammer runs by itself"
 want_sum=$(grep '^attach-hammer: checksum' "$HT_TMP/plain.out")
@@ -81,7 +54,7 @@ LD_BIND_NOW=1 nice -n 10 "$FX" --until "$stopfile" \
     >"$HT_TMP/target.out" 2>"$HT_TMP/target.err" &
 pid=$!
 wait_line "$HT_TMP/target.out" ready || bail "attach-hammer did not start"
-snapshot before
+hammer_snapshot before
 
 timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/a.trace" \
     --duration 2s >"$HT_TMP/a.out" 2>"$HT_TMP/a.err"
@@ -155,22 +128,11 @@ bg=
 "$DUMP" "$HT_TMP/d.trace" >"$HT_TMP/d.dump" 2>&1
 is "1 0 0" "$(get $HT_TMP/d.dump complete) $(get $HT_TMP/d.dump lost) \
 $(get $HT_TMP/d.dump bad_refs)" "its trace is complete and whole"
-snapshot detached
-compare before detached
+hammer_snapshot detached
+hammer_compare before detached all
 ok $? "after detach every GOT slot and page protection is as before" ||
     diag "$(cat "$HT_TMP/cmp.out")"
 
-touch "$stopfile"
-i=0
-while kill -0 "$pid" 2>/dev/null && [ $i -lt $((T * 20)) ]; do
-	i=$((i + 1))
-	sleep 0.05
-done
-wait "$pid"
-tst=$?
-pid=
-is 0 "$tst" "the target exits 0 (no check of its blocks failed)"
-is "$want_sum" "$(grep '^attach-hammer: checksum' "$HT_TMP/target.out")" \
-    "the target's checksum is that of a run without heaptool"
+hammer_end
 
 done_testing
