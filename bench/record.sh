@@ -10,6 +10,7 @@
 # usage: record.sh BUILDDIR [ROUNDS]
 set -u
 export LC_ALL=C
+. "$(dirname "$0")/stats.sh"
 builddir=$(cd "${1:-.}" && pwd) || exit 1
 rounds=${2:-5}
 bin=$builddir/bench
@@ -44,20 +45,6 @@ timed() {
 	cat "$tmp/t" >>"$_out"
 }
 
-# ratio BASE OTHER: "MEDIAN_BASE MEDIAN_OTHER MEDIAN_RATIO" (wall).
-ratio() {
-	paste -d ' ' "$1" "$2" | awk '
-	function median(a, n,    i, j, t) {
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	{ n++; b[n] = $1; o[n] = $4; r[n] = $4 / $1 }
-	END { printf "%.3f %.3f %.2f\n", median(b, n), median(o, n),
-	    median(r, n) }'
-}
 
 {
 	echo "heaptool record: median of $rounds interleaved rounds, wall s"
@@ -73,9 +60,9 @@ ratio() {
 			done
 			i=$((i + 1))
 		done
-		set -- $(ratio "$tmp/plain" "$tmp/run")
+		set -- $(bench_stats "$tmp/plain" "$tmp/run")
 		p=$1 r=$2 rr=$3
-		set -- $(ratio "$tmp/plain" "$tmp/record")
+		set -- $(bench_stats "$tmp/plain" "$tmp/record")
 		printf '%-28s %8s %8s %8s %9sx %9sx\n' "$w" "$p" "$r" "$2" \
 		    "$rr" "$3"
 	done

@@ -28,6 +28,7 @@ export LC_ALL=C
 
 builddir=$(cd "${1:-.}" && pwd) || exit 1
 srcdir=$(cd "$(dirname "$0")/.." && pwd) || exit 1
+. "$srcdir/bench/stats.sh"
 heaptool=$builddir/heaptool
 agent=$builddir/libheaptool-agent.so
 bin=$builddir/bench
@@ -148,31 +149,6 @@ timed() {
 	cat "$tmp/t" >>"$_out"
 }
 
-# stats BASE OTHER: "MEDIAN_BASE MEDIAN_OTHER MEDIAN_RATIO MIN MAX CPU_RATIO"
-# from two files of "WALL USER SYS" lines, paired line by line.  Ratios are
-# per pair (the runs of one round), then the median over rounds.
-stats() {
-	paste -d ' ' "$1" "$2" | awk '
-	function median(a, n,    i, j, t) {
-		for (i = 2; i <= n; i++)
-			for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
-				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
-			}
-		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-	}
-	{
-		n++
-		b[n] = $1; o[n] = $4; r[n] = $4 / $1
-		c[n] = ($5 + $6) / ($2 + $3 > 0 ? $2 + $3 : 1e-9)
-		if (n == 1 || r[n] < lo) lo = r[n]
-		if (n == 1 || r[n] > hi) hi = r[n]
-	}
-	END {
-		printf "%.3f %.3f %.3f %.3f %.3f %.3f\n", median(b, n),
-		    median(o, n), median(r, n), lo, hi, median(c, n)
-	}'
-}
-
 # Does this heaptool accept a rate that never samples?
 hooks_variant=0
 if "$heaptool" run --rate 1T -o "$tmp/probe.heap" -- true \
@@ -214,20 +190,20 @@ for w in $workloads; do
 		i=$((i + 1))
 	done
 	target=$(workload_target "$w")
-	set -- $(stats "$tmp/plain" "$tmp/heaptool")
+	set -- $(bench_stats "$tmp/plain" "$tmp/heaptool")
 	verdict=$(awk -v r="$3" -v t="$target" \
 	    'BEGIN { print (r <= t ? "PASS" : "MISS") }')
 	printf '%s|%s|%s|%s|%s|%s|%s|<= %.2fx|%s\n' \
 	    "$(workload_name "$w")" "$1" "$2" "$3" "$4" "$5" "$6" \
 	    "$target" "$verdict" >>"$tmp/rows"
 	if [ -n "$base" ]; then
-		set -- $(stats "$tmp/plain" "$tmp/base")
+		set -- $(bench_stats "$tmp/plain" "$tmp/base")
 		printf '%s|%s|%s|%s|%s|%s|%s|%s|%s\n' \
 		    "  before (BENCH_BASE's heaptool)" "$1" "$2" "$3" "$4" \
 		    "$5" "$6" "-" "-" >>"$tmp/rows"
 	fi
 	if [ $hooks_variant -eq 1 ]; then
-		set -- $(stats "$tmp/plain" "$tmp/hooks")
+		set -- $(bench_stats "$tmp/plain" "$tmp/hooks")
 		printf '%s|%s|%s|%s|%s|%s|%s|%s|%s\n' \
 		    "  GOT hooks only (--rate 1T)" "$1" "$2" "$3" "$4" "$5" \
 		    "$6" "-" "-" >>"$tmp/rows"
