@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "crc32.h"
+#include "le.h"
 #include "profile.h"
 #include "profile-layout.h"
 
@@ -62,8 +63,7 @@ put_u16(struct ht_pwriter *w, uint16_t v)
 {
 	uint8_t b[2];
 
-	b[0] = (uint8_t)v;
-	b[1] = (uint8_t)(v >> 8);
+	ht_le_put16(b, v);
 	put(w, b, sizeof(b));
 }
 
@@ -71,10 +71,8 @@ static void
 put_u32(struct ht_pwriter *w, uint32_t v)
 {
 	uint8_t b[4];
-	int i;
 
-	for (i = 0; i < 4; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
+	ht_le_put32(b, v);
 	put(w, b, sizeof(b));
 }
 
@@ -82,10 +80,8 @@ static void
 put_u64(struct ht_pwriter *w, uint64_t v)
 {
 	uint8_t b[8];
-	int i;
 
-	for (i = 0; i < 8; i++)
-		b[i] = (uint8_t)(v >> (8 * i));
+	ht_le_put64(b, v);
 	put(w, b, sizeof(b));
 }
 

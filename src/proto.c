@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "le.h"
 #include "proto.h"
 
 /* STATUS payload: six u32, eight u64, one u32, the u16-prefixed version,
@@ -23,45 +24,6 @@
 #define RECORD_FIXED   16 /* RECORD's payload */
 #define RECSTAT_FIXED  48 /* RECSTAT_REPLY's */
 #define START_FIXED    (8 + 4 + 4 * 8 + 8 + 2)
-
-static void
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static void
-put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)v);
-	put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static void
-put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16;
-}
-
-static uint64_t
-get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 size_t
 ht_proto_socket_name(char *out, uint32_t pid)
@@ -83,21 +45,21 @@ ht_proto_socket_name(char *out, uint32_t pid)
 void
 ht_proto_put_header(uint8_t *out, uint16_t type, uint32_t length)
 {
-	put32(out, HT_PROTO_MAGIC);
-	put16(out + 4, HT_PROTO_VERSION);
-	put16(out + 6, type);
-	put32(out + 8, length);
-	put32(out + 12, 0);
+	ht_le_put32(out, HT_PROTO_MAGIC);
+	ht_le_put16(out + 4, HT_PROTO_VERSION);
+	ht_le_put16(out + 6, type);
+	ht_le_put32(out + 8, length);
+	ht_le_put32(out + 12, 0);
 }
 
 int
 ht_proto_get_header(const uint8_t *in, struct ht_msg_header *h)
 {
-	h->magic = get32(in);
-	h->version = get16(in + 4);
-	h->type = get16(in + 6);
-	h->length = get32(in + 8);
-	h->flags = get32(in + 12);
+	h->magic = ht_le_get32(in);
+	h->version = ht_le_get16(in + 4);
+	h->type = ht_le_get16(in + 6);
+	h->length = ht_le_get32(in + 8);
+	h->flags = ht_le_get32(in + 12);
 	return h->magic == HT_PROTO_MAGIC ? 0 : -1;
 }
 
@@ -131,14 +93,14 @@ ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r)
 	case HT_MSG_START:
 		if (h.length < START_FIXED)
 			return HT_ERR_BAD_REQUEST;
-		r->rate = get64(p);
-		r->flags = get32(p + 8);
-		r->dump_interval_ms = get64(p + 12);
-		r->dump_every_bytes = get64(p + 20);
-		r->dump_at_rss_bytes = get64(p + 28);
-		r->threshold_bytes = get64(p + 36);
-		r->max_samples = get64(p + 44);
-		n = get16(p + 52);
+		r->rate = ht_le_get64(p);
+		r->flags = ht_le_get32(p + 8);
+		r->dump_interval_ms = ht_le_get64(p + 12);
+		r->dump_every_bytes = ht_le_get64(p + 20);
+		r->dump_at_rss_bytes = ht_le_get64(p + 28);
+		r->threshold_bytes = ht_le_get64(p + 36);
+		r->max_samples = ht_le_get64(p + 44);
+		n = ht_le_get16(p + 52);
 		if (r->rate == 0 || (r->flags & ~(uint32_t)HT_START_FLAGS) ||
 		    r->max_samples > HT_PROTO_MAX_SAMPLES ||
 		    n > HT_PROTO_MAX_PREFIX || h.length != START_FIXED + n ||
@@ -156,16 +118,16 @@ ht_proto_parse_request(const uint8_t *buf, size_t len, struct ht_request *r)
 	case HT_MSG_RECORD:
 		if (h.length != RECORD_FIXED)
 			return HT_ERR_BAD_REQUEST;
-		r->rec_max_bytes = get64(p);
-		r->rec_buffer = get32(p + 8);
-		r->flags = get32(p + 12);
+		r->rec_max_bytes = ht_le_get64(p);
+		r->rec_buffer = ht_le_get32(p + 8);
+		r->flags = ht_le_get32(p + 12);
 		if (r->flags != 0 || r->rec_buffer > HT_PROTO_MAX_REC_BUFFER)
 			goto bad;
 		break;
 	case HT_MSG_RECSTAT:
 		if (h.length != 4)
 			return HT_ERR_BAD_REQUEST;
-		r->flags = get32(p);
+		r->flags = ht_le_get32(p);
 		if (r->flags & ~(uint32_t)HT_RECSTAT_STOP)
 			goto bad;
 		break;
@@ -188,27 +150,27 @@ ht_proto_encode_request(uint8_t *out, const struct ht_request *r)
 	if (r->type == HT_MSG_START) {
 		n = strnlen(r->dump_prefix, HT_PROTO_MAX_PREFIX);
 		ht_proto_put_header(out, r->type, (uint32_t)(START_FIXED + n));
-		put64(p, r->rate);
-		put32(p + 8, r->flags);
-		put64(p + 12, r->dump_interval_ms);
-		put64(p + 20, r->dump_every_bytes);
-		put64(p + 28, r->dump_at_rss_bytes);
-		put64(p + 36, r->threshold_bytes);
-		put64(p + 44, r->max_samples);
-		put16(p + 52, (uint16_t)n);
+		ht_le_put64(p, r->rate);
+		ht_le_put32(p + 8, r->flags);
+		ht_le_put64(p + 12, r->dump_interval_ms);
+		ht_le_put64(p + 20, r->dump_every_bytes);
+		ht_le_put64(p + 28, r->dump_at_rss_bytes);
+		ht_le_put64(p + 36, r->threshold_bytes);
+		ht_le_put64(p + 44, r->max_samples);
+		ht_le_put16(p + 52, (uint16_t)n);
 		memcpy(p + START_FIXED, r->dump_prefix, n);
 		return HT_PROTO_HEADER + START_FIXED + n;
 	}
 	if (r->type == HT_MSG_RECORD) {
 		ht_proto_put_header(out, r->type, RECORD_FIXED);
-		put64(p, r->rec_max_bytes);
-		put32(p + 8, r->rec_buffer);
-		put32(p + 12, r->flags);
+		ht_le_put64(p, r->rec_max_bytes);
+		ht_le_put32(p + 8, r->rec_buffer);
+		ht_le_put32(p + 12, r->flags);
 		return HT_PROTO_HEADER + RECORD_FIXED;
 	}
 	if (r->type == HT_MSG_RECSTAT) {
 		ht_proto_put_header(out, r->type, 4);
-		put32(p, r->flags);
+		ht_le_put32(p, r->flags);
 		return HT_PROTO_HEADER + 4;
 	}
 	ht_proto_put_header(out, r->type, 0);
@@ -223,14 +185,14 @@ ht_proto_encode_recstat(uint8_t *out, size_t cap, const struct ht_recstat *s)
 	if (cap < HT_PROTO_HEADER + RECSTAT_FIXED)
 		return 0;
 	ht_proto_put_header(out, HT_MSG_RECSTAT_REPLY, RECSTAT_FIXED);
-	put32(p, s->state);
-	put32(p + 4, s->lost_why);
-	put64(p + 8, s->events);
-	put64(p + 16, s->bytes);
-	put64(p + 24, s->lost);
-	put64(p + 32, s->waits);
-	put32(p + 40, s->threads);
-	put32(p + 44, 0);
+	ht_le_put32(p, s->state);
+	ht_le_put32(p + 4, s->lost_why);
+	ht_le_put64(p + 8, s->events);
+	ht_le_put64(p + 16, s->bytes);
+	ht_le_put64(p + 24, s->lost);
+	ht_le_put64(p + 32, s->waits);
+	ht_le_put32(p + 40, s->threads);
+	ht_le_put32(p + 44, 0);
 	return HT_PROTO_HEADER + RECSTAT_FIXED;
 }
 
@@ -238,16 +200,16 @@ int
 ht_proto_decode_recstat(const uint8_t *p, size_t len, struct ht_recstat *s)
 {
 	memset(s, 0, sizeof(*s));
-	if (len != RECSTAT_FIXED || get32(p + 44) != 0 ||
-	    get32(p) > HT_RECORD_FAILED)
+	if (len != RECSTAT_FIXED || ht_le_get32(p + 44) != 0 ||
+	    ht_le_get32(p) > HT_RECORD_FAILED)
 		return -1;
-	s->state = get32(p);
-	s->lost_why = get32(p + 4);
-	s->events = get64(p + 8);
-	s->bytes = get64(p + 16);
-	s->lost = get64(p + 24);
-	s->waits = get64(p + 32);
-	s->threads = get32(p + 40);
+	s->state = ht_le_get32(p);
+	s->lost_why = ht_le_get32(p + 4);
+	s->events = ht_le_get64(p + 8);
+	s->bytes = ht_le_get64(p + 16);
+	s->lost = ht_le_get64(p + 24);
+	s->waits = ht_le_get64(p + 32);
+	s->threads = ht_le_get32(p + 40);
 	return 0;
 }
 
@@ -267,7 +229,7 @@ ht_proto_encode_err(uint8_t *out, size_t cap, uint32_t code, const char *msg)
 			n--;
 	}
 	ht_proto_put_header(out, HT_MSG_ERR, (uint32_t)(4 + n));
-	put32(out + HT_PROTO_HEADER, code);
+	ht_le_put32(out + HT_PROTO_HEADER, code);
 	memcpy(out + HT_PROTO_HEADER + 4, msg != NULL ? msg : "", n);
 	return HT_PROTO_HEADER + 4 + n;
 }
@@ -282,46 +244,46 @@ put_unseen_final(uint8_t *q, const struct ht_status *s)
 	n = s->nallocators < HT_PROTO_MAX_ALLOCATORS ? s->nallocators :
 						       HT_PROTO_MAX_ALLOCATORS;
 	if (q != NULL)
-		put16(q, (uint16_t)n);
+		ht_le_put16(q, (uint16_t)n);
 	for (i = 0; i < n; i++) {
 		k = strnlen(s->allocators[i].path, HT_PROTO_MAX_ALLOCATOR_PATH);
 		if (q != NULL) {
-			put64(q + len, s->allocators[i].names);
-			put16(q + len + 8, (uint16_t)k);
+			ht_le_put64(q + len, s->allocators[i].names);
+			ht_le_put16(q + len + 8, (uint16_t)k);
 			memcpy(q + len + 10, s->allocators[i].path, k);
 		}
 		len += 10 + k;
 	}
 	k = strnlen(s->final_dir, HT_PROTO_MAX_FINAL_DIR);
 	if (q != NULL) {
-		put32(q + len, s->allocators_more);
-		put32(q + len + 4, s->final_armed);
-		put16(q + len + 8, (uint16_t)k);
+		ht_le_put32(q + len, s->allocators_more);
+		ht_le_put32(q + len + 4, s->final_armed);
+		ht_le_put16(q + len + 8, (uint16_t)k);
 		memcpy(q + len + 10, s->final_dir, k);
-		put32(q + len + 10 + k, s->backend);
-		put32(q + len + 14 + k, s->coverage_hooked);
-		put32(q + len + 18 + k, s->coverage_unhooked);
-		put32(q + len + 22 + k, s->backend_default);
-		put32(q + len + 26 + k, s->backends);
-		put32(q + len + 30 + k, s->backends_present);
-		put64(q + len + 34 + k, s->rate_asked);
+		ht_le_put32(q + len + 10 + k, s->backend);
+		ht_le_put32(q + len + 14 + k, s->coverage_hooked);
+		ht_le_put32(q + len + 18 + k, s->coverage_unhooked);
+		ht_le_put32(q + len + 22 + k, s->backend_default);
+		ht_le_put32(q + len + 26 + k, s->backends);
+		ht_le_put32(q + len + 30 + k, s->backends_present);
+		ht_le_put64(q + len + 34 + k, s->rate_asked);
 	}
 	len += 10 + k + 12 + STATUS_BACKEND;
 	/* The dumps (version 7). */
 	k = strnlen(s->dump_written, HT_PROTO_MAX_DUMP_PATH);
 	if (q != NULL) {
-		put64(q + len, s->dumps_written);
-		put64(q + len + 8, s->dump_written_ns);
-		put16(q + len + 16, (uint16_t)k);
+		ht_le_put64(q + len, s->dumps_written);
+		ht_le_put64(q + len + 8, s->dump_written_ns);
+		ht_le_put16(q + len + 16, (uint16_t)k);
 		memcpy(q + len + 18, s->dump_written, k);
 	}
 	len += 18 + k;
 	k = strnlen(s->dump_failed, HT_PROTO_MAX_DUMP_PATH);
 	if (q != NULL) {
-		put64(q + len, s->dumps_failed);
-		put64(q + len + 8, s->dump_failed_ns);
-		put32(q + len + 16, s->dump_failed_errno);
-		put16(q + len + 20, (uint16_t)k);
+		ht_le_put64(q + len, s->dumps_failed);
+		ht_le_put64(q + len + 8, s->dump_failed_ns);
+		ht_le_put32(q + len + 16, s->dump_failed_errno);
+		ht_le_put16(q + len + 20, (uint16_t)k);
 		memcpy(q + len + 22, s->dump_failed, k);
 	}
 	return len + 22 + k;
@@ -342,29 +304,29 @@ ht_proto_encode_status(uint8_t *out, size_t cap, const struct ht_status *s)
 	if (cap < HT_PROTO_HEADER + plen)
 		return 0;
 	ht_proto_put_header(out, HT_MSG_STATUS_REPLY, (uint32_t)plen);
-	put32(p, s->proto_version);
-	put32(p + 4, s->pid);
-	put32(p + 8, s->hooked);
-	put32(p + 12, s->slots_patched);
-	put32(p + 16, s->modules);
-	put32(p + 20, s->state);
-	put64(p + 24, s->epoch);
-	put64(p + 32, s->rate);
-	put64(p + 40, s->start_ns);
-	put64(p + 48, s->samples);
-	put64(p + 56, s->live_samples);
-	put64(p + 64, s->dropped_samples);
-	put64(p + 72, s->overhead_bytes);
-	put64(p + 80, s->max_samples);
-	put32(p + 88, s->flags);
-	put16(p + STATUS_FIXED, (uint16_t)vlen);
+	ht_le_put32(p, s->proto_version);
+	ht_le_put32(p + 4, s->pid);
+	ht_le_put32(p + 8, s->hooked);
+	ht_le_put32(p + 12, s->slots_patched);
+	ht_le_put32(p + 16, s->modules);
+	ht_le_put32(p + 20, s->state);
+	ht_le_put64(p + 24, s->epoch);
+	ht_le_put64(p + 32, s->rate);
+	ht_le_put64(p + 40, s->start_ns);
+	ht_le_put64(p + 48, s->samples);
+	ht_le_put64(p + 56, s->live_samples);
+	ht_le_put64(p + 64, s->dropped_samples);
+	ht_le_put64(p + 72, s->overhead_bytes);
+	ht_le_put64(p + 80, s->max_samples);
+	ht_le_put32(p + 88, s->flags);
+	ht_le_put16(p + STATUS_FIXED, (uint16_t)vlen);
 	memcpy(p + STATUS_FIXED + 2, s->agent_version, vlen);
 	t = p + STATUS_FIXED + 2 + vlen;
-	put32(t, s->follow);
-	put32(t + 4, s->parent_pid);
-	put16(t + 8, (uint16_t)nc);
+	ht_le_put32(t, s->follow);
+	ht_le_put32(t + 4, s->parent_pid);
+	ht_le_put16(t + 8, (uint16_t)nc);
 	for (i = 0; i < nc; i++)
-		put32(t + STATUS_TAIL + 4 * i, s->children[i]);
+		ht_le_put32(t + STATUS_TAIL + 4 * i, s->children[i]);
 	(void)put_unseen_final(t + STATUS_TAIL + 4 * nc, s);
 	return HT_PROTO_HEADER + plen;
 }
@@ -377,7 +339,7 @@ ht_proto_decode_err(const uint8_t *payload, size_t len, uint32_t *code,
 
 	if (len < 4 || memchr(payload + 4, '\0', len - 4) != NULL)
 		return -1;
-	*code = get32(payload);
+	*code = ht_le_get32(payload);
 	if (msg == NULL || msglen == 0)
 		return 0;
 	n = len - 4 < msglen - 1 ? len - 4 : msglen - 1;
@@ -413,7 +375,7 @@ get_str(const uint8_t *payload, size_t len, size_t *off, char *dst, size_t max)
 
 	if (len - *off < 2)
 		return -1;
-	n = get16(payload + *off);
+	n = ht_le_get16(payload + *off);
 	if (n > max || len - *off - 2 < n || !printable(payload + *off + 2, n))
 		return -1;
 	memcpy(dst, payload + *off + 2, n);
@@ -433,14 +395,14 @@ get_unseen_final(const uint8_t *payload, size_t len, size_t off,
 
 	if (len - off < 2)
 		return -1;
-	n = get16(payload + off);
+	n = ht_le_get16(payload + off);
 	off += 2;
 	if (n > HT_PROTO_MAX_ALLOCATORS)
 		return -1;
 	for (i = 0; i < n; i++) {
 		if (len - off < 8)
 			return -1;
-		s->allocators[i].names = get64(payload + off);
+		s->allocators[i].names = ht_le_get64(payload + off);
 		off += 8;
 		if (get_str(payload, len, &off, s->allocators[i].path,
 			HT_PROTO_MAX_ALLOCATOR_PATH) != 0)
@@ -449,34 +411,34 @@ get_unseen_final(const uint8_t *payload, size_t len, size_t off,
 	s->nallocators = (uint32_t)n;
 	if (len - off < 8)
 		return -1;
-	s->allocators_more = get32(payload + off);
-	s->final_armed = get32(payload + off + 4);
+	s->allocators_more = ht_le_get32(payload + off);
+	s->final_armed = ht_le_get32(payload + off + 4);
 	off += 8;
 	if (get_str(payload, len, &off, s->final_dir, HT_PROTO_MAX_FINAL_DIR) !=
 		0 ||
 	    len - off < 12 + STATUS_BACKEND)
 		return -1;
-	s->backend = get32(payload + off);
-	s->coverage_hooked = get32(payload + off + 4);
-	s->coverage_unhooked = get32(payload + off + 8);
-	s->backend_default = get32(payload + off + 12);
-	s->backends = get32(payload + off + 16);
-	s->backends_present = get32(payload + off + 20);
-	s->rate_asked = get64(payload + off + 24);
+	s->backend = ht_le_get32(payload + off);
+	s->coverage_hooked = ht_le_get32(payload + off + 4);
+	s->coverage_unhooked = ht_le_get32(payload + off + 8);
+	s->backend_default = ht_le_get32(payload + off + 12);
+	s->backends = ht_le_get32(payload + off + 16);
+	s->backends_present = ht_le_get32(payload + off + 20);
+	s->rate_asked = ht_le_get64(payload + off + 24);
 	off += 12 + STATUS_BACKEND;
 	if (len - off < 16)
 		return -1;
-	s->dumps_written = get64(payload + off);
-	s->dump_written_ns = get64(payload + off + 8);
+	s->dumps_written = ht_le_get64(payload + off);
+	s->dump_written_ns = ht_le_get64(payload + off + 8);
 	off += 16;
 	if (get_str(payload, len, &off, s->dump_written,
 		HT_PROTO_MAX_DUMP_PATH) != 0)
 		return -1;
 	if (len - off < 20)
 		return -1;
-	s->dumps_failed = get64(payload + off);
-	s->dump_failed_ns = get64(payload + off + 8);
-	s->dump_failed_errno = get32(payload + off + 16);
+	s->dumps_failed = ht_le_get64(payload + off);
+	s->dump_failed_ns = ht_le_get64(payload + off + 8);
+	s->dump_failed_errno = ht_le_get32(payload + off + 16);
 	off += 20;
 	if (get_str(payload, len, &off, s->dump_failed,
 		HT_PROTO_MAX_DUMP_PATH) != 0)
@@ -493,12 +455,12 @@ ht_proto_decode_status(const uint8_t *payload, size_t len, struct ht_status *s)
 
 	if (len < STATUS_FIXED + 2)
 		return -1;
-	vlen = get16(payload + STATUS_FIXED);
+	vlen = ht_le_get16(payload + STATUS_FIXED);
 	if (vlen >= sizeof(s->agent_version) ||
 	    len < STATUS_FIXED + 2 + vlen + STATUS_TAIL)
 		return -1;
 	t = payload + STATUS_FIXED + 2 + vlen;
-	nc = get16(t + 8);
+	nc = ht_le_get16(t + 8);
 	base = STATUS_FIXED + 2 + vlen + STATUS_TAIL + 4 * nc;
 	if (nc > HT_PROTO_MAX_CHILDREN || len < base ||
 	    !printable(payload + STATUS_FIXED + 2, vlen))
@@ -506,26 +468,26 @@ ht_proto_decode_status(const uint8_t *payload, size_t len, struct ht_status *s)
 	memset(s, 0, sizeof(*s));
 	if (get_unseen_final(payload, len, base, s) != 0)
 		return -1;
-	s->proto_version = get32(payload);
-	s->pid = get32(payload + 4);
-	s->hooked = get32(payload + 8);
-	s->slots_patched = get32(payload + 12);
-	s->modules = get32(payload + 16);
-	s->state = get32(payload + 20);
-	s->epoch = get64(payload + 24);
-	s->rate = get64(payload + 32);
-	s->start_ns = get64(payload + 40);
-	s->samples = get64(payload + 48);
-	s->live_samples = get64(payload + 56);
-	s->dropped_samples = get64(payload + 64);
-	s->overhead_bytes = get64(payload + 72);
-	s->max_samples = get64(payload + 80);
-	s->flags = get32(payload + 88);
+	s->proto_version = ht_le_get32(payload);
+	s->pid = ht_le_get32(payload + 4);
+	s->hooked = ht_le_get32(payload + 8);
+	s->slots_patched = ht_le_get32(payload + 12);
+	s->modules = ht_le_get32(payload + 16);
+	s->state = ht_le_get32(payload + 20);
+	s->epoch = ht_le_get64(payload + 24);
+	s->rate = ht_le_get64(payload + 32);
+	s->start_ns = ht_le_get64(payload + 40);
+	s->samples = ht_le_get64(payload + 48);
+	s->live_samples = ht_le_get64(payload + 56);
+	s->dropped_samples = ht_le_get64(payload + 64);
+	s->overhead_bytes = ht_le_get64(payload + 72);
+	s->max_samples = ht_le_get64(payload + 80);
+	s->flags = ht_le_get32(payload + 88);
 	memcpy(s->agent_version, payload + STATUS_FIXED + 2, vlen);
-	s->follow = get32(t);
-	s->parent_pid = get32(t + 4);
+	s->follow = ht_le_get32(t);
+	s->parent_pid = ht_le_get32(t + 4);
 	s->nchildren = (uint32_t)nc;
 	for (i = 0; i < nc; i++)
-		s->children[i] = get32(t + STATUS_TAIL + 4 * i);
+		s->children[i] = ht_le_get32(t + STATUS_TAIL + 4 * i);
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "crc32.h"
+#include "le.h"
 #include "trace.h"
 
 #define MAX_THREADS (1u << 20)
@@ -26,25 +27,6 @@ struct rd {
 	char *err;
 	size_t errlen;
 };
-
-static uint16_t
-get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t
-get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24;
-}
-
-static uint64_t
-get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static __attribute__((format(printf, 2, 3))) int
 fail(struct rd *r, const char *fmt, ...)
@@ -110,14 +92,14 @@ find_thread(struct ht_trace *t, uint32_t idx)
 void
 ht_trace_decode_event(const uint8_t *p, struct ht_trace_event *e)
 {
-	e->seq = get64(p);
-	e->t_ns = get64(p + 8);
-	e->ref = get64(p + 16);
-	e->size = get64(p + 24);
-	e->usable_over = get32(p + 32);
-	e->site = get32(p + 36);
-	e->tag = get16(p + 40);
-	e->fn = get16(p + 42);
+	e->seq = ht_le_get64(p);
+	e->t_ns = ht_le_get64(p + 8);
+	e->ref = ht_le_get64(p + 16);
+	e->size = ht_le_get64(p + 24);
+	e->usable_over = ht_le_get32(p + 32);
+	e->site = ht_le_get32(p + 36);
+	e->tag = ht_le_get16(p + 40);
+	e->fn = ht_le_get16(p + 42);
 	e->op = p[44];
 	e->flags = p[45];
 	e->align_log2 = p[46];
@@ -142,8 +124,8 @@ walk(struct rd *r, struct ht_trace *t, int pass)
 			    "cut short in a chunk's head at byte %zu", off);
 			break;
 		}
-		type = get32(c);
-		n = get32(c + 4);
+		type = ht_le_get32(c);
+		n = ht_le_get32(c + 4);
 		total = ht_tw_chunk_size(n);
 		if (total > r->len - off) {
 			snprintf(t->incomplete_why, sizeof(t->incomplete_why),
@@ -164,12 +146,12 @@ walk(struct rd *r, struct ht_trace *t, int pass)
 			have_info = 1;
 			if (pass == 0)
 				break;
-			t->info.pid = get32(p);
-			t->info.page_size = get32(p + 4);
-			t->info.realtime_ns = get64(p + 8);
-			t->info.mono_ns = get64(p + 16);
-			t->info.live_entry_bytes = get32(p + 24);
-			t->info.site_entry_bytes = get32(p + 28);
+			t->info.pid = ht_le_get32(p);
+			t->info.page_size = ht_le_get32(p + 4);
+			t->info.realtime_ns = ht_le_get64(p + 8);
+			t->info.mono_ns = ht_le_get64(p + 16);
+			t->info.live_entry_bytes = ht_le_get32(p + 24);
+			t->info.site_entry_bytes = ht_le_get32(p + 28);
 			t->command = dup_str(p + 32, n - 32);
 			if (t->command == NULL)
 				return fail(r,
@@ -186,7 +168,7 @@ walk(struct rd *r, struct ht_trace *t, int pass)
 				    &t->funcs[nfunc] :
 				    &t->tags[ntag];
 
-				nm->id = get32(p);
+				nm->id = ht_le_get32(p);
 				nm->name = dup_str(p + 4, n - 4);
 				if (nm->name == NULL)
 					return fail(r, "out of memory");
@@ -207,10 +189,10 @@ walk(struct rd *r, struct ht_trace *t, int pass)
 				break;
 			}
 			/* A later THREAD of the same index renames it. */
-			th = find_thread(t, get32(p));
+			th = find_thread(t, ht_le_get32(p));
 			if (th == NULL)
 				return fail(r, "THREAD table inconsistent");
-			th->tid = get32(p + 4);
+			th->tid = ht_le_get32(p + 4);
 			free(th->name);
 			th->name = dup_str(p + 8, n - 8);
 			if (th->name == NULL)
@@ -224,9 +206,9 @@ walk(struct rd *r, struct ht_trace *t, int pass)
 			if (pass == 1) {
 				struct ht_trace_module *m = &t->modules[nmod];
 
-				m->start = get64(p);
-				m->end = get64(p + 8);
-				m->offset = get64(p + 16);
+				m->start = ht_le_get64(p);
+				m->end = ht_le_get64(p + 8);
+				m->offset = ht_le_get64(p + 16);
 				m->path = dup_str(p + 24, n - 24);
 				if (m->path == NULL)
 					return fail(r, "out of memory");
@@ -238,8 +220,8 @@ walk(struct rd *r, struct ht_trace *t, int pass)
 				return fail(r, "a malformed SITE at byte %zu",
 				    off);
 			if (pass == 1) {
-				t->sites[nsite].id = get32(p);
-				t->sites[nsite].addr = get64(p + 8);
+				t->sites[nsite].id = ht_le_get32(p);
+				t->sites[nsite].addr = ht_le_get64(p + 8);
 			}
 			nsite++;
 			break;
@@ -250,8 +232,8 @@ walk(struct rd *r, struct ht_trace *t, int pass)
 			if (n < 8)
 				return fail(r, "a malformed EVENTS at byte %zu",
 				    off);
-			thread = get32(p);
-			count = get32(p + 4);
+			thread = ht_le_get32(p);
+			count = ht_le_get32(p + 4);
 			if ((uint64_t)count * HT_TRACE_EVENT_SIZE != n - 8)
 				return fail(r,
 				    "EVENTS at byte %zu: %u events in %u bytes",
@@ -283,7 +265,7 @@ walk(struct rd *r, struct ht_trace *t, int pass)
 
 			if (n != 56)
 				return fail(r, "a malformed END");
-			crc = get32(p + 48);
+			crc = ht_le_get32(p + 48);
 			if (crc != ht_crc32(0, r->buf, off))
 				return fail(r,
 				    "the trace's checksum does not match "
@@ -291,13 +273,13 @@ walk(struct rd *r, struct ht_trace *t, int pass)
 			if (off + total != r->len)
 				return fail(r, "bytes after END");
 			if (pass == 1) {
-				t->end.events = get64(p);
-				t->end.lost = get64(p + 8);
-				t->end.lost_why = get32(p + 16);
-				t->end.threads = get32(p + 20);
-				t->end.duration_ns = get64(p + 24);
-				t->end.agent_bytes = get64(p + 32);
-				t->end.waits = get64(p + 40);
+				t->end.events = ht_le_get64(p);
+				t->end.lost = ht_le_get64(p + 8);
+				t->end.lost_why = ht_le_get32(p + 16);
+				t->end.threads = ht_le_get32(p + 20);
+				t->end.duration_ns = ht_le_get64(p + 24);
+				t->end.agent_bytes = ht_le_get64(p + 32);
+				t->end.waits = ht_le_get64(p + 40);
 				t->complete = 1;
 			}
 			break;
@@ -336,13 +318,13 @@ setup_threads(struct rd *r, struct ht_trace *t)
 		return fail(r, "out of memory");
 	while (off + HT_TRACE_CHUNK_HEAD <= r->len) {
 		const uint8_t *c = r->buf + off;
-		uint32_t n = get32(c + 4);
+		uint32_t n = ht_le_get32(c + 4);
 		size_t total = ht_tw_chunk_size(n);
 
 		if (total > r->len - off)
 			break;
-		if (get32(c) == HT_TRC_THREAD)
-			t->threads[k++].idx = get32(c + 8);
+		if (ht_le_get32(c) == HT_TRC_THREAD)
+			t->threads[k++].idx = ht_le_get32(c + 8);
 		off += total;
 	}
 	qsort(t->threads, k, sizeof(*t->threads), cmp_thread);
@@ -353,20 +335,20 @@ setup_threads(struct rd *r, struct ht_trace *t)
 	/* Count each thread's events. */
 	for (off = HT_TRACE_HEADER_SIZE; off + HT_TRACE_CHUNK_HEAD <= r->len;) {
 		const uint8_t *c = r->buf + off;
-		uint32_t n = get32(c + 4);
+		uint32_t n = ht_le_get32(c + 4);
 		size_t total = ht_tw_chunk_size(n);
 		struct ht_trace_thread *th;
 
 		if (total > r->len - off)
 			break;
-		if (get32(c) == HT_TRC_EVENTS && n >= 8) {
-			th = find_thread(t, get32(c + 8));
+		if (ht_le_get32(c) == HT_TRC_EVENTS && n >= 8) {
+			th = find_thread(t, ht_le_get32(c + 8));
 			if (th == NULL)
 				return fail(r,
 				    "EVENTS at byte %zu: thread %u has no "
 				    "THREAD chunk",
-				    off, get32(c + 8));
-			th->nev += get32(c + 12);
+				    off, ht_le_get32(c + 8));
+			th->nev += ht_le_get32(c + 12);
 		}
 		off += total;
 	}
@@ -395,7 +377,7 @@ ht_trace_decode(const void *buf, size_t len, char *err, size_t errlen)
 		fail(&r, "not a heaptool trace");
 		goto bad;
 	}
-	version = get32(r.buf + 8);
+	version = ht_le_get32(r.buf + 8);
 	if (version < 1 || version > HT_TRACE_VERSION) {
 		fail(&r,
 		    "trace format version %u (this heaptool reads 1 to %d)",

@@ -8,33 +8,28 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "le.h"
 #include "trace.h"
 
+/* Put v at p and return the byte after it: the chunks' fields in order. */
 static uint8_t *
 put16(uint8_t *p, uint16_t v)
 {
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
+	ht_le_put16(p, v);
 	return p + 2;
 }
 
 static uint8_t *
 put32(uint8_t *p, uint32_t v)
 {
-	int i;
-
-	for (i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	ht_le_put32(p, v);
 	return p + 4;
 }
 
 static uint8_t *
 put64(uint8_t *p, uint64_t v)
 {
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	ht_le_put64(p, v);
 	return p + 8;
 }
 
