@@ -66,16 +66,6 @@ cc1=$(${CC:-gcc} -print-prog-name=cc1 2>/dev/null)
 case $cc1 in /*) ;; *) cc1= ;; esac
 awk -v n=1200 -f "$srcdir/bench/cc1-input.awk" >"$tmp/cc1-input.c"
 
-cat >"$tmp/work.py" <<'EOF'
-import json
-d = {}
-for i in range(300000):
-    d["k%d" % i] = [i, str(i) * 3, {"x": i}]
-s = json.dumps(d)
-e = json.loads(s)
-l = sorted(e.items(), key=lambda kv: kv[1][1])
-print(len(l))
-EOF
 cat >"$tmp/idle.py" <<'EOF'
 import sys, time
 keep = []
@@ -144,7 +134,7 @@ work() {
 	name=$1
 	shift
 	case $name in
-	python3) "$@" "$py" "$tmp/work.py" >/dev/null ;;
+	python3) "$@" "$py" "$srcdir/bench/work.py" 300000 >/dev/null ;;
 	cc1) "$@" "$cc1" -quiet -O0 "$tmp/cc1-input.c" \
 	    -o /dev/null ;;
 	sqlite3) "$@" sqlite3 :memory: ".read $tmp/work.sql" >/dev/null ;;

@@ -56,16 +56,6 @@ py=/usr/bin/python3
 cc1=$(${CC:-gcc} -print-prog-name=cc1 2>/dev/null)
 case $cc1 in /*) ;; *) cc1= ;; esac
 awk -v n=600 -f "$srcdir/bench/cc1-input.awk" >"$tmp/cc1-input.c"
-cat >"$tmp/work.py" <<'PY'
-import json
-d = {}
-for i in range(60000):
-    d["k%d" % i] = [i, str(i) * 3, {"x": i}]
-s = json.dumps(d)
-e = json.loads(s)
-l = sorted(e.items(), key=lambda kv: kv[1][1])
-print(len(l))
-PY
 awk 'BEGIN {
 	print "create table t(a integer primary key, b text, c real);"
 	print "begin;"
@@ -92,7 +82,7 @@ record() {
 	cc1) "$ht" record -o "$tmp/$1.trace" -- "$cc1" -quiet -O0 \
 	    "$tmp/cc1-input.c" -o /dev/null ;;
 	python3) env PYTHONMALLOC=malloc "$ht" record -o "$tmp/$1.trace" -- \
-	    "$py" "$tmp/work.py" ;;
+	    "$py" "$srcdir/bench/work.py" 60000 ;;
 	sqlite3) "$ht" record -o "$tmp/$1.trace" -- sqlite3 :memory: \
 	    ".read $tmp/work.sql" ;;
 	esac
@@ -126,7 +116,7 @@ c = json.load(open(cmp))
 s = json.load(open(stats))
 nthr = len(s["threads"])
 v = c["verdict"]
-if v == "no difference detectable":
+if v == "no difference detectable" and c.get("min_detectable_ratio"):
     v += " (smallest detectable %.1f%%)" % ((c["min_detectable_ratio"] - 1) * 100)
 row = (p, s["events"], nthr, c["a"]["median"] / 1e6, c["b"]["median"] / 1e6,
        "%.3f [%.3f, %.3f]" % (c["ratio"], c["ratio_lo"], c["ratio_hi"]), v)
