@@ -609,6 +609,8 @@ setup(void)
 	rc = -1;
 	if (ht_tables_init() != 0 || ht_dump_init() != 0)
 		goto out;
+	ht_hooks_gate();
+	ht_ihooks_gate();
 	ht_hooks_set_wrappers();
 	ht_hooks_set_loader((void *)hook_dlopen, (void *)hook_dlclose);
 	ht_dump_set_collect(collect_native);

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gate.h"
 #include "got.h"
 #include "lock.h"
 #include "maps.h"
@@ -591,8 +592,7 @@ finish_module(struct ctx *c, struct work *w)
 			continue;
 		}
 		if (o != w->orig[h])
-			__atomic_or_fetch(&c->hooks[h].flags, HT_HOOK_MULTI,
-			    __ATOMIC_RELEASE);
+			ht_gate_bits(&c->hooks[h], HT_HOOK_MULTI, 1);
 	}
 
 	/* Write page by page; a table that lists a slot twice (DT_RELASZ

@@ -25,13 +25,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gate.h"
 #include "modules.h"
 
 #define HT_GOT_MAX_HOOKS 256 /* the most names ht_got_patch takes */
-
-#define HT_HOOK_MULTI  0x1 /* modules were bound to different originals */
-#define HT_HOOK_SLOW   0x2 /* take the slow path (failure dumps armed) */
-#define HT_HOOK_RECORD 0x4 /* take the slow path (a recording runs) */
 
 /*
  * Which slots of a name are patched (ht_hook_def.rules):
@@ -53,26 +50,6 @@
  */
 #define HT_GOT_NOT_SELF	    0x1
 #define HT_GOT_IN_ALLOCATOR 0x2
-
-struct ht_hook_def {
-	const char *name; /* symbol name, e.g. "malloc", "_Znwm" */
-	void *hook;	  /* our replacement */
-	/* Set by ht_got_patch before the first slot of this name is written:
-	 * the original of the first module patched.  Hooks call it. */
-	void *orig;
-	/* HT_HOOK_* bits, read by the hook's fast path in one load: any bit
-	 * set sends the call out of line.  ht_got_patch sets HT_HOOK_MULTI
-	 * (atomic OR) when some module's original differs from orig: the
-	 * hook then asks ht_got_orig_for_caller().  The agent sets and
-	 * clears HT_HOOK_SLOW and HT_HOOK_RECORD on its own (got.c never touches
-	 * them). */
-	unsigned flags;
-	/* dlsym(RTLD_DEFAULT, name), set by ht_got_resolve(): the original
-	 * of a slot still bound lazily to its PLT stub. */
-	void *dl;
-	/* HT_GOT_* rules, set before the first patch. */
-	unsigned rules;
-};
 
 /* Look up every name of hooks[0..n) with dlsym(RTLD_DEFAULT) into its dl
  * field.  This takes the loader's lock, so call it holding none of the

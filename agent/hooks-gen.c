@@ -54,6 +54,57 @@ recording(enum ht_hook_index i)
 	return (hook_flags(i) & HT_HOOK_RECORD) != 0;
 }
 
+/*
+ * The common path's test of an allocating hook (gate.h): its word equals
+ * the thread's generation when no HT_HOOK_* bit is set and the thread's
+ * countdown is the running session's.  Then charge_due() charges the
+ * countdown; nonzero when a sample is due.  Otherwise the call goes out of
+ * line uncharged, where ht_sample_due() charges it and, for a new session,
+ * starts the thread over.
+ */
+static inline int
+hook_open(enum ht_hook_index i)
+{
+	return __atomic_load_n(&ht_hooks[i].flags, __ATOMIC_RELAXED) ==
+	    ht_tls.gen;
+}
+
+static inline int
+charge_due(size_t size)
+{
+	ht_tls.countdown -= (int64_t)size + 1;
+	return ht_tls.countdown < 0;
+}
+
+/* The same, where it saves an instruction: left alone, the compiler
+ * charges ~size with an add, one more than a lea and a subtract, which the
+ * empty asm has it make by taking the charge as it is, in a register.  Not
+ * in the hooks that pass five arguments on (calloc, memalign): there the
+ * registers' shuffling costs more than it saves (objdump; realloc, which
+ * passes six, gains one). */
+static inline int
+charge_due_lea(size_t size)
+{
+	int64_t charge = (int64_t)size + 1;
+
+	__asm__("" : "+r"(charge));
+	ht_tls.countdown -= charge;
+	return ht_tls.countdown < 0;
+}
+
+/* A free's test (gate.h): p may be a live sample, or a bit is set.  The
+ * pointer is loaded relaxed: x86-64 keeps loads in order, and the filter it
+ * points at is static, filled before the pointer was stored. */
+static inline int
+free_gate(enum ht_hook_index i, const void *p)
+{
+	const uint8_t *f =
+	    __atomic_load_n(&ht_hooks[i].filter, __ATOMIC_RELAXED);
+
+	return __atomic_load_n(&f[ht_live_filter_index((uintptr_t)p)],
+		   __ATOMIC_RELAXED) != 0;
+}
+
 static inline void
 unsample(void *p)
 {
@@ -101,8 +152,8 @@ alloc_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller,
 		ht_arg a_[5];                                                  \
 		int charged_ = 0;                                              \
                                                                                \
-		if (__builtin_expect(hook_flags(idx) == 0 && !(wide), 1)) {    \
-			if (__builtin_expect(!ht_sample_due(fast), 1))         \
+		if (__builtin_expect(hook_open(idx) && !(wide), 1)) {          \
+			if (__builtin_expect(!charge_due(fast), 1))            \
 				return ((alloc5_fn)orig_fast(idx))(a0, a1, a2, \
 				    a3, a4);                                   \
 			charged_ = 1;                                          \
@@ -150,9 +201,9 @@ alloc1_slow(enum ht_hook_index i, size_t n, int charged, uintptr_t caller)
 #define GEN_S1(f, idx)                                                         \
 	void *f(size_t n)                                                      \
 	{                                                                      \
-		if (__builtin_expect(hook_flags(idx) != 0, 0))                 \
+		if (__builtin_expect(!hook_open(idx), 0))                      \
 			return alloc1_slow(idx, n, 0, CALLER);                 \
-		if (__builtin_expect(ht_sample_due(n), 0))                     \
+		if (__builtin_expect(charge_due_lea(n), 0))                    \
 			return alloc1_slow(idx, n, 1, CALLER);                 \
 		return ((void *(*)(size_t))orig_fast(idx))(n);                 \
 	}
@@ -173,9 +224,7 @@ free_slow(enum ht_hook_index i, ht_arg a0, ht_arg a1, ht_arg a2,
 #define GEN_P(f, idx)                                                          \
 	void f(void *p, ht_arg a1, ht_arg a2)                                  \
 	{                                                                      \
-		if (__builtin_expect(hook_flags(idx) != 0 ||                   \
-			    ht_live_maybe((uintptr_t)p),                       \
-			0)) {                                                  \
+		if (__builtin_expect(free_gate(idx, p), 0)) {                  \
 			free_slow(idx, (ht_arg)p, a1, a2, CALLER);             \
 			return;                                                \
 		}                                                              \
@@ -194,9 +243,7 @@ free1_slow(enum ht_hook_index i, void *p, uintptr_t caller)
 #define GEN_P1(f, idx)                                                         \
 	void f(void *p)                                                        \
 	{                                                                      \
-		if (__builtin_expect(hook_flags(idx) != 0 ||                   \
-			    ht_live_maybe((uintptr_t)p),                       \
-			0)) {                                                  \
+		if (__builtin_expect(free_gate(idx, p), 0)) {                  \
 			free1_slow(idx, p, CALLER);                            \
 			return;                                                \
 		}                                                              \
@@ -255,10 +302,10 @@ realloc_call(enum ht_hook_index i, void *old, size_t n, int how,
 		ht_arg a_[6];                                                  \
 		int how_ = (freed);                                            \
                                                                                \
-		if (__builtin_expect(hook_flags(idx) == 0 && !(wide) &&        \
+		if (__builtin_expect(hook_open(idx) && !(wide) &&              \
 			    !ht_live_maybe((uintptr_t)(oldp)),                 \
 			1)) {                                                  \
-			if (__builtin_expect(!ht_sample_due(fast), 1))         \
+			if (__builtin_expect(!charge_due_lea(fast), 1))        \
 				return ((alloc6_fn)orig_fast(idx))(a0, a1, a2, \
 				    a3, a4, a5);                               \
 			how_ |= RE_CHARGED;                                    \
@@ -289,12 +336,17 @@ HT_HOOK_FN(REALLOCARRAY)(void *old, size_t n, size_t m)
 }
 
 /* posix_memalign(pp, alignment, size) and its kin: an int back, the block
- * in *pp; they leave errno alone. */
+ * in *pp; they leave errno alone.  due: 1 when the hook charged the
+ * countdown and found a sample due, -1 when it did not charge it. */
 static __attribute__((noinline)) int
 memalign_slow(enum ht_hook_index i, void **pp, size_t a, size_t n, int due,
     uintptr_t caller)
 {
-	int rc = ((int (*)(void **, size_t, size_t))orig(i, caller))(pp, a, n);
+	int rc;
+
+	if (due < 0) /* the hook did not charge it */
+		due = ht_sample_due(n);
+	rc = ((int (*)(void **, size_t, size_t))orig(i, caller))(pp, a, n);
 
 	if (rc == ENOMEM && n != 0 && slow(i) && !ht_wrap_may_retry(caller - 1))
 		ht_dump_on_failure();
@@ -313,13 +365,13 @@ memalign_slow(enum ht_hook_index i, void **pp, size_t a, size_t n, int due,
 	{                                                                      \
 		int due_;                                                      \
                                                                                \
-		if (__builtin_expect(hook_flags(idx) == 0, 1)) {               \
-			if (__builtin_expect(!ht_sample_due(n), 1))            \
+		if (__builtin_expect(hook_open(idx), 1)) {                     \
+			if (__builtin_expect(!charge_due_lea(n), 1))           \
 				return ((int (*)(void **, size_t,              \
 				    size_t))orig_fast(idx))(pp, a, n);         \
 			due_ = 1;                                              \
 		} else                                                         \
-			due_ = ht_sample_due(n);                               \
+			due_ = -1;                                             \
 		return memalign_slow(idx, pp, a, n, due_, CALLER);             \
 	}
 

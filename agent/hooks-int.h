@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "allocnames.h"
+#include "gate.h"
 #include "got.h"
 #include "hooks.h"
 #include "wrap.h"
@@ -24,10 +25,12 @@
 #define HT_HOOK_FN(id) ht_hook_##id
 #endif
 
+/* The hook's HT_HOOK_* bits, without the generation (gate.h). */
 static inline unsigned
 hook_flags(enum ht_hook_index i)
 {
-	return __atomic_load_n(&ht_hooks[i].flags, __ATOMIC_RELAXED);
+	return __atomic_load_n(&ht_hooks[i].flags, __ATOMIC_RELAXED) &
+	    HT_GATE_FLAGS;
 }
 
 /* Out of line, so that the common path of every hook needs no frame. */
@@ -45,11 +48,14 @@ orig(enum ht_hook_index i, uintptr_t caller)
 	return __atomic_load_n(&ht_hooks[i].orig, __ATOMIC_ACQUIRE);
 }
 
-/* Never NULL once a slot leads to the hook: got.c sets it first. */
+/* Never NULL once a slot leads to the hook: got.c sets it first, with a
+ * release store, before the slot.  A relaxed load is enough here, where the
+ * agent runs (x86-64 orders loads with loads, and the slot's load came
+ * first), and lets the compiler jump through the table's word itself. */
 static inline void *
 orig_fast(enum ht_hook_index i)
 {
-	return __atomic_load_n(&ht_hooks[i].orig, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&ht_hooks[i].orig, __ATOMIC_RELAXED);
 }
 
 static inline int

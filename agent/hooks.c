@@ -37,9 +37,11 @@
 #include <stdint.h>
 
 #include "allocnames.h"
+#include "gate.h"
 #include "got.h"
 #include "hooks-int.h"
 #include "hooks.h"
+#include "tables.h"
 
 /* One pair for both copies of the hooks (ihooks.c compiles this file
  * again): ht_hooks_resolve() sets them. */
@@ -56,12 +58,7 @@ ht_hooks_set_slow(int on)
 	for (i = 0; i < HT_NHOOKS; i++) {
 		if (!ht_hook_allocates((enum ht_hook_index)i))
 			continue;
-		if (on)
-			__atomic_or_fetch(&ht_hooks[i].flags, HT_HOOK_SLOW,
-			    __ATOMIC_RELEASE);
-		else
-			__atomic_and_fetch(&ht_hooks[i].flags,
-			    ~(unsigned)HT_HOOK_SLOW, __ATOMIC_RELEASE);
+		ht_gate_bits(&ht_hooks[i], HT_HOOK_SLOW, on);
 	}
 }
 
@@ -71,12 +68,7 @@ ht_hooks_set_record(int on)
 	size_t i;
 
 	for (i = 0; i < HT_NALLOCFNS; i++) {
-		if (on)
-			__atomic_or_fetch(&ht_hooks[i].flags, HT_HOOK_RECORD,
-			    __ATOMIC_RELEASE);
-		else
-			__atomic_and_fetch(&ht_hooks[i].flags,
-			    ~(unsigned)HT_HOOK_RECORD, __ATOMIC_RELEASE);
+		ht_gate_bits(&ht_hooks[i], HT_HOOK_RECORD, on);
 	}
 }
 
@@ -110,7 +102,9 @@ ht_hooks_set_record(int on)
 
 struct ht_hook_def ht_hooks[HT_NHOOKS] = {
 #define HT_HOOK_ROW(id, nm, fam, k, sig, fl)                                   \
-	[HT_H_##id] = { .name = nm, .hook = HT_HOOK_PTR_##sig(id) },
+	[HT_H_##id] = { .name = nm,                                            \
+		.hook = HT_HOOK_PTR_##sig(id),                                 \
+		.filter = ht_live_filter },
 	HT_ALLOCFN_LIST(HT_HOOK_ROW)
 #undef HT_HOOK_ROW
 	    /* Their hooks are agent.c's: see ht_hooks_set_loader(). */
@@ -148,6 +142,15 @@ ht_hooks_set_wrappers(void)
 	ht_got_set_wrappers(wrapper_names,
 	    sizeof(wrapper_names) / sizeof(wrapper_names[0]),
 	    "_ZSt15get_new_handlerv");
+}
+
+_Static_assert(sizeof(ht_live_filter) == HT_GATE_FILTER_SIZE,
+    "gate.h's filter size is the live-sample filter's");
+
+void
+ht_hooks_gate(void)
+{
+	(void)ht_gate_add(ht_hooks, HT_NHOOKS, ht_live_filter);
 }
 
 void

@@ -77,6 +77,11 @@ void ht_hooks_set_record(int on);
  * rules (got.h).  Before the first ht_got_patch() with the table. */
 void ht_hooks_set_wrappers(void);
 
+/* Have the table's words keep the session generation (gate.h), without
+ * which every allocating hook goes out of line once a session has started.
+ * Before the first session starts. */
+void ht_hooks_gate(void);
+
 /* Put the hooks of dlopen and dlclose in the table.  Before the first
  * ht_got_resolve() or ht_got_patch() with the table. */
 void ht_hooks_set_loader(void *dlopen_hook, void *dlclose_hook);

@@ -14,6 +14,7 @@
 #define ht_hooks_set_record   ht_ihooks_set_record
 #define ht_hooks_set_wrappers ht_ihooks_set_wrappers
 #define ht_hooks_set_loader   ht_ihooks_set_loader
+#define ht_hooks_gate	      ht_ihooks_gate
 #define ht_hooks_orig	      ht_ihooks_orig
 /* The declarations hooks.h makes for the copy's renamed names. */
 void ht_ihooks_set_wrappers(void);

@@ -24,6 +24,7 @@ extern struct ht_hook_def ht_ihooks[HT_NHOOKS];
 /* ht_hooks_set_slow() for the inline hooks. */
 void ht_ihooks_set_slow(int on);
 void ht_ihooks_set_record(int on);
+void ht_ihooks_gate(void);
 
 /* Can entry i be hooked inline: it has a hook that calls its own
  * original only (reallocarray's calls realloc's, which belongs to another

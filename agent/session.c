@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "allocnames.h"
+#include "gate.h"
 #include "mem.h"
 #include "modules.h"
 #include "prim.h"
@@ -27,7 +28,12 @@ static size_t nhistory;
 static void
 bump_gen(void)
 {
-	__atomic_store_n(&ht_session_gen, ht_session_gen + 1, __ATOMIC_RELEASE);
+	/* The hooks' words follow (gate.h): until they do, a thread may
+	 * pass one more call on its old countdown, as one that read the
+	 * generation just before the store would. */
+	__atomic_store_n(&ht_session_gen, ht_session_gen + HT_GATE_GEN_STEP,
+	    __ATOMIC_SEQ_CST);
+	ht_gate_set_gen(ht_session_gen);
 }
 
 int

@@ -178,15 +178,18 @@ struct ht_tagline *ht_taglines_grow(uint32_t tag, uint32_t kind);
 /* How many tags have lines (tags 0 to n - 1). */
 size_t ht_taglines_count(void);
 
-/* Static, not mapped: the free fast path indexes it with no pointer to load
- * or test.  Its size is counted in the agent's overhead. */
+/* Static, not mapped: the free fast path indexes it with a pointer that is
+ * never NULL (gate.h).  Its size is counted in the agent's overhead. */
 extern uint8_t ht_live_filter[1u << HT_FILTER_BITS]
     __attribute__((visibility("hidden")));
 
+/* Fibonacci hashing of the pointer as it is: a block's low four bits are
+ * zero, which costs the odd multiplier nothing but the top four bits of an
+ * address, above any the hardware has (and a shift on every free). */
 static inline size_t
 ht_live_filter_index(uintptr_t ptr)
 {
-	return (size_t)(((uint64_t)(ptr >> 4) * 0x9e3779b97f4a7c15ull) >>
+	return (size_t)(((uint64_t)ptr * 0x9e3779b97f4a7c15ull) >>
 	    (64 - HT_FILTER_BITS));
 }
 
