@@ -183,14 +183,15 @@ size_t ht_taglines_count(void);
 extern uint8_t ht_live_filter[1u << HT_FILTER_BITS]
     __attribute__((visibility("hidden")));
 
-/* Fibonacci hashing of the pointer as it is: a block's low four bits are
- * zero, which costs the odd multiplier nothing but the top four bits of an
- * address, above any the hardware has (and a shift on every free). */
+/* Fibonacci hashing of the pointer's low 32 bits: a multiply by a 32-bit
+ * constant is one instruction with no constant to load first (the free
+ * path's), and blocks 4 GiB apart, which share an entry, are rare in one
+ * heap (a shared entry only sends a free out of line to look). */
 static inline size_t
 ht_live_filter_index(uintptr_t ptr)
 {
-	return (size_t)(((uint64_t)ptr * 0x9e3779b97f4a7c15ull) >>
-	    (64 - HT_FILTER_BITS));
+	return (size_t)((uint32_t)((uint32_t)ptr * 0x9e3779b1u) >>
+	    (32 - HT_FILTER_BITS));
 }
 
 /* Lock-free: 0 if ptr is certainly not a live sample. */
