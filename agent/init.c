@@ -32,8 +32,9 @@
  * and HEAPTOOL_RECORD_FD, the trace file's descriptor (opened by heaptool
  * record, inherited across the exec), instead of HEAPTOOL_OUTPUT; with
  * HEAPTOOL_RECORD_MAX (the size limit, bytes), HEAPTOOL_RECORD_BUFFER
- * (the events of each thread's buffer; for tests) and HEAPTOOL_RECORD_STATUS_FD (a pipe that hears how the
- * recording ended).  The constructor puts the hooks in with no session,
+ * (the events of each thread's buffer; for tests), HEAPTOOL_RECORD_STATUS_FD
+ * (a pipe that hears how the recording ended), and HEAPTOOL_RECORD_ID and
+ * HEAPTOOL_RECORD_STATUS_ID, the two files' "DEV:INO".  The constructor puts the hooks in with no session,
  * starts recording and starts the agent's thread, which drains.
  *
  * Launch mode also tells heaptool run how the profile fared, on the status
@@ -143,7 +144,58 @@ env_fd(const char *name)
 	return (int)fd;
 }
 
-/* heaptool record -- CMD: record from the start. */
+/*
+ * Is descriptor fd (-1: none) the file that the variable name describes as
+ * "DEV:INO" (heaptool record's)?  A program may have closed it and taken
+ * its number for a file of its own before it exec'd: that one is never
+ * touched.
+ */
+static int
+same_file(int fd, const char *name, struct stat *st)
+{
+	const char *s = getenv(name), *colon;
+	uint64_t dev, ino;
+	char num[32];
+	size_t len;
+
+	if (fd < 0 || s == NULL || (colon = strchr(s, ':')) == NULL ||
+	    (len = (size_t)(colon - s)) == 0 || len >= sizeof(num))
+		return 0;
+	memcpy(num, s, len);
+	num[len] = '\0';
+	if (parse_u64(num, &dev) != 0 || parse_u64(colon + 1, &ino) != 0 ||
+	    fstat(fd, st) != 0)
+		return 0;
+	return (uint64_t)st->st_dev == dev && (uint64_t)st->st_ino == ino;
+}
+
+/* A descendant of a recorded process that reached it by an exec the
+ * fork handlers did not see (posix_spawn, vfork): the trace and the pipe
+ * it inherited are the recording's, not its own.  Closed, so that it
+ * neither holds heaptool record's pipe open nor takes the numbers. */
+static void
+forget_record(void)
+{
+	struct stat st;
+	int fd;
+
+	fd = env_fd("HEAPTOOL_RECORD_FD");
+	if (same_file(fd, "HEAPTOOL_RECORD_ID", &st))
+		close(fd);
+	fd = env_fd("HEAPTOOL_RECORD_STATUS_FD");
+	if (same_file(fd, "HEAPTOOL_RECORD_STATUS_ID", &st))
+		close(fd);
+}
+
+/*
+ * heaptool record -- CMD: record from the start.  The descriptors stay
+ * open across an exec, and the variables in the environment, so that the
+ * program CMD becomes by an exec in place (a wrapper: env, nice, a shell's
+ * last command) is recorded in turn: its agent finds the trace holding
+ * what the image before it wrote, cut short by the exec, and starts it
+ * over, since an exec ends every block of the image before.  A descendant
+ * (another pid) closes them instead (ht_agent_forget_record).
+ */
 static void
 record_launch(void)
 {
@@ -154,14 +206,17 @@ record_launch(void)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.fd = env_fd("HEAPTOOL_RECORD_FD");
 	cfg.status_fd = env_fd("HEAPTOOL_RECORD_STATUS_FD");
-	/* The descriptors are closed at an exec (the recorder's are): a
-	 * program this process execs must not take the numbers for them. */
-	(void)unsetenv("HEAPTOOL_RECORD_FD");
-	(void)unsetenv("HEAPTOOL_RECORD_STATUS_FD");
-	if (cfg.status_fd >= 0 &&
-	    (fstat(cfg.status_fd, &st) != 0 || !S_ISFIFO(st.st_mode)))
+	cfg.across_exec = 1;
+	if (!same_file(cfg.status_fd, "HEAPTOOL_RECORD_STATUS_ID", &st) ||
+	    !S_ISFIFO(st.st_mode))
 		cfg.status_fd = -1;
-	if (cfg.fd < 0 || fstat(cfg.fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (!same_file(cfg.fd, "HEAPTOOL_RECORD_ID", &st) ||
+	    !S_ISREG(st.st_mode)) {
+		ht_agent_disable();
+		return;
+	}
+	if (st.st_size != 0 &&
+	    (ftruncate(cfg.fd, 0) != 0 || lseek(cfg.fd, 0, SEEK_SET) != 0)) {
 		ht_agent_disable();
 		return;
 	}
@@ -210,6 +265,7 @@ agent_init(void)
 	}
 	/* Set but not ours: a descendant of a launched process. */
 	if (parse_u64(s, &pid) != 0 || pid != (uint64_t)getpid()) {
+		forget_record();
 		ht_agent_disable();
 		return;
 	}

@@ -1,6 +1,7 @@
 /*
  * The recorder's trace file and its drain (recdrain.h).
  */
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <errno.h>
@@ -40,11 +41,29 @@ static int failed;
 static uint64_t mark_bytes;
 static uint32_t mark_crc, staged_threads;
 
+/* The trace's identity when it was opened.  The program may close the
+ * descriptor and take its number for a file of its own (a shell's
+ * "exec 9>file", a daemon closing every descriptor): the recorder then
+ * writes, cuts and closes nothing more through it. */
+static dev_t fd_dev;
+static ino_t fd_ino;
+
+static int
+ours(void)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == fd_dev &&
+	    st.st_ino == fd_ino;
+}
+
 static int
 write_all(const uint8_t *p, size_t n)
 {
 	ssize_t w;
 
+	if (!ours())
+		return EBADF;
 	while (n > 0) {
 		w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
@@ -78,8 +97,10 @@ fail(int rc)
 	crc = mark_crc;
 	staged = 0;
 	staged_threads = 0;
-	(void)ftruncate(fd, (off_t)bytes);
-	(void)lseek(fd, (off_t)bytes, SEEK_SET);
+	if (ours()) {
+		(void)ftruncate(fd, (off_t)bytes);
+		(void)lseek(fd, (off_t)bytes, SEEK_SET);
+	}
 	return rc;
 }
 
@@ -213,6 +234,7 @@ int
 ht_recdrain_open(int f, uint64_t max, const struct ht_trace_info *info)
 {
 	uint8_t head[HT_TRACE_HEADER_SIZE];
+	struct stat st;
 	unsigned i;
 	int rc = 0;
 
@@ -220,8 +242,16 @@ ht_recdrain_open(int f, uint64_t max, const struct ht_trace_info *info)
 	stage = ht_mem_map(STAGE);
 	if (named == NULL || stage == NULL) {
 		rc = ENOMEM;
+		close(f);
 		goto fail;
 	}
+	if (fstat(f, &st) != 0) {
+		rc = errno;
+		close(f);
+		goto fail;
+	}
+	fd_dev = st.st_dev;
+	fd_ino = st.st_ino;
 	fd = f;
 	max_bytes = max;
 	bytes = events = 0;
@@ -258,7 +288,7 @@ ht_recdrain_abandon(void)
 		ht_mem_unmap(stage, STAGE);
 	named = NULL;
 	stage = NULL;
-	if (fd >= 0)
+	if (ours())
 		close(fd);
 	fd = -1;
 }

@@ -26,7 +26,9 @@
 /* Start the file on fd (a regular file, written from its start): the
  * header, INFO, a FUNC chunk per allocator function, the modules loaded
  * now.  max: the limit in bytes (0: none).  Returns 0, or an errno value
- * (the file could not be written; nothing is kept). */
+ * (the file could not be written; nothing is kept, fd is closed).  From
+ * then on, nothing is written, cut or closed through fd once it no longer
+ * names the file it named here (the program took its number). */
 int ht_recdrain_open(int fd, uint64_t max, const struct ht_trace_info *info);
 
 /*

@@ -484,12 +484,13 @@ ht_record_start(const struct ht_record_cfg *cfg)
 		rc = EBUSY;
 		goto out;
 	}
-	(void)fcntl(cfg->fd, F_SETFD, FD_CLOEXEC);
+	(void)fcntl(cfg->fd, F_SETFD, cfg->across_exec ? 0 : FD_CLOEXEC);
 	if (status_fd >= 0)
 		close(status_fd);
 	status_fd = cfg->status_fd;
 	if (status_fd >= 0)
-		(void)fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+		(void)fcntl(status_fd, F_SETFD,
+		    cfg->across_exec ? 0 : FD_CLOEXEC);
 	if (wake_fd < 0)
 		wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ht_recfn_setup();

@@ -41,6 +41,10 @@ struct ht_record_cfg {
 	/* A pipe that hears the recording's end state as one byte (enum
 	 * ht_record_state), or -1: heaptool record -- CMD's. */
 	int status_fd;
+	/* Leave both descriptors open across an exec (heaptool record --
+	 * CMD: the program an exec makes of this process records on); else
+	 * they are closed at one. */
+	int across_exec;
 };
 
 /* Start recording into cfg->fd (closed by the recorder whatever happens).

@@ -10,7 +10,10 @@
  * a command (-- CMD) inherits it across its exec, with the agent
  * preloaded as heaptool run does (agent/init.c reads HEAPTOOL_RECORD_FD,
  * HEAPTOOL_RECORD_MAX and HEAPTOOL_RECORD_STATUS_FD, a pipe on which it
- * says how the recording ended).
+ * says how the recording ended, and the two files' identities).  Both
+ * stay open across CMD's own exec in place, so that a wrapper (env, nice,
+ * a shell's last command) has the program it becomes recorded: the trace
+ * is that program's, started over by its agent.
  *
  * The recording ends at --duration, at SIGINT or SIGTERM (asked of the
  * agent with RECSTAT STOP, whose reply comes once END is written), at
@@ -267,8 +270,9 @@ summarize(const struct rec *r)
 	if (!sc.complete) {
 		ht_warn("record: %s is incomplete (%s): %" PRIu64 " events "
 			"of %" PRIu64 " threads; the process ended before its "
-			"agent could finish it (it exec'd, or left by _exit "
-			"or a signal)",
+			"agent could finish it (it exec'd a program the agent "
+			"cannot be preloaded into, or left by _exit or a "
+			"signal)",
 		    r->out, sc.why, sc.events, sc.threads);
 		return HT_EXIT_FAIL;
 	}
@@ -418,6 +422,21 @@ setenv_num(const char *name, uint64_t v)
 	return setenv(name, num, 1);
 }
 
+/* Set name to fd's "DEV:INO", by which the agent knows the file again
+ * after an exec (agent/init.c). */
+static int
+setenv_id(const char *name, int fd)
+{
+	struct stat st;
+	char id[64];
+
+	if (fstat(fd, &st) != 0)
+		return -1;
+	snprintf(id, sizeof(id), "%ju:%ju", (uintmax_t)st.st_dev,
+	    (uintmax_t)st.st_ino);
+	return setenv(name, id, 1);
+}
+
 /* In the child: the agent's environment, then CMD.  Returns only on
  * failure, with errno set. */
 static void
@@ -436,6 +455,8 @@ exec_child(char **cmd, const char *agent, int fd, int sfd, uint64_t max)
 	    setenv_num("HEAPTOOL_PID", (uint64_t)getpid()) != 0 ||
 	    setenv_num("HEAPTOOL_RECORD_FD", (uint64_t)fd) != 0 ||
 	    setenv_num("HEAPTOOL_RECORD_STATUS_FD", (uint64_t)sfd) != 0 ||
+	    setenv_id("HEAPTOOL_RECORD_ID", fd) != 0 ||
+	    setenv_id("HEAPTOOL_RECORD_STATUS_ID", sfd) != 0 ||
 	    (max != 0 ? setenv_num("HEAPTOOL_RECORD_MAX", max) :
 			unsetenv("HEAPTOOL_RECORD_MAX")) != 0 ||
 	    unsetenv("HEAPTOOL_OUTPUT") != 0)
@@ -546,6 +567,9 @@ record_cmd(char **cmd, struct rec *r)
 				kill(pid, SIGTERM);
 		}
 	}
+	/* Without waiting: a descendant that no agent runs in (a static
+	 * program it spawned) may still hold the pipe open. */
+	(void)fcntl(sp[0], F_SETFL, O_NONBLOCK);
 	if (!done && read(sp[0], &v, 1) == 1)
 		r->state = v;
 	close(sp[0]);
