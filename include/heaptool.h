@@ -109,13 +109,12 @@ heaptool__ops(void)
 		now = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 		if (now < __atomic_load_n(&next, __ATOMIC_RELAXED))
 			return NULL;
-		__atomic_store_n(&next, now + HEAPTOOL__RETRY_NS,
-		    __ATOMIC_RELAXED);
 	}
 #else
 	/* No POSIX clock: a look again every 4096th call instead. */
-	now = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED);
-	if ((now & 4095) != 0)
+	now = __atomic_load_n(&next, __ATOMIC_RELAXED);
+	if (now != 0 &&
+	    (__atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) & 4095) != 0)
 		return NULL;
 #endif
 	/* (void *)0 is glibc's RTLD_DEFAULT, which <dlfcn.h> names only
@@ -125,9 +124,20 @@ heaptool__ops(void)
 	if (o != NULL &&
 	    (o->version != 1 || o->size < sizeof(struct heaptool_tags_ops)))
 		o = NULL;
-	if (o != NULL)
+	/* The wait before the next look starts only once a look found no
+	 * agent: threads that look at once, the first time, all look (had
+	 * the first set it before its look, the others would have had no
+	 * agent, and their tags none, while it looked). */
+	if (o != NULL) {
 		__atomic_store_n(&ops, o, __ATOMIC_RELEASE);
-	return o;
+		return o;
+	}
+#ifdef CLOCK_MONOTONIC_COARSE
+	__atomic_store_n(&next, now + HEAPTOOL__RETRY_NS, __ATOMIC_RELAXED);
+#else
+	__atomic_store_n(&next, 1, __ATOMIC_RELAXED);
+#endif
+	return NULL;
 }
 
 /* The tag of name, interned: the same name always gives the same tag, the

@@ -7,7 +7,9 @@
 #   checks of interning, enter/leave and assign's refusals become TAP
 #   lines, and the profile has stub_scoped's 3 blocks under the tag
 #   "scoped", stub_plain's 2 untagged; C++'s heaptool::tag_scope likewise
-#   ("cxx": 4 blocks; after the scope, untagged).
+#   ("cxx": 4 blocks; after the scope, untagged);
+# - 8 threads making their first tag calls at once all get their tags
+#   (t/target/tags-race).
 . "$(dirname "$0")/tap/libtap.sh"
 
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
@@ -73,4 +75,15 @@ EOF_PY
 py=$?
 tap_relay "$HT_TMP/py.out"
 is 0 "$py" "the checks ran to their end (python exit status)"
+
+# 8 threads' first tag calls at once: each gets its tag (the header used
+# to start its wait before the next look before its first look finished,
+# so the others got none while it looked).
+timeout $T "$HEAPTOOL" run --rate 1 -o "$HT_TMP/race.heap" -- \
+    "$TARGETS/tags-race" >"$HT_TMP/race.out" 2>"$HT_TMP/race.err"
+is 0 $? "tags-race under heaptool run: exits 0" ||
+    diag "$(cat "$HT_TMP/race.err")"
+grep -q "^ok - \|^not ok - " "$HT_TMP/race.out"
+ok $? "tags-race says how its threads fared" || diag "$(cat "$HT_TMP/race.out")"
+lines "race" "$HT_TMP/race.out"
 done_testing
