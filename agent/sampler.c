@@ -208,31 +208,36 @@ thread_index(struct ht_tls *t)
 	return t->thread_idx;
 }
 
-/* The agent's own text, to strip its frames from stacks: looked up once per
- * module set rather than once per frame, and by each walk once (agent_text)
- * rather than by each of its frames. */
+/* The agent's own text, to strip its frames from stacks: looked up in the
+ * module set until found, then fixed (it does not move while its code
+ * runs), so that a walk without the lock (walk_fast) reads it once it is
+ * known: agent_hi is stored last, with release, and is 0 until then. */
 static uintptr_t agent_lo, agent_hi;
 static unsigned agent_gen = ~0u;
 
+/* With the lock held. */
 static void
 agent_text(void)
 {
 	const struct ht_modset *set;
 	size_t i;
 
-	if (__builtin_expect(agent_gen == ht_modules_generation, 1))
+	if (__builtin_expect(
+		agent_hi != 0 || agent_gen == ht_modules_generation, 1))
 		return;
 	agent_gen = ht_modules_generation;
-	agent_lo = agent_hi = 0;
 	set = ht_modules_current();
 	for (i = 0; i < set->n; i++)
-		if (set->mods[i].flags & HT_MOD_AGENT) {
+		if ((set->mods[i].flags & HT_MOD_AGENT) &&
+		    set->mods[i].end != 0) {
 			agent_lo = set->mods[i].start;
-			agent_hi = set->mods[i].end;
+			__atomic_store_n(&agent_hi, set->mods[i].end,
+			    __ATOMIC_RELEASE);
 		}
 }
 
-/* After agent_text() in the same hold of the lock. */
+/* After agent_text() in the same hold of the lock, or once walk_fast saw
+ * agent_hi set. */
 static inline int
 in_agent(uintptr_t pc)
 {
@@ -311,52 +316,100 @@ drop_agent_frames(uintptr_t *pcs, int i, int n)
 static int
 keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n);
 
+/* A sample's stack: pcs[i..n) are its frames once walked (n -1 until). */
+struct stack {
+	uintptr_t pcs[HT_MAX_FRAMES + 16];
+	struct ht_unwind_stats st; /* of a walk without the lock */
+	int n;
+	int i;
+};
+
+/* Where the walked s->pcs[0..n) starts outside the agent and the
+ * wrappers; the agent's frames below are removed too. */
+static void
+strip(struct stack *s, int ret)
+{
+	int i = 0, n = s->n;
+
+	while (i < n && in_agent(s->pcs[i]))
+		i++;
+	/* The site of an allocation made by operator new is the operator's
+	 * caller (wrap.h); pcs past the first (and the first, from a return
+	 * address) are return addresses, inside their function at pc - 1. */
+	while (i + 1 < n && ht_wrap_holds(s->pcs[i] - (i > 0 || ret)))
+		i++;
+	s->n = drop_agent_frames(s->pcs, i, n);
+	s->i = i;
+}
+
+/*
+ * Before the lock: the stack of the sample, walked without it where the
+ * walk needs nothing the lock guards (ht_unwind_fast: the rules cached, the
+ * thread's memo; the agent's text known).  It reads neither the CFI nor
+ * the module set, so a dlclose in progress cannot hurt it; it is skipped
+ * then all the same, as the walk under the lock is, so that what the
+ * stacks say during a dlclose does not depend on which walk ran.
+ */
+static void
+walk_fast(struct stack *s, const struct ht_regs *from, int ret)
+{
+	struct ht_regs regs;
+
+	if (__atomic_load_n(&ht_sampler_dlclose_busy, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&agent_hi, __ATOMIC_ACQUIRE) == 0)
+		return;
+	if (from != NULL)
+		regs = *from;
+	else
+		HT_REGS_CAPTURE(&regs);
+	s->n = ht_unwind_fast(&regs, ret, s->pcs, HT_MAX_FRAMES + 16, &s->st);
+	if (s->n >= 0)
+		strip(s, ret);
+}
+
 static int
 record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
-    const struct ht_regs *from, int ret)
+    const struct ht_regs *from, int ret, struct stack *s)
 {
-	uintptr_t pcs[HT_MAX_FRAMES + 16];
 	struct ht_regs regs;
-	int n = 0, i = 0, r;
+	int r;
 
 	/* Never without a session: its tables may be released (detach). */
 	if (ht_session.state != HT_STATE_RUNNING)
 		return 0;
-	/* A full table drops the sample before its stack is walked (the
-	 * walk is most of a sample's cost) and before its site is made (a
-	 * site with no sample would be a row of zeros). */
+	if (s->n >= 0)
+		ht_unwind_add_stats(&s->st);
+	/* A full table drops the sample before its site is made (a site
+	 * with no sample would be a row of zeros), and before its stack is
+	 * walked where it was not yet (the walk is most of a sample's
+	 * cost). */
 	if ((r = ht_live_room((uintptr_t)p)) != 0) {
 		drop(size, NULL, 0, r);
 		return 0;
 	}
-	if (!ht_sampler_dlclose_busy) {
+	if (s->n < 0 && !ht_sampler_dlclose_busy) {
 		if (from != NULL)
 			regs = *from;
 		else
 			HT_REGS_CAPTURE(&regs);
-		n = ret ? ht_unwind_return(&regs, pcs, HT_MAX_FRAMES + 16) :
-			  ht_unwind(&regs, pcs, HT_MAX_FRAMES + 16);
+		s->n = ret ?
+		    ht_unwind_return(&regs, s->pcs, HT_MAX_FRAMES + 16) :
+		    ht_unwind(&regs, s->pcs, HT_MAX_FRAMES + 16);
 		agent_text();
-		while (i < n && in_agent(pcs[i]))
-			i++;
-		/* The site of an allocation made by operator new is the
-		 * operator's caller (wrap.h); pcs past the first (and the
-		 * first, from a return address) are return addresses, inside
-		 * their function at pc - 1. */
-		while (i + 1 < n && ht_wrap_holds(pcs[i] - (i > 0 || ret)))
-			i++;
-		n = drop_agent_frames(pcs, i, n);
-	} else
+		strip(s, ret);
+	} else if (s->n < 0) {
 		ht_session.truncated++;
-	if (i >= n) {
-		/* No frame outside the agent: keep at least the caller. */
-		pcs[0] = caller;
-		n = 1;
-		i = 0;
+		s->n = s->i = 0;
 	}
-	if (n - i > HT_MAX_FRAMES)
-		n = i + HT_MAX_FRAMES;
-	return keep(t, p, size, &pcs[i], n - i);
+	if (s->i >= s->n) {
+		/* No frame outside the agent: keep at least the caller. */
+		s->pcs[0] = caller;
+		s->n = 1;
+		s->i = 0;
+	}
+	if (s->n - s->i > HT_MAX_FRAMES)
+		s->n = s->i + HT_MAX_FRAMES;
+	return keep(t, p, size, &s->pcs[s->i], s->n - s->i);
 }
 
 /*
@@ -487,6 +540,7 @@ alloc(void *p, size_t size, uintptr_t caller, const struct ht_regs *from,
 {
 	struct ht_tls *t = &ht_tls;
 	int saved_errno, wake = 0, sampled = 0, early;
+	struct stack s;
 	int64_t next = 0;
 	unsigned gen;
 
@@ -505,6 +559,12 @@ alloc(void *p, size_t size, uintptr_t caller, const struct ht_regs *from,
 	if (early)
 		next = ht_sample_countdown(&t->rng, t->rate);
 	ht_guard_enter();
+	/* The walk too, where it can be: it is most of a sample's cost.
+	 * (A session changed meanwhile may not want the sample: the walk is
+	 * then wasted, never wrong.) */
+	s.n = -1;
+	if (early && p != NULL)
+		walk_fast(&s, from, ret);
 	ht_lock_acquire(&ht_lock_global);
 	gen = ht_session_gen;
 	if (t->gen != gen || t->rng.s == 0) {
@@ -533,7 +593,7 @@ alloc(void *p, size_t size, uintptr_t caller, const struct ht_regs *from,
 	t->countdown = next;
 	t->draws++;
 	if (p != NULL)
-		wake = record(t, p, size, caller, from, ret);
+		wake = record(t, p, size, caller, from, ret, &s);
 	sampled = p != NULL;
 out:
 	ht_lock_release(&ht_lock_global);
