@@ -313,16 +313,33 @@ drop_agent_frames(uintptr_t *pcs, int i, int n)
 /* With the lock held: record a sample of p (size bytes).  Returns 1 when
  * an every-bytes dump became due (wake the agent's thread after the
  * lock), else 0. */
-static int
-keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n);
+static int keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs,
+    int n, uint64_t memo, int i, int raw);
 
 /* A sample's stack: pcs[i..n) are its frames once walked (n -1 until). */
 struct stack {
 	uintptr_t pcs[HT_MAX_FRAMES + 16];
 	struct ht_unwind_stats st; /* of a walk without the lock */
+	uint64_t memo;		   /* its memo's id (ht_unwind_fast), or 0 */
 	int n;
 	int i;
+	int raw; /* n as walked */
 };
+
+/*
+ * The thread's last sample whose stack was a memo's walk (ht_unwind_fast:
+ * the same id, the same pcs), where stripping it moved no frame: the next
+ * walk of that id has the same frames from the same i, and, in the same
+ * session under the same tag, the same site (last_site), since a session's
+ * sites keep their indices.  memo 0: none.  Used with the lock held, but
+ * for walk_fast's reading of i.
+ */
+static __thread struct {
+	uint64_t memo;
+	uint64_t epoch;
+	uint32_t tag;
+	int i, n;
+} last_walk __attribute__((tls_model("initial-exec")));
 
 /* Where the walked s->pcs[0..n) starts outside the agent and the
  * wrappers; the agent's frames below are removed too. */
@@ -362,8 +379,12 @@ walk_fast(struct stack *s, const struct ht_regs *from, int ret)
 		regs = *from;
 	else
 		HT_REGS_CAPTURE(&regs);
-	s->n = ht_unwind_fast(&regs, ret, s->pcs, HT_MAX_FRAMES + 16, &s->st);
-	if (s->n >= 0)
+	s->n = s->raw = ht_unwind_fast(&regs, ret, s->pcs, HT_MAX_FRAMES + 16,
+	    &s->st, &s->memo);
+	if (s->n >= 0 && s->memo != 0 && s->memo == last_walk.memo &&
+	    s->n == last_walk.n)
+		s->i = last_walk.i;
+	else if (s->n >= 0)
 		strip(s, ret);
 }
 
@@ -387,6 +408,8 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 		drop(size, NULL, 0, r);
 		return 0;
 	}
+	if (s->n < 0)
+		s->memo = 0;
 	if (s->n < 0 && !ht_sampler_dlclose_busy) {
 		if (from != NULL)
 			regs = *from;
@@ -406,10 +429,13 @@ record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
 		s->pcs[0] = caller;
 		s->n = 1;
 		s->i = 0;
+		s->memo = 0;
 	}
 	if (s->n - s->i > HT_MAX_FRAMES)
 		s->n = s->i + HT_MAX_FRAMES;
-	return keep(t, p, size, &s->pcs[s->i], s->n - s->i);
+	/* A memo's walk whose stripping moved no frame (last_walk). */
+	return keep(t, p, size, &s->pcs[s->i], s->n - s->i,
+	    s->n == s->raw ? s->memo : 0, s->i, s->raw);
 }
 
 /*
@@ -449,7 +475,8 @@ site_of(const uintptr_t *pcs, uint32_t n, uint32_t tag)
  * (ht_live_room): record the sample of p (size bytes) at the site of the
  * n frames at pcs.  Returns as record. */
 static int
-keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
+keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n,
+    uint64_t memo, int i, int raw)
 {
 	struct ht_sample_weight tmp;
 	const struct ht_sample_weight *w;
@@ -461,11 +488,22 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	unsigned b;
 	int r;
 
-	site = site_of(pcs, (uint32_t)n, t->tag);
+	if (memo != 0 && memo == last_walk.memo &&
+	    last_walk.epoch == ht_session.epoch && last_walk.tag == t->tag &&
+	    ht_sites_get(last_site) != NULL)
+		site = last_site;
+	else
+		site = site_of(pcs, (uint32_t)n, t->tag);
 	if (site < 0) {
+		last_walk.memo = 0;
 		drop(size, NULL, 1, site);
 		return 0;
 	}
+	last_walk.memo = memo;
+	last_walk.epoch = ht_session.epoch;
+	last_walk.tag = t->tag;
+	last_walk.i = i;
+	last_walk.n = raw;
 	e.ptr = (uintptr_t)p;
 	e.size = size;
 	e.site = (uint32_t)site;
@@ -862,7 +900,7 @@ ht_sampler_native(void *p, size_t size, const struct ht_regs *from,
 			drop(size, NULL, 0, n);
 		else if ((n = ht_sampler_stack(from, lo, hi, pcs,
 			      HT_MAX_FRAMES)) > 0)
-			wake = keep(t, p, size, pcs, n);
+			wake = keep(t, p, size, pcs, n, 0, 0, 0);
 	}
 	next = native_distance(t, ht_session.rate);
 out:

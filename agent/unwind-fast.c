@@ -94,11 +94,12 @@ memo_give(struct memo_slot *m)
 static int
 memo_same(struct memo_slot *m, unsigned mseq, unsigned gen, int max,
     uintptr_t key, uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t *pcs,
-    int *n, int *end)
+    int *n, int *end, uint64_t *id)
 {
 	const struct memo *old = &m->h[m->cur & 1];
 	const struct memo_read *mr = old->r;
 	uintptr_t a;
+	uint64_t w;
 	uint32_t q;
 	int k, e;
 
@@ -123,11 +124,13 @@ memo_same(struct memo_slot *m, unsigned mseq, unsigned gen, int max,
 	for (q = 0; q < (uint32_t)k; q++)
 		pcs[q] = old->pcs[q];
 	e = old->end;
+	w = old->id;
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&m->seq, __ATOMIC_RELAXED) != mseq)
 		return 0;
 	*n = k;
 	*end = e;
+	*id = w;
 	return 1;
 }
 
@@ -182,9 +185,12 @@ memo_find(const struct memo *old, int *j, uintptr_t key, uintptr_t sp,
 	return -1;
 }
 
+/* The memos' ids: one a memo written. */
+static uint64_t memo_ids;
+
 int
 ht_unwind_fast(const struct ht_regs *r, int ret, uintptr_t *pcs, int max,
-    struct ht_unwind_stats *st)
+    struct ht_unwind_stats *st, uint64_t *id)
 {
 	const struct rule *c =
 	    __atomic_load_n(&ht_unwind_cache, __ATOMIC_ACQUIRE);
@@ -201,6 +207,7 @@ ht_unwind_fast(const struct ht_regs *r, int ret, uintptr_t *pcs, int max,
 	uint32_t q, lo, hi;
 
 	*st = (struct ht_unwind_stats){ 0 };
+	*id = 0;
 	if (max < 1 || max > MEMO_FRAMES || r->pc < 4096 || c == NULL)
 		return -1;
 	seq = __atomic_load_n(&ht_unwind_cache_seq, __ATOMIC_ACQUIRE);
@@ -216,7 +223,7 @@ ht_unwind_fast(const struct ht_regs *r, int ret, uintptr_t *pcs, int max,
 		 * itself, left as it is. */
 		if (!(mseq & 1) &&
 		    memo_same(slot, mseq, gen, max, key, r->pc, sp, bp, pcs, &n,
-			&end)) {
+			&end, id)) {
 			st->memo_frames = (uint64_t)n - 1;
 			slot = NULL;
 			goto done;
@@ -280,9 +287,11 @@ ht_unwind_fast(const struct ht_regs *r, int ret, uintptr_t *pcs, int max,
 				    old->f[i].read;
 
 				if (k0 == 0 && i0 == 0 && full != 0 &&
-				    n == old->n && end == old->end)
-					rec = NULL; /* the memo as it is */
-				else {
+				    n == old->n && end == old->end) {
+					/* The memo as it is. */
+					rec = NULL;
+					*id = old->id;
+				} else {
 					for (k = i0 + 1; k <= i; k++) {
 						rec->pcs[k0 + k - i0] =
 						    old->pcs[k];
@@ -363,6 +372,8 @@ done:
 		if (rec != NULL) {
 			rec->n = n;
 			rec->end = end;
+			rec->id = *id =
+			    __atomic_add_fetch(&memo_ids, 1, __ATOMIC_RELAXED);
 			slot->cur ^= 1;
 		}
 		memo_give(slot);
@@ -373,6 +384,7 @@ done:
 fail:
 	if (slot != NULL)
 		memo_give(slot);
+	*id = 0;
 	return -1;
 }
 

@@ -92,6 +92,7 @@ struct memo {
 	int nreads;
 	int max;		    /* the walk's max */
 	int end;		    /* END_* */
+	uint64_t id;		    /* this walk's, unique (ht_unwind_fast) */
 	uintptr_t pcs[MEMO_FRAMES]; /* as stored in pcs */
 	struct memo_frame f[MEMO_FRAMES];
 	struct memo_read r[MEMO_READS];

@@ -66,10 +66,13 @@ int ht_unwind_return(const struct ht_regs *r, uintptr_t *pcs, int max);
  * the locked walk would store, or -1 when it cannot know them without the
  * lock (a rule not cached yet, the cache or the module set changing
  * meanwhile, max above 80): then call the locked form.  Its statistics go
- * to *st, for ht_unwind_add_stats under the lock.
+ * to *st, for ht_unwind_add_stats under the lock.  *id is the memo's id
+ * when these pcs are exactly a memo's walk (the one it replayed, or the
+ * one it left), else 0: ids are never reused, so two walks of one nonzero
+ * id stored the same pcs.
  */
 int ht_unwind_fast(const struct ht_regs *r, int ret, uintptr_t *pcs, int max,
-    struct ht_unwind_stats *st);
+    struct ht_unwind_stats *st, uint64_t *id);
 
 /* Drop every cached rule (also done implicitly when ht_modules_generation
  * changes).  With ht_lock_global held. */

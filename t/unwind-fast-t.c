@@ -25,6 +25,7 @@ struct both {
 	uintptr_t fast[MAXF + 1], slow[MAXF + 1], again[MAXF + 1];
 	int nf, ns, na, max;
 	struct ht_unwind_stats st, st_again;
+	uint64_t id, id_again;
 };
 
 static volatile int sink;
@@ -41,9 +42,11 @@ leaf(void)
 	struct ht_regs r;
 
 	HT_REGS_CAPTURE(&r);
-	cur->nf = ht_unwind_fast(&r, 0, cur->fast, cur->max, &cur->st);
+	cur->nf =
+	    ht_unwind_fast(&r, 0, cur->fast, cur->max, &cur->st, &cur->id);
 	/* Nothing of the stack above r.sp changed since: the memo whole. */
-	cur->na = ht_unwind_fast(&r, 0, cur->again, cur->max, &cur->st_again);
+	cur->na = ht_unwind_fast(&r, 0, cur->again, cur->max, &cur->st_again,
+	    &cur->id_again);
 	if (locked_too) {
 		pthread_mutex_lock(&lock);
 		cur->ns = ht_unwind(&r, cur->slow, cur->max);
@@ -153,6 +156,8 @@ test_memo(void)
 		b[2].st_again.cache_hits == 0 &&
 		b[2].st_again.stops_outermost == 1,
 	    "the very same stack: the memo's walk whole, every read checked");
+	ok(b[2].id != 0 && b[2].id_again == b[2].id,
+	    "... the memo its walk before left: the same id");
 
 	runs(b, 3, 1, MAXF);
 	ok(same(&b[2]) && b[2].fast[1] != b[2].fast[0],
@@ -163,6 +168,10 @@ test_memo(void)
 		    memcmp(b[i].again, b[i].fast,
 			(size_t)b[i].na * sizeof(b[i].again[0])) != 0;
 	is_int(0, bad, "198 walks from the two callers in turn: the same pcs");
+	for (i = 3, bad = 0; i < 200; i++)
+		bad += b[i].id == 0 || b[i].id == b[i - 1].id ||
+		    b[i].id_again != b[i].id;
+	is_int(0, bad, "... each a memo of its own id, replayed by the next");
 
 	runs(b, 200, 9, MAXF);
 	for (i = 9, bad = 0, partial = 0; i < 200; i++) {
