@@ -1,7 +1,9 @@
 /*
  * The agent's one lock, ht_lock_global, and the spinlock type it is made of
  * (got.c has one more of its own).  ht_lock_global guards the session, the
- * tables, the module set and the unwind cache; the sample path, the free of
+ * tables, the module set and the unwind cache (whose writes ht_unwind_fast
+ * reads without it, under the cache's sequence count: a sample's stack is
+ * walked before the lock is taken); the sample path, the free of
  * a sampled pointer, module rescans, session changes and snapshots take it.
  * Holders never block and never call into the allocator or the loader, so
  * waiters are short: a waiter spins a little, then sleeps in the kernel (a

@@ -1,7 +1,8 @@
 /*
  * The slow paths of sampling: starting a thread over after a session change,
  * taking a sample (stack, site, live entry, statistics, peak) and accounting
- * a free.  All table work happens under ht_lock_global, taken only with the
+ * a free.  The stack is walked before the lock where it can be (walk_fast).
+ * All table work happens under ht_lock_global, taken only with the
  * thread's guard set, so a hook re-entered on the same thread (a signal
  * handler that allocates) passes through instead of deadlocking.
  */
