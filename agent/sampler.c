@@ -332,8 +332,10 @@ struct stack {
  * the same id, the same pcs), where stripping it moved no frame: the next
  * walk of that id has the same frames from the same i, and, in the same
  * session under the same tag, the same site (last_site), since a session's
- * sites keep their indices.  memo 0: none.  Used with the lock held, but
- * for walk_fast's reading of i.
+ * sites keep their indices (a thread's first sample in a new session walks
+ * under the lock and leaves memo 0 here, so the epoch is a second guard;
+ * t0091 checks both).  memo 0: none.  Used with the lock held, but for
+ * walk_fast's reading of i.
  */
 static __thread struct {
 	uint64_t memo;
