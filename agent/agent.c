@@ -438,7 +438,9 @@ hook_dlclose(void *h)
 
 	/* The unwinder must not read the CFI of a module being unmapped:
 	 * samples taken meanwhile keep only their caller.  Taking the lock
-	 * to raise the flag waits out any walk in progress. */
+	 * to raise the flag waits out any walk under it in progress; a walk
+	 * without it (ht_unwind_fast) reads no CFI at all, only rules
+	 * already cached and the stack. */
 	ht_lock_acquire(&ht_lock_global);
 	ht_sampler_dlclose_busy++;
 	ht_lock_release(&ht_lock_global);

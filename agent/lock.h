@@ -1,14 +1,23 @@
 /*
  * The agent's one lock, ht_lock_global, and the spinlock type it is made of
  * (got.c has one more of its own).  ht_lock_global guards the session, the
- * tables, the module set and the unwind cache; the sample path, the free of
+ * tables, the module set and the unwind cache (whose writes ht_unwind_fast
+ * reads without it, under the cache's sequence count: a sample's stack is
+ * walked before the lock is taken); the sample path, the free of
  * a sampled pointer, module rescans, session changes and snapshots take it.
  * Holders never block and never call into the allocator or the loader, so
  * waiters are short: a waiter spins a little, then sleeps in the kernel (a
  * futex) until the holder lets go, so that a waiter whose holder was
  * preempted (8 allocating threads on 2 cores) gives its CPU back to the
  * holder instead of spinning on it.  The word is 0 (free), 1 (held) or 2
- * (held, and a waiter may sleep: the release wakes one).
+ * (held, and a waiter may sleep: the release wakes one).  A release that
+ * finds 1 stores 0 without a locked instruction (an atomic exchange costs
+ * as much as a third of a sample's hold): should a waiter turn the word to
+ * 2 and sleep in the instant between its load and its store (the releasing
+ * thread preempted right there), that sleeper is not woken, and its sleep's
+ * bound (a millisecond, ht_prim_futex_wait) ends it; it then takes the lock
+ * as any waiter does.  Never a hang, and the common release is a load and
+ * a store.
  *
  * Lock order: a thread may take this lock while holding a loader lock (a
  * malloc hook called inside dlopen), so never call into the loader
@@ -69,8 +78,9 @@ ht_lock_acquire(struct ht_lock *l)
 static inline void
 ht_lock_release(struct ht_lock *l)
 {
-	if (__builtin_expect(
-		__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2, 0))
+	if (__builtin_expect(__atomic_load_n(&l->v, __ATOMIC_RELAXED) == 1, 1))
+		__atomic_store_n(&l->v, 0, __ATOMIC_RELEASE);
+	else if (__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2)
 		ht_prim_futex_wake(&l->v);
 }
 

@@ -255,9 +255,12 @@ out_close:
 void
 ht_prim_futex_wait(int *word, int val)
 {
+	/* At most a millisecond: lock.h's release may miss a sleeper that
+	 * came in the instant it looked (it says why). */
+	struct timespec ts = { 0, 1000000 };
 	int saved_errno = errno;
 
-	(void)syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+	(void)syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, val, &ts, NULL, 0);
 	errno = saved_errno;
 }
 

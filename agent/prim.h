@@ -71,8 +71,8 @@ int ht_prim_read_lines(const char *path, char *buf, size_t len,
     int (*line)(void *arg, const char *start, const char *end), void *arg);
 
 /* For lock.h: sleep while *word is val (a private futex: the word is this
- * process's), or return at once when it is not; a wake or a signal may end
- * the sleep early.  And wake one thread sleeping on word.  Both leave errno
+ * process's), for a millisecond at most, or return at once when it is not;
+ * a wake or a signal may end the sleep early.  And wake one thread sleeping on word.  Both leave errno
  * as it was (they run inside hooks, free's among them). */
 void ht_prim_futex_wait(int *word, int val);
 void ht_prim_futex_wake(int *word);

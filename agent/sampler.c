@@ -1,7 +1,8 @@
 /*
  * The slow paths of sampling: starting a thread over after a session change,
  * taking a sample (stack, site, live entry, statistics, peak) and accounting
- * a free.  All table work happens under ht_lock_global, taken only with the
+ * a free.  The stack is walked before the lock where it can be (walk_fast).
+ * All table work happens under ht_lock_global, taken only with the
  * thread's guard set, so a hook re-entered on the same thread (a signal
  * handler that allocates) passes through instead of deadlocking.
  */
@@ -208,31 +209,36 @@ thread_index(struct ht_tls *t)
 	return t->thread_idx;
 }
 
-/* The agent's own text, to strip its frames from stacks: looked up once per
- * module set rather than once per frame, and by each walk once (agent_text)
- * rather than by each of its frames. */
+/* The agent's own text, to strip its frames from stacks: looked up in the
+ * module set until found, then fixed (it does not move while its code
+ * runs), so that a walk without the lock (walk_fast) reads it once it is
+ * known: agent_hi is stored last, with release, and is 0 until then. */
 static uintptr_t agent_lo, agent_hi;
 static unsigned agent_gen = ~0u;
 
+/* With the lock held. */
 static void
 agent_text(void)
 {
 	const struct ht_modset *set;
 	size_t i;
 
-	if (__builtin_expect(agent_gen == ht_modules_generation, 1))
+	if (__builtin_expect(
+		agent_hi != 0 || agent_gen == ht_modules_generation, 1))
 		return;
 	agent_gen = ht_modules_generation;
-	agent_lo = agent_hi = 0;
 	set = ht_modules_current();
 	for (i = 0; i < set->n; i++)
-		if (set->mods[i].flags & HT_MOD_AGENT) {
+		if ((set->mods[i].flags & HT_MOD_AGENT) &&
+		    set->mods[i].end != 0) {
 			agent_lo = set->mods[i].start;
-			agent_hi = set->mods[i].end;
+			__atomic_store_n(&agent_hi, set->mods[i].end,
+			    __ATOMIC_RELEASE);
 		}
 }
 
-/* After agent_text() in the same hold of the lock. */
+/* After agent_text() in the same hold of the lock, or once walk_fast saw
+ * agent_hi set. */
 static inline int
 in_agent(uintptr_t pc)
 {
@@ -308,55 +314,131 @@ drop_agent_frames(uintptr_t *pcs, int i, int n)
 /* With the lock held: record a sample of p (size bytes).  Returns 1 when
  * an every-bytes dump became due (wake the agent's thread after the
  * lock), else 0. */
-static int
-keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n);
+static int keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs,
+    int n, uint64_t memo, int i, int raw);
+
+/* A sample's stack: pcs[i..n) are its frames once walked (n -1 until). */
+struct stack {
+	uintptr_t pcs[HT_MAX_FRAMES + 16];
+	struct ht_unwind_stats st; /* of a walk without the lock */
+	uint64_t memo;		   /* its memo's id (ht_unwind_fast), or 0 */
+	int n;
+	int i;
+	int raw; /* n as walked */
+};
+
+/*
+ * The thread's last sample whose stack was a memo's walk (ht_unwind_fast:
+ * the same id, the same pcs), where stripping it moved no frame: the next
+ * walk of that id has the same frames from the same i, and, in the same
+ * session under the same tag, the same site (last_site), since a session's
+ * sites keep their indices (a thread's first sample in a new session walks
+ * under the lock and leaves memo 0 here, so the epoch is a second guard;
+ * t0091 checks both).  memo 0: none.  Used with the lock held, but for
+ * walk_fast's reading of i.
+ */
+static __thread struct {
+	uint64_t memo;
+	uint64_t epoch;
+	uint32_t tag;
+	int i, n;
+} last_walk __attribute__((tls_model("initial-exec")));
+
+/* Where the walked s->pcs[0..n) starts outside the agent and the
+ * wrappers; the agent's frames below are removed too. */
+static void
+strip(struct stack *s, int ret)
+{
+	int i = 0, n = s->n;
+
+	while (i < n && in_agent(s->pcs[i]))
+		i++;
+	/* The site of an allocation made by operator new is the operator's
+	 * caller (wrap.h); pcs past the first (and the first, from a return
+	 * address) are return addresses, inside their function at pc - 1. */
+	while (i + 1 < n && ht_wrap_holds(s->pcs[i] - (i > 0 || ret)))
+		i++;
+	s->n = drop_agent_frames(s->pcs, i, n);
+	s->i = i;
+}
+
+/*
+ * Before the lock: the stack of the sample, walked without it where the
+ * walk needs nothing the lock guards (ht_unwind_fast: the rules cached, the
+ * thread's memo; the agent's text known).  It reads neither the CFI nor
+ * the module set, so a dlclose in progress cannot hurt it; it is skipped
+ * then all the same, as the walk under the lock is, so that what the
+ * stacks say during a dlclose does not depend on which walk ran.
+ */
+static void
+walk_fast(struct stack *s, const struct ht_regs *from, int ret)
+{
+	struct ht_regs regs;
+
+	if (__atomic_load_n(&ht_sampler_dlclose_busy, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&agent_hi, __ATOMIC_ACQUIRE) == 0)
+		return;
+	if (from != NULL)
+		regs = *from;
+	else
+		HT_REGS_CAPTURE(&regs);
+	s->n = s->raw = ht_unwind_fast(&regs, ret, s->pcs, HT_MAX_FRAMES + 16,
+	    &s->st, &s->memo);
+	if (s->n >= 0 && s->memo != 0 && s->memo == last_walk.memo &&
+	    s->n == last_walk.n)
+		s->i = last_walk.i;
+	else if (s->n >= 0)
+		strip(s, ret);
+}
 
 static int
 record(struct ht_tls *t, void *p, size_t size, uintptr_t caller,
-    const struct ht_regs *from, int ret)
+    const struct ht_regs *from, int ret, struct stack *s)
 {
-	uintptr_t pcs[HT_MAX_FRAMES + 16];
 	struct ht_regs regs;
-	int n = 0, i = 0, r;
+	int r;
 
 	/* Never without a session: its tables may be released (detach). */
 	if (ht_session.state != HT_STATE_RUNNING)
 		return 0;
-	/* A full table drops the sample before its stack is walked (the
-	 * walk is most of a sample's cost) and before its site is made (a
-	 * site with no sample would be a row of zeros). */
+	if (s->n >= 0)
+		ht_unwind_add_stats(&s->st);
+	/* A full table drops the sample before its site is made (a site
+	 * with no sample would be a row of zeros), and before its stack is
+	 * walked where it was not yet (the walk is most of a sample's
+	 * cost). */
 	if ((r = ht_live_room((uintptr_t)p)) != 0) {
 		drop(size, NULL, 0, r);
 		return 0;
 	}
-	if (!ht_sampler_dlclose_busy) {
+	if (s->n < 0)
+		s->memo = 0;
+	if (s->n < 0 && !ht_sampler_dlclose_busy) {
 		if (from != NULL)
 			regs = *from;
 		else
 			HT_REGS_CAPTURE(&regs);
-		n = ret ? ht_unwind_return(&regs, pcs, HT_MAX_FRAMES + 16) :
-			  ht_unwind(&regs, pcs, HT_MAX_FRAMES + 16);
+		s->n = ret ?
+		    ht_unwind_return(&regs, s->pcs, HT_MAX_FRAMES + 16) :
+		    ht_unwind(&regs, s->pcs, HT_MAX_FRAMES + 16);
 		agent_text();
-		while (i < n && in_agent(pcs[i]))
-			i++;
-		/* The site of an allocation made by operator new is the
-		 * operator's caller (wrap.h); pcs past the first (and the
-		 * first, from a return address) are return addresses, inside
-		 * their function at pc - 1. */
-		while (i + 1 < n && ht_wrap_holds(pcs[i] - (i > 0 || ret)))
-			i++;
-		n = drop_agent_frames(pcs, i, n);
-	} else
+		strip(s, ret);
+	} else if (s->n < 0) {
 		ht_session.truncated++;
-	if (i >= n) {
-		/* No frame outside the agent: keep at least the caller. */
-		pcs[0] = caller;
-		n = 1;
-		i = 0;
+		s->n = s->i = 0;
 	}
-	if (n - i > HT_MAX_FRAMES)
-		n = i + HT_MAX_FRAMES;
-	return keep(t, p, size, &pcs[i], n - i);
+	if (s->i >= s->n) {
+		/* No frame outside the agent: keep at least the caller. */
+		s->pcs[0] = caller;
+		s->n = 1;
+		s->i = 0;
+		s->memo = 0;
+	}
+	if (s->n - s->i > HT_MAX_FRAMES)
+		s->n = s->i + HT_MAX_FRAMES;
+	/* A memo's walk whose stripping moved no frame (last_walk). */
+	return keep(t, p, size, &s->pcs[s->i], s->n - s->i,
+	    s->n == s->raw ? s->memo : 0, s->i, s->raw);
 }
 
 /*
@@ -396,7 +478,8 @@ site_of(const uintptr_t *pcs, uint32_t n, uint32_t tag)
  * (ht_live_room): record the sample of p (size bytes) at the site of the
  * n frames at pcs.  Returns as record. */
 static int
-keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
+keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n,
+    uint64_t memo, int i, int raw)
 {
 	struct ht_sample_weight tmp;
 	const struct ht_sample_weight *w;
@@ -408,11 +491,22 @@ keep(struct ht_tls *t, void *p, size_t size, const uintptr_t *pcs, int n)
 	unsigned b;
 	int r;
 
-	site = site_of(pcs, (uint32_t)n, t->tag);
+	if (memo != 0 && memo == last_walk.memo &&
+	    last_walk.epoch == ht_session.epoch && last_walk.tag == t->tag &&
+	    ht_sites_get(last_site) != NULL)
+		site = last_site;
+	else
+		site = site_of(pcs, (uint32_t)n, t->tag);
 	if (site < 0) {
+		last_walk.memo = 0;
 		drop(size, NULL, 1, site);
 		return 0;
 	}
+	last_walk.memo = memo;
+	last_walk.epoch = ht_session.epoch;
+	last_walk.tag = t->tag;
+	last_walk.i = i;
+	last_walk.n = raw;
 	e.ptr = (uintptr_t)p;
 	e.size = size;
 	e.site = (uint32_t)site;
@@ -487,6 +581,7 @@ alloc(void *p, size_t size, uintptr_t caller, const struct ht_regs *from,
 {
 	struct ht_tls *t = &ht_tls;
 	int saved_errno, wake = 0, sampled = 0, early;
+	struct stack s;
 	int64_t next = 0;
 	unsigned gen;
 
@@ -505,6 +600,12 @@ alloc(void *p, size_t size, uintptr_t caller, const struct ht_regs *from,
 	if (early)
 		next = ht_sample_countdown(&t->rng, t->rate);
 	ht_guard_enter();
+	/* The walk too, where it can be: it is most of a sample's cost.
+	 * (A session changed meanwhile may not want the sample: the walk is
+	 * then wasted, never wrong.) */
+	s.n = -1;
+	if (early && p != NULL)
+		walk_fast(&s, from, ret);
 	ht_lock_acquire(&ht_lock_global);
 	gen = ht_session_gen;
 	if (t->gen != gen || t->rng.s == 0) {
@@ -533,7 +634,7 @@ alloc(void *p, size_t size, uintptr_t caller, const struct ht_regs *from,
 	t->countdown = next;
 	t->draws++;
 	if (p != NULL)
-		wake = record(t, p, size, caller, from, ret);
+		wake = record(t, p, size, caller, from, ret, &s);
 	sampled = p != NULL;
 out:
 	ht_lock_release(&ht_lock_global);
@@ -802,7 +903,7 @@ ht_sampler_native(void *p, size_t size, const struct ht_regs *from,
 			drop(size, NULL, 0, n);
 		else if ((n = ht_sampler_stack(from, lo, hi, pcs,
 			      HT_MAX_FRAMES)) > 0)
-			wake = keep(t, p, size, pcs, n);
+			wake = keep(t, p, size, pcs, n, 0, 0, 0);
 	}
 	next = native_distance(t, ht_session.rate);
 out:

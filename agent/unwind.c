@@ -33,47 +33,48 @@
 #include "dwarf.h"
 #include "mem.h"
 #include "modules.h"
-#include "unwind.h"
+#include "unwind-int.h"
 
-/* How far above the current sp a frame may reach: far more than any sane
- * frame, far less than the gap to unrelated mappings in most layouts. */
-#define STACK_SPAN ((uintptr_t)64 << 20)
-
-/* 4096 sets of 2 ways, 16 bytes an entry: 128 KiB. */
-#define CACHE_SETS_LOG2 12
-#define CACHE_SETS	(1u << CACHE_SETS_LOG2)
-#define CACHE_WAYS	2
-#define CACHE_BYTES	(CACHE_SETS * CACHE_WAYS * sizeof(struct rule))
-
-/*
- * A cached rule.  Offsets of saved registers are multiples of 8 (anything
- * else would be a misaligned read, which the walk refuses anyway), so they
- * are stored divided by 8.
- */
-struct rule {
-	uintptr_t pc; /* lookup address (key) */
-	int32_t cfa_off;
-	int8_t ra_off8;
-	int8_t bp_off8;
-	uint16_t flags;
-};
-
-#define RF_CFA_BASE   0x0003 /* HT_CFA_BASE_SP or HT_CFA_BASE_BP */
-#define RF_CFA_DEREF  0x0004
-#define RF_RA_SHIFT   3	     /* 2 bits: HT_CFA_BASE_* of the RA's slot */
-#define RF_BP_SHIFT   5	     /* 3 bits: BP_* */
-#define RF_SIGNAL     0x0100 /* "S": the next frame's pc is exact */
-#define RF_SIMPLE     0x0200 /* see simple() */
-#define RF_STOP_SHIFT 12     /* 2 bits: STOP_* */
-#define RF_STOP	      (3u << RF_STOP_SHIFT)
-
-enum { BP_SAME, BP_UNDEF, BP_AT }; /* BP_AT + HT_CFA_BASE_*: saved there */
-enum { STOP_NONE, STOP_OUTERMOST, STOP_NOCFI, STOP_NOTEXT };
-
-static struct rule *cache;
-static unsigned cache_gen;
+struct rule *ht_unwind_cache;
+unsigned ht_unwind_cache_gen;
+unsigned ht_unwind_cache_seq;
+struct ht_unwind_stats ht_unwind_stats;
 static int cache_failed;
-static struct ht_unwind_stats stats;
+
+static void
+seq_begin(void)
+{
+	__atomic_store_n(&ht_unwind_cache_seq, ht_unwind_cache_seq + 1,
+	    __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void
+seq_end(void)
+{
+	__atomic_store_n(&ht_unwind_cache_seq, ht_unwind_cache_seq + 1,
+	    __ATOMIC_RELEASE);
+}
+
+/* Entries are written a word at a time, each word whole. */
+static inline void
+store_rule(struct rule *dst, const struct rule *src)
+{
+	__atomic_store_n(&dst->word, src->word, __ATOMIC_RELAXED);
+	__atomic_store_n(&dst->pc, src->pc, __ATOMIC_RELAXED);
+}
+
+static void
+clear_cache(void)
+{
+	static const struct rule zero;
+	size_t i;
+
+	seq_begin();
+	for (i = 0; i < CACHE_SETS * CACHE_WAYS; i++)
+		store_rule(&ht_unwind_cache[i], &zero);
+	seq_end();
+}
 
 static int
 fit8(int64_t off, int8_t *out)
@@ -194,16 +195,21 @@ compute(uintptr_t pc, struct rule *out)
 static void
 cache_check(void)
 {
-	if (cache == NULL && !cache_failed) {
-		cache = ht_mem_map(CACHE_BYTES);
-		if (cache == NULL)
+	if (ht_unwind_cache == NULL && !cache_failed) {
+		struct rule *c = ht_mem_map(CACHE_BYTES);
+
+		if (c == NULL)
 			cache_failed = 1; /* work uncached */
-		cache_gen = ht_modules_generation;
+		__atomic_store_n(&ht_unwind_cache_gen, ht_modules_generation,
+		    __ATOMIC_RELAXED);
+		__atomic_store_n(&ht_unwind_cache, c, __ATOMIC_RELEASE);
+		ht_unwind_memo_init();
 	}
-	if (cache_gen != ht_modules_generation) {
-		if (cache != NULL)
-			memset(cache, 0, CACHE_BYTES);
-		cache_gen = ht_modules_generation;
+	if (ht_unwind_cache_gen != ht_modules_generation) {
+		if (ht_unwind_cache != NULL)
+			clear_cache();
+		__atomic_store_n(&ht_unwind_cache_gen, ht_modules_generation,
+		    __ATOMIC_RELAXED);
 		cache_failed = 0;
 	}
 }
@@ -213,12 +219,13 @@ lookup(uintptr_t pc, struct rule *tmp, uint64_t *hits, uint64_t *misses)
 {
 	struct rule *set;
 
-	if (__builtin_expect(cache == NULL, 0)) {
+	if (__builtin_expect(ht_unwind_cache == NULL, 0)) {
 		(*misses)++;
 		compute(pc, tmp);
 		return tmp;
 	}
-	set = &cache[((pc * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_SETS_LOG2)) *
+	set = &ht_unwind_cache[((pc * 0x9e3779b97f4a7c15ull) >>
+				   (64 - CACHE_SETS_LOG2)) *
 	    CACHE_WAYS];
 	if (__builtin_expect(set[0].pc == pc, 1)) {
 		(*hits)++;
@@ -229,16 +236,12 @@ lookup(uintptr_t pc, struct rule *tmp, uint64_t *hits, uint64_t *misses)
 		return &set[1];
 	}
 	(*misses)++;
-	set[1] = set[0];
-	compute(pc, &set[0]);
+	compute(pc, tmp);
+	seq_begin();
+	store_rule(&set[1], &set[0]);
+	store_rule(&set[0], tmp);
+	seq_end();
 	return &set[0];
-}
-
-/* An 8-byte stack slot at a, in [sp, sp + STACK_SPAN). */
-static inline int
-slot_ok(uintptr_t a, uintptr_t sp)
-{
-	return (a & 7) == 0 && a - sp < STACK_SPAN - 8;
 }
 
 /* The walk of ht_unwind and ht_unwind_return: the first frame's rule is
@@ -248,17 +251,17 @@ walk(const struct ht_regs *r, uintptr_t first, uintptr_t *pcs, int max)
 {
 	const struct rule *ru, *next;
 	struct rule tmp[2];
-	uintptr_t sp = r->sp, bp = r->bp, v[3], a, ra, nbp;
+	uintptr_t sp = r->sp, bp = r->bp, cfa, ra, nbp;
 	uint64_t hits = 0, misses = 0;
-	unsigned f, k;
-	int n = 0, t = 0;
+	unsigned f;
+	int n = 0, t = 0, end;
 
 	if (max < 1)
 		return 0;
 	pcs[n++] = r->pc;
-	stats.walks++;
+	ht_unwind_stats.walks++;
 	if (r->pc < 4096) {
-		stats.stops_bad_frame++;
+		end = END_RULE_BAD;
 		goto out;
 	}
 	cache_check();
@@ -266,79 +269,27 @@ walk(const struct ht_regs *r, uintptr_t first, uintptr_t *pcs, int max)
 	for (;;) {
 		f = ru->flags;
 		if (__builtin_expect(f & RF_STOP, 0)) {
-			switch (f >> RF_STOP_SHIFT) {
-			case STOP_OUTERMOST:
-				stats.stops_outermost++;
-				break;
-			case STOP_NOCFI:
-				stats.stops_no_cfi++;
-				break;
-			default:
-				stats.stops_bad_frame++;
-				break;
-			}
+			end = ht_unwind_rule_end(f);
 			break;
 		}
 		if (n >= max) {
-			stats.stops_max++;
+			end = END_MAX;
 			break;
 		}
-		k = (f >> RF_BP_SHIFT) & 7;
-		if (__builtin_expect((f & RF_SIMPLE) && (sp & 7) == 0, 1)) {
-			/* simple(): the checks below hold already. */
-			a = sp + (uintptr_t)(intptr_t)ru->cfa_off;
-			v[HT_CFA_BASE_CFA] = a;
-			ra =
-			    *(const uintptr_t *)(a + (intptr_t)ru->ra_off8 * 8);
-			if (k == BP_SAME)
-				nbp = bp;
-			else if (k == BP_UNDEF)
-				nbp = 0;
-			else
-				nbp = *(const uintptr_t *)(a +
-				    (intptr_t)ru->bp_off8 * 8);
-			goto stepped;
+		if (ht_unwind_step(ru, sp, bp, &cfa, &ra, &nbp, NULL) != 0) {
+			end = END_READ_BAD;
+			break;
 		}
-		v[HT_CFA_BASE_SP] = sp;
-		v[HT_CFA_BASE_BP] = bp;
-		a = v[f & RF_CFA_BASE] + (intptr_t)ru->cfa_off;
-		if (f & RF_CFA_DEREF) {
-			if (!slot_ok(a, sp))
-				goto bad;
-			a = *(const uintptr_t *)a;
-		}
-		/*
-		 * The CFA is the caller's sp: above ours, within reach.  A
-		 * signal frame's CFA is the interrupted sp, which the kernel
-		 * wrote and which may lie on another stack (sigaltstack).
-		 */
-		if ((a & 7) != 0 ||
-		    (!(f & RF_SIGNAL) && a - sp - 1 >= STACK_SPAN))
-			goto bad;
-		v[HT_CFA_BASE_CFA] = a;
-		a = v[(f >> RF_RA_SHIFT) & 3] + (intptr_t)ru->ra_off8 * 8;
-		if (!slot_ok(a, sp))
-			goto bad;
-		ra = *(const uintptr_t *)a;
-		if (k == BP_SAME)
-			nbp = bp;
-		else if (k == BP_UNDEF)
-			nbp = 0;
-		else {
-			a = v[k - BP_AT] + (intptr_t)ru->bp_off8 * 8;
-			if (!slot_ok(a, sp))
-				goto bad;
-			nbp = *(const uintptr_t *)a;
-		}
-stepped:
 		if (ra == 0) {
 			/* A zeroed return address ends some hand-made
 			 * outermost frames. */
-			stats.stops_outermost++;
+			end = END_READ_OUTERMOST;
 			break;
 		}
-		if (ra < 4096)
-			goto bad;
+		if (ra < 4096) {
+			end = END_READ_BAD;
+			break;
+		}
 		/*
 		 * A return address is looked up at ra - 1, inside the call
 		 * (the call may be the last instruction of a noreturn
@@ -351,20 +302,20 @@ stepped:
 			ra++;
 		} else
 			next = lookup(ra - 1, &tmp[t ^= 1], &hits, &misses);
-		if ((next->flags >> RF_STOP_SHIFT) == STOP_NOTEXT)
-			goto bad;
+		if ((next->flags >> RF_STOP_SHIFT) == STOP_NOTEXT) {
+			end = END_READ_BAD;
+			break;
+		}
 		pcs[n++] = ra;
-		sp = v[HT_CFA_BASE_CFA];
+		sp = cfa;
 		bp = nbp;
 		ru = next;
 	}
-	goto out;
-bad:
-	stats.stops_bad_frame++;
 out:
-	stats.frames += (uint64_t)n;
-	stats.cache_hits += hits;
-	stats.cache_misses += misses;
+	ht_unwind_count_end(&ht_unwind_stats, end);
+	ht_unwind_stats.frames += (uint64_t)n;
+	ht_unwind_stats.cache_hits += hits;
+	ht_unwind_stats.cache_misses += misses;
 	return n;
 }
 
@@ -383,14 +334,15 @@ ht_unwind_return(const struct ht_regs *r, uintptr_t *pcs, int max)
 void
 ht_unwind_flush(void)
 {
-	if (cache != NULL)
-		memset(cache, 0, CACHE_BYTES);
-	cache_gen = ht_modules_generation;
+	if (ht_unwind_cache != NULL)
+		clear_cache();
+	__atomic_store_n(&ht_unwind_cache_gen, ht_modules_generation,
+	    __ATOMIC_RELAXED);
 	cache_failed = 0;
 }
 
 void
 ht_unwind_get_stats(struct ht_unwind_stats *st)
 {
-	*st = stats;
+	*st = ht_unwind_stats;
 }
