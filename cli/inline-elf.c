@@ -17,6 +17,7 @@
 
 #include "inline-int.h"
 #include "modfile.h"
+#include "nameidx.h"
 #include "proc.h"
 #include "staging.h"
 
@@ -154,6 +155,7 @@ each_func(Elf *elf, void (*fn)(void *, const char *, const GElf_Sym *, int dyn),
 struct collect {
 	char *const *names;
 	size_t nnames;
+	struct ht_nameidx index; /* of names, when they fit */
 	struct inl_mod *mod;
 	uint64_t bias;
 	struct inl_fn *fns;
@@ -244,11 +246,21 @@ on_func(void *arg, const char *name, const GElf_Sym *sym, int dyn)
 
 	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC)
 		return;
-	for (i = 0; i < c->nnames; i++)
-		if (c->names[i] != NULL && strcmp(c->names[i], name) == 0)
-			break;
-	if (i == c->nnames)
-		return;
+	if (c->nnames <= HT_NAMEIDX_MAX) {
+		int k = ht_nameidx_find(&c->index,
+		    (const char *const *)c->names, name);
+
+		if (k < 0)
+			return;
+		i = (size_t)k;
+	} else {
+		for (i = 0; i < c->nnames; i++)
+			if (c->names[i] != NULL &&
+			    strcmp(c->names[i], name) == 0)
+				break;
+		if (i == c->nnames)
+			return;
+	}
 	if ((f = fn_at(c, addr)) == NULL) {
 		if (c->n == c->max) {
 			c->overflow = 1;
@@ -369,6 +381,8 @@ ht_inl_candidates(pid_t pid, char *const *names, size_t n, struct inl_fn *fns,
 	memset(&c, 0, sizeof(c));
 	c.names = names;
 	c.nnames = n;
+	if (n <= HT_NAMEIDX_MAX)
+		ht_nameidx_build(&c.index, (const char *const *)names, n);
 	c.fns = fns;
 	c.max = max;
 	for (i = 0; i < nm; i++) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "allocnames.h"
+#include "nameidx.h"
 
 const struct ht_allocname ht_allocnames[] = {
 	{ "malloc", "malloc" },
@@ -68,15 +69,44 @@ const struct ht_allocfn ht_allocfns[HT_NALLOCFNS] = {
 #undef HT_FN_ROW
 };
 
+/*
+ * ht_allocfns_find is asked about every function symbol of an executable
+ * (heaptool run's look for an allocator of its own: cc1 has 28,000), so
+ * the names are indexed (nameidx.h), at the first call.  Whoever makes the
+ * index (a compare-and-swap from 0 to 1) fills it and then publishes 2; a
+ * caller that finds it being made scans the list instead.
+ */
+static const char *const fn_names[HT_NALLOCFNS] = {
+#define HT_FN_NAME(id, nm, fam, k, s, fl) [HT_AF_##id] = nm,
+	HT_ALLOCFN_LIST(HT_FN_NAME)
+#undef HT_FN_NAME
+};
+
+_Static_assert(HT_NALLOCFNS <= HT_NAMEIDX_MAX, "too many names to index");
+
+static struct ht_nameidx fn_index;
+static int fn_index_state; /* 0 none, 1 being made, 2 made */
+
 int
 ht_allocfns_find(const char *name)
 {
+	int state = __atomic_load_n(&fn_index_state, __ATOMIC_ACQUIRE);
+	int zero = 0;
 	size_t i;
 
-	for (i = 0; i < HT_NALLOCFNS; i++)
-		if (strcmp(ht_allocfns[i].name, name) == 0)
-			return (int)i;
-	return -1;
+	if (state != 2) {
+		if (state != 0 ||
+		    !__atomic_compare_exchange_n(&fn_index_state, &zero, 1, 0,
+			__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			for (i = 0; i < HT_NALLOCFNS; i++)
+				if (strcmp(fn_names[i], name) == 0)
+					return (int)i;
+			return -1;
+		}
+		ht_nameidx_build(&fn_index, fn_names, HT_NALLOCFNS);
+		__atomic_store_n(&fn_index_state, 2, __ATOMIC_RELEASE);
+	}
+	return ht_nameidx_find(&fn_index, fn_names, name);
 }
 
 const char *
