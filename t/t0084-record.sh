@@ -20,6 +20,7 @@
 # a knob for tests) the threads wait for the drain (END's waits > 0),
 # and still every event is there: the same exact counts and peak.
 . "$(dirname "$0")/tap/libtap.sh"
+. "$(dirname "$0")/lib/htrec.sh"
 
 FX=$TARGETS/rec-threads
 DUMP=$HT_BUILDDIR/t/trace-dump
@@ -31,11 +32,6 @@ T=120
 
 plan 26
 
-# get FILE KEY: the value of "KEY value" in FILE.
-get() {
-	sed -n "s/^$2 //p" "$1"
-}
-
 # record NAME ROUNDS: heaptool record -o NAME.trace -- rec-threads ROUNDS,
 # then trace-dump of it (NAME.dump) for the fixture's own sites.
 record() {
@@ -45,20 +41,6 @@ record() {
 	"$DUMP" "$HT_TMP/$1.trace" "$(readlink -f "$FX")" \
 	    >"$HT_TMP/$1.dump" 2>>"$HT_TMP/$1.err" || _s=1
 	return $_s
-}
-
-# exact NAME: the fixture's own account equals the trace's.
-exact() {
-	_bad=
-	for k in "op malloc" "op calloc" "op realloc" "op realloc-inplace" \
-	    "op aligned" "op free" peak; do
-		_a=$(get "$HT_TMP/$1.out" "$k")
-		_b=$(get "$HT_TMP/$1.dump" "$k")
-		[ -n "$_a" ] && [ "$_a" = "$_b" ] ||
-		    _bad="$_bad $k: fixture $_a, trace $_b;"
-	done
-	[ -z "$_bad" ] || diag "$_bad"
-	[ -z "$_bad" ]
 }
 
 record plain 3000

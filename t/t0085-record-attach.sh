@@ -14,6 +14,7 @@
 #   t0020 reads them); the target runs on and computes what it computes
 #   without heaptool (its checksum), exits 0.
 . "$(dirname "$0")/tap/libtap.sh"
+. "$(dirname "$0")/lib/htrec.sh"
 . "$(dirname "$0")/lib/ptrace.sh"
 . "$(dirname "$0")/lib/hthammer.sh"
 
@@ -32,10 +33,6 @@ ulimit -c 0 2>/dev/null
 T=60
 
 plan 22
-
-get() {
-	sed -n "s/^$2 //p" "$1"
-}
 
 pid=
 stopfile=$HT_TMP/stop

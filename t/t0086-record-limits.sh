@@ -14,6 +14,7 @@
 #   anything runs, and the link's target is not created or touched; an
 #   existing regular file is emptied and rewritten.
 . "$(dirname "$0")/tap/libtap.sh"
+. "$(dirname "$0")/lib/htrec.sh"
 
 FX=$TARGETS/rec-threads
 DUMP=$HT_BUILDDIR/t/trace-dump
@@ -25,10 +26,6 @@ unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
 T=120
 
 plan 28
-
-get() {
-	sed -n "s/^$2 //p" "$1"
-}
 
 # --max-size: 50000 rounds make a trace of about 20 MiB.
 timeout $T "$HEAPTOOL" record -o "$HT_TMP/max.trace" --max-size 2M -- \

@@ -14,6 +14,7 @@
 # - a command that forks and execs the fixture as its child: the child
 #   does not record (the trace is the command's own).
 . "$(dirname "$0")/tap/libtap.sh"
+. "$(dirname "$0")/lib/htrec.sh"
 
 FX=$TARGETS/rec-threads
 DUMP=$HT_BUILDDIR/t/trace-dump
@@ -24,24 +25,6 @@ command -v env >/dev/null 2>&1 || skip_all "env not found"
 command -v nice >/dev/null 2>&1 || skip_all "nice not found"
 unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
 T=120
-
-get() {
-	sed -n "s/^$2 //p" "$1"
-}
-
-# exact NAME: the fixture's own account (NAME.out) equals the trace's.
-exact() {
-	_bad=
-	for k in "op malloc" "op calloc" "op realloc" "op realloc-inplace" \
-	    "op aligned" "op free" peak; do
-		_a=$(get "$HT_TMP/$1.out" "$k")
-		_b=$(get "$HT_TMP/$1.dump" "$k")
-		[ -n "$_a" ] && [ "$_a" = "$_b" ] ||
-		    _bad="$_bad $k: fixture $_a, trace $_b;"
-	done
-	[ -z "$_bad" ] || diag "$_bad"
-	[ -z "$_bad" ]
-}
 
 # wrapped NAME ROUNDS WRAPPER...: heaptool record -- WRAPPER... FX ROUNDS.
 wrapped() {
