@@ -236,20 +236,26 @@ free_slow(enum ht_hook_index i, ht_arg a0, ht_arg a1, ht_arg a2,
 		((free3_fn)orig_fast(idx))((ht_arg)p, a1, a2);                 \
 	}
 
+/* a1: what the second argument's register held, for the recorder: a
+ * sized operator delete that reached free by a tail call left its size
+ * there. */
 static __attribute__((noinline)) void
-free1_slow(enum ht_hook_index i, void *p, uintptr_t caller)
+free1_slow(enum ht_hook_index i, void *p, ht_arg a1, uintptr_t caller)
 {
-	if (recording(i))
-		ht_rec_free(i, p, NULL, caller);
+	if (recording(i)) {
+		ht_arg a_[2] = { (ht_arg)p, a1 };
+
+		ht_rec_free(i, p, a_, caller);
+	}
 	unsample(p);
 	((void (*)(void *))orig(i, caller))(p);
 }
 
 #define GEN_P1(f, idx)                                                         \
-	void f(void *p)                                                        \
+	void f(void *p, ht_arg a1)                                             \
 	{                                                                      \
 		if (__builtin_expect(free_gate(idx, p), 0)) {                  \
-			free1_slow(idx, p, CALLER);                            \
+			free1_slow(idx, p, a1, CALLER);                        \
 			return;                                                \
 		}                                                              \
 		((void (*)(void *))orig_fast(idx))(p);                         \

@@ -88,7 +88,7 @@ extern void *ht_hooks_heap_backing;
  * is passed on to the original as it came. */
 typedef uintptr_t ht_arg;
 #define HT_HOOK_PROTO_S1(f)    void *f(size_t)
-#define HT_HOOK_PROTO_P1(f)    void f(void *)
+#define HT_HOOK_PROTO_P1(f)    void f(void *, ht_arg)
 #define HT_HOOK_PROTO_ALLOC(f) void *f(ht_arg, ht_arg, ht_arg, ht_arg, ht_arg)
 #define HT_HOOK_PROTO_S(f)     HT_HOOK_PROTO_ALLOC(f)
 #define HT_HOOK_PROTO_NS(f)    HT_HOOK_PROTO_ALLOC(f)

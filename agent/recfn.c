@@ -158,11 +158,48 @@ ht_recfn_usable_over(const struct ht_recfn *f, void *p, size_t n)
 	return (uint32_t)(u - n);
 }
 
+/* The process's C++ operators delete (dlsym), by function: what a call
+ * site that reached free may have called (ht_recfn_delete_of). */
+static uintptr_t delete_at[HT_NALLOCFNS];
+
+static void
+resolve_deletes(void)
+{
+	unsigned i;
+	void *a;
+
+	for (i = 0; i < HT_NALLOCFNS; i++) {
+		delete_at[i] = 0;
+		if (fns[i].op != HT_TROP_DELETE &&
+		    fns[i].op != HT_TROP_DELETE_SIZED &&
+		    fns[i].op != HT_TROP_DELETE_ARRAY &&
+		    fns[i].op != HT_TROP_DELETE_ARRAY_SIZED)
+			continue;
+		if ((a = dlsym(RTLD_DEFAULT, ht_allocfns[i].name)) == NULL)
+			(void)dlerror(); /* ours, not the program's */
+		delete_at[i] = (uintptr_t)a;
+	}
+}
+
 void
 ht_recfn_setup(void)
 {
 	classify();
 	resolve_usable();
+	resolve_deletes();
+}
+
+unsigned
+ht_recfn_delete_of(uintptr_t callee)
+{
+	unsigned i;
+
+	if (callee == 0)
+		return HT_NALLOCFNS;
+	for (i = 0; i < HT_NALLOCFNS; i++)
+		if (delete_at[i] == callee)
+			return i;
+	return HT_NALLOCFNS;
 }
 
 const struct ht_recfn *

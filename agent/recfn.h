@@ -25,6 +25,9 @@ struct ht_recfn {
 /* Classify every function, and find the usable-size functions with
  * dlsym: from the agent's thread (or the constructor), never a hook. */
 void ht_recfn_setup(void);
+/* The operator delete (its function's index) that lives at callee, or
+ * HT_NALLOCFNS when none does (found by ht_recfn_setup). */
+unsigned ht_recfn_delete_of(uintptr_t callee);
 /* Function fn's (fn below HT_NALLOCFNS). */
 const struct ht_recfn *ht_recfn(unsigned fn);
 /* The alignment the call asked for (a: its hook's arguments, NULL when

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "allocnames.h"
+#include "callsite.h"
 #include "guard.h"
 #include "lock.h"
 #include "prim.h"
@@ -281,19 +282,24 @@ ht_rec_free(unsigned fn, void *p, const uintptr_t *a, uintptr_t caller)
 	struct ht_trace_event e;
 	const struct ht_recfn *f;
 	struct ht_recbuf *b;
+	unsigned d;
 
 	if (fn >= HT_NALLOCFNS || !enter())
 		return;
 	if ((b = buffer()) == NULL)
 		goto out;
+	/* libstdc++'s operator delete reaches free by a tail call, which
+	 * leaves no frame: the call that returns to caller tells, when it
+	 * called an operator delete (callsite.h). */
+	if (fn == HT_AF_FREE &&
+	    (d = ht_recfn_delete_of(ht_callsite_callee(caller))) < HT_NALLOCFNS)
+		fn = d;
 	f = event_of(&e, fn);
 	e.usable_over = HT_TRACE_USABLE_UNKNOWN;
 	if (a != NULL &&
 	    (f->op == HT_TROP_FREE_SIZED || f->op == HT_TROP_DELETE_SIZED ||
 		f->op == HT_TROP_DELETE_ARRAY_SIZED))
 		e.size = a[1];
-	/* libstdc++'s operator delete reaches free by a tail call: its
-	 * caller's, which is not told from a free. */
 	if (p == NULL)
 		e.flags |= HT_TREV_NULL;
 	else if ((e.ref = ht_recmap_take((uintptr_t)p)) == 0)

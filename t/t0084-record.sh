@@ -15,7 +15,7 @@
 # - the line record prints says the events, threads and bytes.
 # Tags: a worker's calls under its tag carry it, TAG chunks name them.
 # C++: libstdc++'s operators new show as new (t/target/cxx-new's 208, 14
-# of them aligned).
+# of them aligned), its deletes as delete[] and sized deletes, with sizes.
 # Backpressure: with a tiny per-thread buffer (HEAPTOOL_RECORD_BUFFER=8,
 # a knob for tests) the threads wait for the drain (END's waits > 0),
 # and still every event is there: the same exact counts and peak.
@@ -30,7 +30,7 @@ DUMP=$HT_BUILDDIR/t/trace-dump
 unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
 T=120
 
-plan 26
+plan 28
 
 # record NAME ROUNDS: heaptool record -o NAME.trace -- rec-threads ROUNDS,
 # then trace-dump of it (NAME.dump) for the fixture's own sites.
@@ -106,6 +106,18 @@ ok $? "record -- cxx-new" || diag "$(cat "$HT_TMP/cxx.err")"
 is "208 14 0" "$(get "$HT_TMP/cxx.dump" 'op new') \
 $(get "$HT_TMP/cxx.dump" aligned_new) $(get "$HT_TMP/cxx.dump" bad_refs)" \
     "libstdc++'s news are new events, the aligned ones with their alignment"
+# Its deletes, which reach free by a tail call, are told by their call
+# site (agent/callsite.h): no free at all, 10 delete[] (delete_some), and
+# 120 sized deletes (100 new_churn, 10 aligned_churn, 10 of the vector's
+# growth) of exactly their blocks' sizes: 100 x 40 + 10 x 192 + 4092.
+is "0 10 120" "$(get "$HT_TMP/cxx.dump" 'op free') \
+$(get "$HT_TMP/cxx.dump" 'op delete\[\]') \
+$(get "$HT_TMP/cxx.dump" 'op delete-sized')" \
+    "libstdc++'s deletes are delete events, by form"
+"$HEAPTOOL" trace-stats "$HT_TMP/cxx.trace" >"$HT_TMP/cxx.stats" 2>&1
+grep -Eq '^  delete-sized +120 +10012 ' "$HT_TMP/cxx.stats"
+ok $? "the sized deletes carry their sizes (10012 bytes in all)" ||
+    diag "$(sed -n '/By op/,/^$/p' "$HT_TMP/cxx.stats")"
 
 # Tags: each worker under a tag of its own (heaptool_tag_enter); every
 # call the workers made carries its tag, and the four are named.
