@@ -246,10 +246,20 @@ ht_rec_alloc(unsigned fn, void *p, size_t n, const uintptr_t *a,
 	struct ht_trace_event e;
 	const struct ht_recfn *f;
 	struct ht_recbuf *b;
+	uintptr_t site;
 	uint64_t al = 0;
+	int wrapped;
 
 	if (fn >= HT_NALLOCFNS || !enter())
 		return;
+	/* libstdc++'s operator new calls malloc or aligned_alloc: its
+	 * caller is the operator (wrap.h), whose forms all reach the
+	 * allocator from inside operator new; the event's site is the
+	 * operator's caller, found before the buffer is waited for (the walk
+	 * may take ht_lock_global, which the drain takes too). */
+	wrapped = ht_wrap_holds(caller - 1);
+	if (wrapped && (site = ht_sampler_site_pc()) != 0)
+		caller = site;
 	if ((b = buffer()) == NULL)
 		goto out;
 	f = event_of(&e, fn);
@@ -259,11 +269,7 @@ ht_rec_alloc(unsigned fn, void *p, size_t n, const uintptr_t *a,
 		e.flags |= HT_TREV_ALIGNED;
 		e.align_log2 = log2_of(al);
 	}
-	/* libstdc++'s operator new calls malloc or aligned_alloc: its
-	 * caller is the operator (wrap.h), whose forms all reach the
-	 * allocator from inside operator new. */
-	if ((e.op == HT_TROP_MALLOC || e.op == HT_TROP_ALIGNED) &&
-	    ht_wrap_holds(caller - 1))
+	if ((e.op == HT_TROP_MALLOC || e.op == HT_TROP_ALIGNED) && wrapped)
 		e.op = HT_TROP_NEW;
 	if (p == NULL)
 		e.flags |= HT_TREV_FAILED;

@@ -829,6 +829,31 @@ out:
 	return rc;
 }
 
+uintptr_t
+ht_sampler_site_pc(void)
+{
+	struct stack s;
+	struct ht_regs regs;
+	uintptr_t pc = 0;
+
+	s.n = -1;
+	s.i = 0;
+	walk_fast(&s, NULL, 0);
+	if (s.n < 0) {
+		ht_lock_acquire(&ht_lock_global);
+		if (!ht_sampler_dlclose_busy) {
+			HT_REGS_CAPTURE(&regs);
+			s.n = ht_unwind(&regs, s.pcs, HT_MAX_FRAMES + 16);
+			agent_text();
+			strip(&s, 0);
+		}
+		ht_lock_release(&ht_lock_global);
+	}
+	if (s.n > 0 && s.i < s.n)
+		pc = s.pcs[s.i];
+	return pc;
+}
+
 int
 ht_sampler_stack(const struct ht_regs *from, uintptr_t lo, uintptr_t hi,
     uintptr_t *pcs, int max)

@@ -104,6 +104,16 @@ void ht_sampler_restore(const struct ht_live *e, uint64_t epoch);
 int ht_sampler_assign(const void *p, uint32_t tag, uint32_t kind);
 
 /*
+ * For the recorder: the return address in the program that the allocation
+ * being made was asked at, past the agent's frames and the wrappers' (a
+ * malloc called by operator new: the operator's caller), as a sample's
+ * site would be; 0 when the stack cannot be walked.  Walks without
+ * ht_lock_global where it can (ht_unwind_fast), else takes it: call with
+ * no lock of the agent held.
+ */
+uintptr_t ht_sampler_site_pc(void);
+
+/*
  * For the allocators that sample by themselves.  With ht_lock_global held:
  * the stack from the registers from (a frame of the agent's), with the
  * agent's frames and then, at the top, those of [lo, hi) (the allocator's

@@ -15,7 +15,8 @@
 # - the line record prints says the events, threads and bytes.
 # Tags: a worker's calls under its tag carry it, TAG chunks name them.
 # C++: libstdc++'s operators new show as new (t/target/cxx-new's 208, 14
-# of them aligned), its deletes as delete[] and sized deletes, with sizes.
+# of them aligned) at their callers' sites, its deletes as delete[] and
+# sized deletes, with sizes.
 # Backpressure: with a tiny per-thread buffer (HEAPTOOL_RECORD_BUFFER=8,
 # a knob for tests) the threads wait for the drain (END's waits > 0),
 # and still every event is there: the same exact counts and peak.
@@ -30,7 +31,7 @@ DUMP=$HT_BUILDDIR/t/trace-dump
 unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
 T=120
 
-plan 28
+plan 29
 
 # record NAME ROUNDS: heaptool record -o NAME.trace -- rec-threads ROUNDS,
 # then trace-dump of it (NAME.dump) for the fixture's own sites.
@@ -114,6 +115,12 @@ is "0 10 120" "$(get "$HT_TMP/cxx.dump" 'op free') \
 $(get "$HT_TMP/cxx.dump" 'op delete\[\]') \
 $(get "$HT_TMP/cxx.dump" 'op delete-sized')" \
     "libstdc++'s deletes are delete events, by form"
+# The site of a new is the operator's caller, as a sample's is: every
+# one of the 208 is at a site in cxx-new itself, none in libstdc++.
+"$DUMP" "$HT_TMP/cxx.trace" "$(readlink -f "$CXX")" >"$HT_TMP/cxx-own.dump" \
+    2>&1
+is 208 "$(get "$HT_TMP/cxx-own.dump" 'op new')" \
+    "every new's site is the operator's caller, in the program"
 "$HEAPTOOL" trace-stats "$HT_TMP/cxx.trace" >"$HT_TMP/cxx.stats" 2>&1
 grep -Eq '^  delete-sized +120 +10012 ' "$HT_TMP/cxx.stats"
 ok $? "the sized deletes carry their sizes (10012 bytes in all)" ||
