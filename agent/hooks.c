@@ -110,6 +110,9 @@ struct ht_hook_def ht_hooks[HT_NHOOKS] = {
 	    /* Their hooks are agent.c's: see ht_hooks_set_loader(). */
 	    [HT_H_DLOPEN] = { .name = "dlopen" },
 	[HT_H_DLCLOSE] = { .name = "dlclose" },
+	/* init.c's: see ht_hooks_set_exit(). */
+	[HT_H_EXIT] = { .name = "_exit" },
+	[HT_H_CEXIT] = { .name = "_Exit" },
 };
 
 /* The C++ operators new (wrap.h), in every form: the deletes call free
@@ -151,6 +154,13 @@ void
 ht_hooks_gate(void)
 {
 	(void)ht_gate_add(ht_hooks, HT_NHOOKS, ht_live_filter);
+}
+
+void
+ht_hooks_set_exit(void *exit_hook, void *cexit_hook)
+{
+	ht_hooks[HT_H_EXIT].hook = exit_hook;
+	ht_hooks[HT_H_CEXIT].hook = cexit_hook;
 }
 
 void

@@ -36,6 +36,8 @@ enum ht_hook_index {
 #undef HT_H_ENUM
 	    HT_H_DLOPEN,
 	HT_H_DLCLOSE,
+	HT_H_EXIT,  /* _exit */
+	HT_H_CEXIT, /* _Exit */
 	HT_NHOOKS
 };
 
@@ -81,6 +83,11 @@ void ht_hooks_set_wrappers(void);
  * which every allocating hook goes out of line once a session has started.
  * Before the first session starts. */
 void ht_hooks_gate(void);
+
+/* Put the hooks of _exit and _Exit in the table (launch mode, init.c:
+ * a process that leaves by them runs no destructor).  Before the first
+ * ht_got_patch() with the table; without it they are not hooked. */
+void ht_hooks_set_exit(void *exit_hook, void *cexit_hook);
 
 /* Put the hooks of dlopen and dlclose in the table.  Before the first
  * ht_got_resolve() or ht_got_patch() with the table. */

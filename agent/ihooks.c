@@ -14,11 +14,13 @@
 #define ht_hooks_set_record   ht_ihooks_set_record
 #define ht_hooks_set_wrappers ht_ihooks_set_wrappers
 #define ht_hooks_set_loader   ht_ihooks_set_loader
+#define ht_hooks_set_exit     ht_ihooks_set_exit
 #define ht_hooks_gate	      ht_ihooks_gate
 #define ht_hooks_orig	      ht_ihooks_orig
 /* The declarations hooks.h makes for the copy's renamed names. */
 void ht_ihooks_set_wrappers(void);
 void ht_ihooks_set_loader(void *dlopen_hook, void *dlclose_hook);
+void ht_ihooks_set_exit(void *exit_hook, void *cexit_hook);
 void *ht_ihooks_orig(enum ht_hook_index i, uintptr_t caller);
 void ht_ihooks_resolve(void);
 
@@ -29,5 +31,6 @@ int
 ht_ihooks_inlinable(size_t i)
 {
 	return i < HT_NHOOKS && i != HT_H_REALLOCARRAY && i != HT_H_DLOPEN &&
-	    i != HT_H_DLCLOSE && ht_ihooks[i].hook != NULL;
+	    i != HT_H_DLCLOSE && i != HT_H_EXIT && i != HT_H_CEXIT &&
+	    ht_ihooks[i].hook != NULL;
 }

@@ -28,7 +28,8 @@ void ht_ihooks_gate(void);
 
 /* Can entry i be hooked inline: it has a hook that calls its own
  * original only (reallocarray's calls realloc's, which belongs to another
- * function, and dlopen's and dlclose's are agent.c's). */
+ * function, dlopen's and dlclose's are agent.c's, _exit's and _Exit's
+ * init.c's). */
 int ht_ihooks_inlinable(size_t i);
 
 #endif

@@ -59,6 +59,7 @@
 #include "ctlthread.h"
 #include "dump.h"
 #include "final.h"
+#include "hooks.h"
 #include "inline.h"
 #include "profile.h"
 #include "record.h"
@@ -241,6 +242,41 @@ drop_inline_fd(void)
 		close(fd);
 }
 
+/* The launched process (launch or recording mode; 0: none): only it
+ * writes at an _exit (exit_hook). */
+static pid_t launched;
+
+static void agent_fini(void);
+
+/*
+ * _exit and _Exit run no destructor, and a program may leave by them at
+ * its end (dash does): the launched process writes its profile or trace
+ * here, as agent_fini does.  Any other process passes straight on: a
+ * fork's child (which calls _exit so as not to run its parent's exit
+ * work) and a vfork's child above all, which shares its parent's memory.
+ */
+static void
+exit_hook(enum ht_hook_index i, int status, uintptr_t caller)
+{
+	void (*fn)(int) = (void (*)(int))ht_hooks_orig(i, caller);
+
+	if (launched != 0 && getpid() == launched)
+		agent_fini();
+	fn(status);
+}
+
+static void
+hook_exit(int status)
+{
+	exit_hook(HT_H_EXIT, status, (uintptr_t)__builtin_return_address(0));
+}
+
+static void
+hook_cexit(int status)
+{
+	exit_hook(HT_H_CEXIT, status, (uintptr_t)__builtin_return_address(0));
+}
+
 __attribute__((constructor)) static void
 agent_init(void)
 {
@@ -269,6 +305,8 @@ agent_init(void)
 		ht_agent_disable();
 		return;
 	}
+	launched = getpid();
+	ht_hooks_set_exit((void *)hook_exit, (void *)hook_cexit);
 	if (getenv("HEAPTOOL_RECORD_FD") != NULL) {
 		record_launch();
 		return;
@@ -335,7 +373,13 @@ agent_init(void)
 __attribute__((destructor)) static void
 agent_fini(void)
 {
-	int r = ht_agent_exit(output);
+	static int done;
+	int r;
+
+	/* Once: an _exit called from a destructor comes here again. */
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	r = ht_agent_exit(output);
 
 	if (output[0] == '\0')
 		return;

@@ -271,7 +271,7 @@ summarize(const struct rec *r)
 		ht_warn("record: %s is incomplete (%s): %" PRIu64 " events "
 			"of %" PRIu64 " threads; the process ended before its "
 			"agent could finish it (it exec'd a program the agent "
-			"cannot be preloaded into, or left by _exit or a "
+			"cannot be preloaded into, or was killed by a "
 			"signal)",
 		    r->out, sc.why, sc.events, sc.threads);
 		return HT_EXIT_FAIL;

@@ -467,9 +467,9 @@ no_profile(const char *path, int status, const struct ht_runstat *st)
 		    path);
 		break;
 	default:
-		ht_warn("no profile written to %s: the command ended without "
-			"running its exit handlers (e.g. _exit), or a program "
-			"it exec'd could not write it",
+		ht_warn("no profile written to %s: the command ended by the "
+			"exit system call itself, without its exit handlers, "
+			"or a program it exec'd could not write it",
 		    path);
 	}
 }
