@@ -34,8 +34,9 @@
  * HEAPTOOL_RECORD_MAX (the size limit, bytes), HEAPTOOL_RECORD_BUFFER
  * (the events of each thread's buffer; for tests), HEAPTOOL_RECORD_STATUS_FD
  * (a pipe that hears how the recording ended), and HEAPTOOL_RECORD_ID and
- * HEAPTOOL_RECORD_STATUS_ID, the two files' "DEV:INO".  The constructor puts the hooks in with no session,
- * starts recording and starts the agent's thread, which drains.
+ * HEAPTOOL_RECORD_STATUS_ID, the two files' "DEV:INO".  The constructor
+ * puts the hooks in with no session, starts recording and starts the
+ * agent's thread, which drains.
  *
  * Launch mode also tells heaptool run how the profile fared, on the status
  * page HEAPTOOL_STATUS_FD names (src/runstat.h): running once the session
@@ -195,7 +196,7 @@ forget_record(void)
  * last command) is recorded in turn: its agent finds the trace holding
  * what the image before it wrote, cut short by the exec, and starts it
  * over, since an exec ends every block of the image before.  A descendant
- * (another pid) closes them instead (ht_agent_forget_record).
+ * (another pid) closes them instead (forget_record).
  */
 static void
 record_launch(void)
