@@ -45,6 +45,7 @@
 #include "crc32.h"
 #include "ctl.h"
 #include "files.h"
+#include "inline.h"
 #include "monotime.h"
 #include "proto.h"
 #include "size.h"
@@ -480,7 +481,7 @@ static int
 record_cmd(char **cmd, struct rec *r)
 {
 	struct sigaction old_int, old_term;
-	char agent[PATH_MAX];
+	char agent[PATH_MAX], exe[PATH_MAX];
 	int fd, sp[2], ep[2], status, child_errno, done = 0, said = 0, rc;
 	struct pollfd pf;
 	uint64_t end;
@@ -496,6 +497,15 @@ record_cmd(char **cmd, struct rec *r)
 		    agent);
 		return HT_EXIT_FAIL;
 	}
+	/* The GOT hooks only: an executable's calls of an allocator it
+	 * defines itself go through no slot (heaptool run hooks those
+	 * inline). */
+	if (ht_cmd_find(cmd[0], exe, sizeof(exe)) == 0 &&
+	    ht_inline_file_has_allocator(exe) == 1)
+		ht_warn("warning: %s defines allocator functions of its "
+			"own: its internal calls to them are not recorded "
+			"(the calls of other modules are)",
+		    exe);
 	if ((fd = open_trace(r->out)) < 0)
 		return HT_EXIT_FAIL;
 	if (pipe2(sp, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0) {

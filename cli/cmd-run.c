@@ -310,33 +310,6 @@ exec_child(char **cmd, const char *agent, uint64_t rate, uint64_t max_samples,
 	execvp(cmd[0], cmd);
 }
 
-/* The file execvp would run for cmd (a path, or the first executable
- * regular file of that name in PATH) into buf[len].  Returns 0, or -1 if
- * there is none (execvp then says why). */
-static int
-find_command(const char *cmd, char *buf, size_t len)
-{
-	const char *path = getenv("PATH"), *p, *e;
-	struct stat st;
-	size_t n;
-
-	if (strchr(cmd, '/') != NULL)
-		return (size_t)snprintf(buf, len, "%s", cmd) < len ? 0 : -1;
-	if (path == NULL)
-		path = "/bin:/usr/bin";
-	for (p = path;; p = e + 1) {
-		e = strchr(p, ':');
-		n = e != NULL ? (size_t)(e - p) : strlen(p);
-		if ((size_t)snprintf(buf, len, "%.*s%s%s", (int)n, p,
-			n > 0 ? "/" : "", cmd) < len &&
-		    stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(buf, X_OK) == 0)
-			return 0;
-		if (e == NULL)
-			return -1;
-	}
-}
-
 /*
  * Is the ELF file path linked statically?  It names no interpreter (no
  * PT_INTERP) and is no dynamic loader: not a shared object without the
@@ -603,7 +576,7 @@ ht_cmd_run(int argc, char **argv)
 
 	/* LD_PRELOAD means nothing to a static program: it would run
 	 * unprofiled, and only then would we know. */
-	found = find_command(argv[optind], exe, sizeof(exe)) == 0;
+	found = ht_cmd_find(argv[optind], exe, sizeof(exe)) == 0;
 	if (found && is_static(exe)) {
 		ht_warn("run %s: %s is statically linked: heaptool loads its "
 			"agent with glibc's dynamic loader, which it does not "

@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "cmd.h"
@@ -448,4 +449,28 @@ ht_cmd_status_unseen(FILE *fp, const char *lead, const struct ht_status *st)
 		    lead, st->allocators_more,
 		    st->allocators_more == 1 ? "" : "s",
 		    st->allocators_more == 1 ? "it" : "these");
+}
+
+int
+ht_cmd_find(const char *cmd, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *e;
+	struct stat st;
+	size_t n;
+
+	if (strchr(cmd, '/') != NULL)
+		return (size_t)snprintf(buf, len, "%s", cmd) < len ? 0 : -1;
+	if (path == NULL)
+		path = "/bin:/usr/bin";
+	for (p = path;; p = e + 1) {
+		e = strchr(p, ':');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if ((size_t)snprintf(buf, len, "%.*s%s%s", (int)n, p,
+			n > 0 ? "/" : "", cmd) < len &&
+		    stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(buf, X_OK) == 0)
+			return 0;
+		if (e == NULL)
+			return -1;
+	}
 }

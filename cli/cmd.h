@@ -59,6 +59,11 @@ int ht_cmd_help(const char *text);
  * HT_EXIT_FAIL after printing why. */
 int ht_cmd_flush(void);
 
+/* The file execvp would run for cmd (a path, or the first executable
+ * regular file of that name in PATH) into buf[len].  Returns 0, or -1 if
+ * there is none (execvp then says why). */
+int ht_cmd_find(const char *cmd, char *buf, size_t len);
+
 /* Take the argument of -o, the path of what the command writes (what:
  * "report", "profile" ...), into *out.  Returns HT_EXIT_OK, or
  * HT_EXIT_USAGE after printing why. */

@@ -12,7 +12,9 @@
 #   and the same while the shell allocates and the recorder drains: the
 #   recorder writes nothing through a descriptor that is no longer its;
 # - a command that forks and execs the fixture as its child: the child
-#   does not record (the trace is the command's own).
+#   does not record (the trace is the command's own);
+# - an executable with an allocator of its own: record warns that its
+#   internal calls are not recorded.
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htrec.sh"
 
@@ -90,5 +92,17 @@ is 0 $? "child: record exits 0" || diag "$(cat "$HT_TMP/child.err")"
     >"$HT_TMP/child.dump" 2>>"$HT_TMP/child.err"
 exact child
 ok $? "child: the trace holds the exec'd fixture's events only, exactly"
+
+# An executable with an allocator of its own (t/target/own-malloc): its
+# internal calls go through no GOT slot, and record says so; a program
+# without one (rec-threads, above) has no such line.
+timeout $T "$HEAPTOOL" record -o "$HT_TMP/own.trace" -- "$TARGETS/own-malloc" \
+    >/dev/null 2>"$HT_TMP/own.err"
+grep -q "^heaptool: warning: $TARGETS/own-malloc defines allocator functions of its own: its internal calls to them are not recorded (the calls of other modules are)\$" \
+    "$HT_TMP/own.err"
+ok $? "own-malloc: record warns that its internal calls are not recorded" ||
+    diag "$(cat "$HT_TMP/own.err")"
+grep -q "defines allocator functions" "$HT_TMP/env.err"
+ok $((! $?)) "rec-threads: no such warning"
 
 done_testing
