@@ -7,12 +7,13 @@
  * frame of its own) from the program's own free: the delete's caller
  * called the operator.
  *
- * Every read goes through process_vm_readv on the process itself, which
- * fails rather than faults on memory that is not mapped (bytes before a
- * return address that are no call, a stub that is not one); any failure
- * or unknown form answers 0.  Answers are cached per return address, for
- * the modules as they are (a dlopen or dlclose starts the cache over).
- * Lock-free; from a hook's slow path.
+ * Every read lies in a readable segment of a loaded module, checked under
+ * ht_lock_global (bytes before a return address that are no call, a stub
+ * that is not one, are read only if they are there); any other address or
+ * an unknown form answers 0.  Answers are cached per return address, for
+ * the modules as they are (a dlopen or dlclose starts the cache over): a
+ * call site costs the lock once.  From a hook's slow path, holding no lock
+ * of the agent's.
  */
 #ifndef HT_CALLSITE_H
 #define HT_CALLSITE_H

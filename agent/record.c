@@ -292,14 +292,15 @@ ht_rec_free(unsigned fn, void *p, const uintptr_t *a, uintptr_t caller)
 
 	if (fn >= HT_NALLOCFNS || !enter())
 		return;
-	if ((b = buffer()) == NULL)
-		goto out;
 	/* libstdc++'s operator delete reaches free by a tail call, which
 	 * leaves no frame: the call that returns to caller tells, when it
-	 * called an operator delete (callsite.h). */
+	 * called an operator delete (callsite.h; before the buffer is waited
+	 * for, as ht_rec_alloc's walk). */
 	if (fn == HT_AF_FREE &&
 	    (d = ht_recfn_delete_of(ht_callsite_callee(caller))) < HT_NALLOCFNS)
 		fn = d;
+	if ((b = buffer()) == NULL)
+		goto out;
 	f = event_of(&e, fn);
 	e.usable_over = HT_TRACE_USABLE_UNKNOWN;
 	if (a != NULL &&
