@@ -23,12 +23,7 @@
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htrec.sh"
 
-FX=$TARGETS/rec-threads
-DUMP=$HT_BUILDDIR/t/trace-dump
-[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
-[ -x "$FX" ] || bail "$FX not built (make check builds it)"
-[ -x "$DUMP" ] || bail "$DUMP not built (make check builds it)"
-unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
+rec_setup rec-threads
 T=120
 
 plan 29

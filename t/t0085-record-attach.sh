@@ -18,17 +18,13 @@
 . "$(dirname "$0")/lib/ptrace.sh"
 . "$(dirname "$0")/lib/hthammer.sh"
 
-FX=$TARGETS/attach-hammer
-DUMP=$HT_BUILDDIR/t/trace-dump
-[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
-[ -x "$FX" ] || bail "$FX not built (make check builds it)"
-[ -x "$DUMP" ] || bail "$DUMP not built (make check builds it)"
+rec_setup attach-hammer
 [ "$(uname -m)" = x86_64 ] || skip_all "attach supports x86-64 only"
 require_ptrace
 
 XDG_STATE_HOME=$HT_TMP/state
 export XDG_STATE_HOME
-unset HEAPTOOL_SEED LD_PRELOAD HEAPTOOL_RECORD_BUFFER
+unset HEAPTOOL_SEED
 ulimit -c 0 2>/dev/null
 T=60
 

@@ -16,13 +16,8 @@
 . "$(dirname "$0")/tap/libtap.sh"
 . "$(dirname "$0")/lib/htrec.sh"
 
-FX=$TARGETS/rec-threads
-DUMP=$HT_BUILDDIR/t/trace-dump
-[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
-[ -x "$FX" ] || bail "$FX not built (make check builds it)"
-[ -x "$DUMP" ] || bail "$DUMP not built (make check builds it)"
+rec_setup rec-threads
 command -v bash >/dev/null 2>&1 || skip_all "bash not found"
-unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
 T=120
 
 plan 28

@@ -11,15 +11,12 @@
 # such a block is played as an allocation); heaptool status shows the
 # recording while it runs and once it is done.
 . "$(dirname "$0")/tap/libtap.sh"
+. "$(dirname "$0")/lib/htrec.sh"
 
-FX=$TARGETS/rec-threads
-DUMP=$HT_BUILDDIR/t/trace-dump
-[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
-[ -x "$FX" ] || bail "$FX not built (make check builds it)"
-[ -x "$DUMP" ] || bail "$DUMP not built (make check builds it)"
+rec_setup rec-threads
 [ -x "$HT_BUILDDIR/heaptool-replay" ] || bail "heaptool-replay not built"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
-unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD HEAPTOOL_SEED
+unset HEAPTOOL_SEED
 T=120
 
 plan 12

@@ -1,5 +1,17 @@
-# The record tests' helpers (t0084-t0086, t0100).  Source it after
+# The record tests' helpers (t0084-t0087, t0100).  Source it after
 # t/tap/libtap.sh.
+
+# rec_setup FIXTURE: FX is t/target's FIXTURE and DUMP t/trace-dump, each
+# built (else bail), as heaptool is; no preload or test buffer size left
+# from the caller's environment.
+rec_setup() {
+	FX=$TARGETS/$1
+	DUMP=$HT_BUILDDIR/t/trace-dump
+	[ -x "$HEAPTOOL" ] || bail "$HEAPTOOL not built"
+	[ -x "$FX" ] || bail "$FX not built (make check builds it)"
+	[ -x "$DUMP" ] || bail "$DUMP not built (make check builds it)"
+	unset HEAPTOOL_RECORD_BUFFER LD_PRELOAD
+}
 
 # get FILE KEY: the value of "KEY value" in FILE.
 get() {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "fx-dump.h"
 #include "heaptool.h"
 
 static uint64_t sum;
@@ -77,15 +78,6 @@ helper(void *arg)
 	return arg;
 }
 
-static int
-dump(const char *dir, const char *name)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return heaptool_dump(path);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -103,13 +95,13 @@ main(int argc, char **argv)
 		return 4;
 	ep_z(1, 100);
 	ep_x(2, 200);
-	if (dump(argv[1], "a.heap") != HEAPTOOL_OK ||
+	if (fx_dump(argv[1], "a.heap") != HEAPTOOL_OK ||
 	    heaptool_stop() != HEAPTOOL_OK || heaptool_start(1) != HEAPTOOL_OK)
 		return 4;
 	if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
 		return 3;
 	ep_x(5, 500);
-	if (dump(argv[1], "b.heap") != HEAPTOOL_OK ||
+	if (fx_dump(argv[1], "b.heap") != HEAPTOOL_OK ||
 	    heaptool_stop() != HEAPTOOL_OK)
 		return 4;
 	pthread_join(t, NULL);

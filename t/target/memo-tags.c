@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "fx-dump.h"
 #include "heaptool.h"
 
 static uint64_t sum;
@@ -88,15 +89,6 @@ helper(void *arg)
 	return arg;
 }
 
-static int
-dump(const char *dir, const char *name)
-{
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return heaptool_dump(path);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -122,7 +114,7 @@ main(int argc, char **argv)
 			return 3;
 		/* One call site for both sessions: the same stack. */
 		mt_run(k == 0 ? 60 : 5, k == 0 ? a : b, b);
-		if (dump(argv[1], k == 0 ? "a.heap" : "b.heap") !=
+		if (fx_dump(argv[1], k == 0 ? "a.heap" : "b.heap") !=
 			HEAPTOOL_OK ||
 		    heaptool_stop() != HEAPTOOL_OK)
 			return 4;
