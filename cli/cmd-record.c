@@ -73,7 +73,11 @@ static const char record_usage[] =
     "  -h, --help           show this help\n"
     "\n"
     "With -- CMD, the exit status is CMD's (128+N if a signal N killed\n"
-    "it).  See man heaptool for the details.\n";
+    "it); a CMD that execs another program in its place (env, nice,\n"
+    "a shell's exec) has that program recorded from its start.  The\n"
+    "GOT hooks only: an executable's calls of an allocator it defines\n"
+    "itself are not recorded, and record warns.  See man heaptool for\n"
+    "the details.\n";
 
 static const struct option record_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
