@@ -10,8 +10,10 @@
  * HEAPTOOL_DUMP_PREFIX (absolute), HEAPTOOL_DUMP_INTERVAL_MS,
  * HEAPTOOL_DUMP_EVERY, HEAPTOOL_DUMP_AT_RSS and HEAPTOOL_THRESHOLD (bytes,
  * decimal), and HEAPTOOL_FOLLOW_FORKS=1 (children of fork start sessions
- * of their own: HT_AGENT_FOLLOW), HEAPTOOL_INLINE_FD (a socket on which
- * heaptool run hooks inline before main, inline.h), HEAPTOOL_BACKEND
+ * of their own: HT_AGENT_FOLLOW), HEAPTOOL_INLINE_FD and HEAPTOOL_INLINE_ID
+ * (a socket on which heaptool run, and record, hook inline before main,
+ * inline.h; the ID, "DEV:INO", tells it from a file that took its number
+ * after an exec), HEAPTOOL_BACKEND
  * (got: the hooks; jemalloc: jemalloc's own sampling, refused where it
  * cannot run; unset: jemalloc where it samples by itself, else the hooks;
  * agent.h's ht_agent_launch).  HEAPTOOL_SEED (a fixed seed for the
@@ -124,17 +126,6 @@ env_dumps(struct ht_dump_cfg *cfg)
 	memcpy(cfg->prefix, s, len + 1);
 }
 
-/* The socket of heaptool run's inline doorbell, or -1. */
-static int
-inline_fd(void)
-{
-	uint64_t fd;
-
-	if (parse_u64(getenv("HEAPTOOL_INLINE_FD"), &fd) != 0 || fd > INT_MAX)
-		return -1;
-	return (int)fd;
-}
-
 /* A descriptor number of the environment's name, or -1. */
 static int
 env_fd(const char *name)
@@ -171,6 +162,23 @@ same_file(int fd, const char *name, struct stat *st)
 	return (uint64_t)st->st_dev == dev && (uint64_t)st->st_ino == ino;
 }
 
+/*
+ * The socket of heaptool run's or record's inline doorbell, or -1.  Its
+ * identity is checked as the trace's is: after an exec in place, the
+ * number the variable names was closed by the image before (which served
+ * it) and may hold one of the program's files now, never to be written.
+ */
+static int
+inline_fd(void)
+{
+	struct stat st;
+	int fd = env_fd("HEAPTOOL_INLINE_FD");
+
+	if (!same_file(fd, "HEAPTOOL_INLINE_ID", &st) || !S_ISSOCK(st.st_mode))
+		return -1;
+	return fd;
+}
+
 /* A descendant of a recorded process that reached it by an exec the
  * fork handlers did not see (posix_spawn, vfork): the trace and the pipe
  * it inherited are the recording's, not its own.  Closed, so that it
@@ -189,6 +197,16 @@ forget_record(void)
 		close(fd);
 }
 
+/* Launch failed: close the doorbell, so that heaptool run or record waits no more. */
+static void
+drop_inline_fd(void)
+{
+	int fd = inline_fd();
+
+	if (fd >= 0)
+		close(fd);
+}
+
 /*
  * heaptool record -- CMD: record from the start.  The descriptors stay
  * open across an exec, and the variables in the environment, so that the
@@ -204,6 +222,7 @@ record_launch(void)
 	struct ht_record_cfg cfg;
 	struct stat st;
 	uint64_t v;
+	int fd;
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.fd = env_fd("HEAPTOOL_RECORD_FD");
@@ -215,11 +234,13 @@ record_launch(void)
 	if (!same_file(cfg.fd, "HEAPTOOL_RECORD_ID", &st) ||
 	    !S_ISREG(st.st_mode)) {
 		ht_agent_disable();
+		drop_inline_fd();
 		return;
 	}
 	if (st.st_size != 0 &&
 	    (ftruncate(cfg.fd, 0) != 0 || lseek(cfg.fd, 0, SEEK_SET) != 0)) {
 		ht_agent_disable();
+		drop_inline_fd();
 		return;
 	}
 	if (env_u64("HEAPTOOL_RECORD_MAX", &v) == 0)
@@ -227,20 +248,17 @@ record_launch(void)
 	if (env_u64("HEAPTOOL_RECORD_BUFFER", &v) == 0 && v >= 1 &&
 	    v <= HT_PROTO_MAX_REC_BUFFER)
 		cfg.buffer = (uint32_t)v;
-	if (ht_agent_record(&cfg) != 0)
+	if (ht_agent_record(&cfg) != 0) {
+		drop_inline_fd();
 		return;
+	}
+	/* Hooked inline now, before main and before the agent's thread
+	 * (inline.h); the recording is on already, so that the inline
+	 * hooks record from their first call. */
+	if ((fd = inline_fd()) >= 0)
+		ht_inline_serve_fd(fd);
 	/* The drain runs on the agent's thread. */
 	(void)ht_ctlthread_start(0);
-}
-
-/* Launch failed: close the doorbell, so that heaptool run waits no more. */
-static void
-drop_inline_fd(void)
-{
-	int fd = inline_fd();
-
-	if (fd >= 0)
-		close(fd);
 }
 
 /* The launched process (launch or recording mode; 0: none): only it

@@ -33,6 +33,7 @@ print_notes(FILE *fp, const char *lead, const char *what, const char *notes)
 	}
 }
 
+/* Returns the number of functions hooked, or -1 after a warning. */
 static int
 apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c, int bell,
     const char *what)
@@ -51,18 +52,18 @@ apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c, int bell,
 		sizeof(notes)) > 0)
 		fprintf(fp, "%sinline: hooked %s\n", lead, hooked);
 	print_notes(fp, lead, "inline: not hooked: ", res.notes);
-	return 0;
+	return res.hooked > 0 ? (int)res.hooked : 0;
 }
 
 int
 ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c,
     const char *what)
 {
-	return apply(fp, lead, pid, c, -1, what);
+	return apply(fp, lead, pid, c, -1, what) < 0 ? -1 : 0;
 }
 
 int
-ht_cmd_inline_run(pid_t pid, int fd)
+ht_cmd_inline_run(pid_t pid, int fd, const char *what)
 {
 	struct pollfd p = { fd, POLLIN, 0 };
 	char c = 0, go = 'G';
@@ -81,14 +82,14 @@ ht_cmd_inline_run(pid_t pid, int fd)
 	}
 	if (k != 1 || c != 'R') {
 		if (k == 0)
-			ht_warn("run %ld: inline hooks: its agent did not ask "
+			ht_warn("%s %ld: inline hooks: its agent did not ask "
 				"for them within 30 s; the GOT hooks alone are "
 				"in",
-			    (long)pid);
+			    what, (long)pid);
 		close(fd);
 		return -1; /* no agent, or it did not launch: nothing to do */
 	}
-	rc = apply(stderr, "heaptool: ", pid, NULL, fd, "run");
+	rc = apply(stderr, "heaptool: ", pid, NULL, fd, what);
 	do
 		n = write(fd, &go, 1);
 	while (n == -1 && errno == EINTR);

@@ -13,7 +13,10 @@
  * says how the recording ended, and the two files' identities).  Both
  * stay open across CMD's own exec in place, so that a wrapper (env, nice,
  * a shell's last command) has the program it becomes recorded: the trace
- * is that program's, started over by its agent.
+ * is that program's, started over by its agent.  A CMD whose executable
+ * defines allocator functions of its own has them hooked inline before
+ * main, as heaptool run does (HEAPTOOL_INLINE_FD); a program exec'd in
+ * its place has the GOT hooks alone.
  *
  * The recording ends at --duration, at SIGINT or SIGTERM (asked of the
  * agent with RECSTAT STOP, whose reply comes once END is written), at
@@ -24,6 +27,7 @@
  */
 #include "config.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -74,10 +78,12 @@ static const char record_usage[] =
     "\n"
     "With -- CMD, the exit status is CMD's (128+N if a signal N killed\n"
     "it); a CMD that execs another program in its place (env, nice,\n"
-    "a shell's exec) has that program recorded from its start.  The\n"
-    "GOT hooks only: an executable's calls of an allocator it defines\n"
-    "itself are not recorded, and record warns.  See man heaptool for\n"
-    "the details.\n";
+    "a shell's exec) has that program recorded from its start.  An\n"
+    "executable that defines allocator functions of its own has them\n"
+    "hooked inline before main, as heaptool run does, so that its\n"
+    "internal calls are recorded too (record warns if it cannot); a\n"
+    "program exec'd in its place has the GOT hooks only.  See man\n"
+    "heaptool for the details.\n";
 
 static const struct option record_options[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -427,25 +433,12 @@ setenv_num(const char *name, uint64_t v)
 	return setenv(name, num, 1);
 }
 
-/* Set name to fd's "DEV:INO", by which the agent knows the file again
- * after an exec (agent/init.c). */
-static int
-setenv_id(const char *name, int fd)
-{
-	struct stat st;
-	char id[64];
-
-	if (fstat(fd, &st) != 0)
-		return -1;
-	snprintf(id, sizeof(id), "%ju:%ju", (uintmax_t)st.st_dev,
-	    (uintmax_t)st.st_ino);
-	return setenv(name, id, 1);
-}
-
-/* In the child: the agent's environment, then CMD.  Returns only on
- * failure, with errno set. */
+/* In the child: the agent's environment, then CMD; bell: the inline
+ * hooks' doorbell (agent/inline.h), or -1.  Returns only on failure, with
+ * errno set. */
 static void
-exec_child(char **cmd, const char *agent, int fd, int sfd, uint64_t max)
+exec_child(char **cmd, const char *agent, int fd, int sfd, int bell,
+    uint64_t max)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char *preload;
@@ -456,14 +449,19 @@ exec_child(char **cmd, const char *agent, int fd, int sfd, uint64_t max)
 	} else if ((preload = strdup(agent)) == NULL)
 		return;
 	if (fcntl(fd, F_SETFD, 0) != 0 || fcntl(sfd, F_SETFD, 0) != 0 ||
+	    (bell >= 0 && fcntl(bell, F_SETFD, 0) != 0) ||
 	    setenv("LD_PRELOAD", preload, 1) != 0 ||
 	    setenv_num("HEAPTOOL_PID", (uint64_t)getpid()) != 0 ||
 	    setenv_num("HEAPTOOL_RECORD_FD", (uint64_t)fd) != 0 ||
 	    setenv_num("HEAPTOOL_RECORD_STATUS_FD", (uint64_t)sfd) != 0 ||
-	    setenv_id("HEAPTOOL_RECORD_ID", fd) != 0 ||
-	    setenv_id("HEAPTOOL_RECORD_STATUS_ID", sfd) != 0 ||
+	    ht_cmd_setenv_fdid("HEAPTOOL_RECORD_ID", fd) != 0 ||
+	    ht_cmd_setenv_fdid("HEAPTOOL_RECORD_STATUS_ID", sfd) != 0 ||
 	    (max != 0 ? setenv_num("HEAPTOOL_RECORD_MAX", max) :
 			unsetenv("HEAPTOOL_RECORD_MAX")) != 0 ||
+	    (bell >= 0 ? setenv_num("HEAPTOOL_INLINE_FD", (uint64_t)bell) :
+			 unsetenv("HEAPTOOL_INLINE_FD")) != 0 ||
+	    (bell >= 0 ? ht_cmd_setenv_fdid("HEAPTOOL_INLINE_ID", bell) :
+			 unsetenv("HEAPTOOL_INLINE_ID")) != 0 ||
 	    unsetenv("HEAPTOOL_OUTPUT") != 0)
 		return;
 	execvp(cmd[0], cmd);
@@ -486,7 +484,8 @@ record_cmd(char **cmd, struct rec *r)
 {
 	struct sigaction old_int, old_term;
 	char agent[PATH_MAX], exe[PATH_MAX];
-	int fd, sp[2], ep[2], status, child_errno, done = 0, said = 0, rc;
+	int fd, sp[2], ep[2], bell[2] = { -1, -1 }, own, status, child_errno;
+	int done = 0, said = 0, rc;
 	struct pollfd pf;
 	uint64_t end;
 	uint8_t v;
@@ -501,19 +500,18 @@ record_cmd(char **cmd, struct rec *r)
 		    agent);
 		return HT_EXIT_FAIL;
 	}
-	/* The GOT hooks only: an executable's calls of an allocator it
-	 * defines itself go through no slot (heaptool run hooks those
-	 * inline). */
-	if (ht_cmd_find(cmd[0], exe, sizeof(exe)) == 0 &&
-	    ht_inline_file_has_allocator(exe) == 1)
-		ht_warn("warning: %s defines allocator functions of its "
-			"own: its internal calls to them are not recorded "
-			"(the calls of other modules are)",
-		    exe);
+	/* An executable's calls of an allocator it defines itself go
+	 * through no GOT slot: hooked inline, as heaptool run does, while
+	 * its agent waits before main on a socket (bell[1] in the child). */
+	own = ht_cmd_find(cmd[0], exe, sizeof(exe)) == 0 &&
+	    ht_inline_file_has_allocator(exe) == 1;
 	if ((fd = open_trace(r->out)) < 0)
 		return HT_EXIT_FAIL;
-	if (pipe2(sp, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0) {
-		ht_warn("record: pipe: %s", strerror(errno));
+	if (pipe2(sp, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0 ||
+	    (own &&
+		socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, bell) !=
+		    0)) {
+		ht_warn("record: pipe or socketpair: %s", strerror(errno));
 		close(fd);
 		return HT_EXIT_FAIL;
 	}
@@ -530,7 +528,9 @@ record_cmd(char **cmd, struct rec *r)
 		sigaction(SIGTERM, &old_term, NULL);
 		close(sp[0]);
 		close(ep[0]);
-		exec_child(cmd, agent, fd, sp[1], r->max_bytes);
+		if (bell[0] >= 0)
+			close(bell[0]);
+		exec_child(cmd, agent, fd, sp[1], bell[1], r->max_bytes);
 		child_errno = errno;
 		n = write(ep[1], &child_errno, sizeof(child_errno));
 		(void)n;
@@ -539,10 +539,21 @@ record_cmd(char **cmd, struct rec *r)
 	close(fd);
 	close(sp[1]);
 	close(ep[1]);
+	if (bell[1] >= 0)
+		close(bell[1]);
 	do
 		n = read(ep[0], &child_errno, sizeof(child_errno));
 	while (n == -1 && errno == EINTR);
 	close(ep[0]);
+	/* Exec'd: hook inline while its constructor waits (ptrace: we are
+	 * its parent), then let it go on to main. */
+	if (bell[0] >= 0 && n != 0)
+		close(bell[0]);
+	else if (bell[0] >= 0 && ht_cmd_inline_run(pid, bell[0], "record") <= 0)
+		ht_warn("warning: %s defines allocator functions of its "
+			"own, not hooked inline: its internal calls to them "
+			"are not recorded (the calls of other modules are)",
+		    exe);
 	if (n == (ssize_t)sizeof(child_errno)) {
 		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 			;

@@ -302,6 +302,8 @@ exec_child(char **cmd, const char *agent, uint64_t rate, uint64_t max_samples,
 	    setenv_u64("HEAPTOOL_MAX_SAMPLES", max_samples) != 0 ||
 	    (bell >= 0 ? setenv_u64("HEAPTOOL_INLINE_FD", (uint64_t)bell) :
 			 unsetenv("HEAPTOOL_INLINE_FD")) != 0 ||
+	    (bell >= 0 ? ht_cmd_setenv_fdid("HEAPTOOL_INLINE_ID", bell) :
+			 unsetenv("HEAPTOOL_INLINE_ID")) != 0 ||
 	    (backend == 0 ? unsetenv("HEAPTOOL_BACKEND") :
 			    setenv("HEAPTOOL_BACKEND",
 				backend == 3 ? "jemalloc" : "got", 1)) != 0 ||
@@ -689,7 +691,7 @@ ht_cmd_run(int argc, char **argv)
 	 * its parent), then let it go on to main. */
 	if (bell[0] >= 0) {
 		if (n == 0)
-			(void)ht_cmd_inline_run(pid, bell[0]);
+			(void)ht_cmd_inline_run(pid, bell[0], "run");
 		else
 			close(bell[0]);
 	}

@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -473,4 +475,17 @@ ht_cmd_find(const char *cmd, char *buf, size_t len)
 		if (e == NULL)
 			return -1;
 	}
+}
+
+int
+ht_cmd_setenv_fdid(const char *name, int fd)
+{
+	struct stat st;
+	char id[64];
+
+	if (fstat(fd, &st) != 0)
+		return -1;
+	snprintf(id, sizeof(id), "%ju:%ju", (uintmax_t)st.st_dev,
+	    (uintmax_t)st.st_ino);
+	return setenv(name, id, 1);
 }

@@ -64,6 +64,12 @@ int ht_cmd_flush(void);
  * there is none (execvp then says why). */
 int ht_cmd_find(const char *cmd, char *buf, size_t len);
 
+/* Set the variable name to "DEV:INO" of descriptor fd, by which the agent
+ * knows the file again (agent/init.c): a program may have closed that
+ * number and taken it for a file of its own before an exec.  0, or -1
+ * with errno set. */
+int ht_cmd_setenv_fdid(const char *name, int fd);
+
 /* Take the argument of -o, the path of what the command writes (what:
  * "report", "profile" ...), into *out.  Returns HT_EXIT_OK, or
  * HT_EXIT_USAGE after printing why. */
@@ -109,11 +115,13 @@ int ht_cmd_inline_apply(FILE *fp, const char *lead, pid_t pid, struct ht_ctl *c,
     const char *what);
 int ht_cmd_inline_restore(pid_t pid, const char *what);
 void ht_cmd_inline_status(FILE *fp, const char *lead, pid_t pid);
-/* heaptool run's inline hooks: wait for the agent of the child pid on its
- * doorbell socket fd (agent/inline.h), hook inline, say so on stderr, let
- * the child go on to main; fd is closed.  0, or -1 after a warning (the
- * child runs on with the GOT hooks alone). */
-int ht_cmd_inline_run(pid_t pid, int fd);
+/* heaptool run's and record's inline hooks: wait for the agent of the
+ * child pid on its doorbell socket fd (agent/inline.h), hook inline, say
+ * so on stderr, let the child go on to main; fd is closed.  The number of
+ * functions hooked, or -1 (after a warning naming what, the command,
+ * unless the agent never launched): the child runs on with the GOT hooks
+ * alone. */
+int ht_cmd_inline_run(pid_t pid, int fd, const char *what);
 
 /* The end of the help of stop and detach. */
 #define HT_CMD_PID_HELP                                                        \

@@ -15,10 +15,18 @@
  *             calloc, realloc and memalign so far, B their bytes, F the
  *             frees (realloc's included)
  *   main      the same figures at main's start: "main A B F"
+ *   exec PATH opens PATH for appending EXEC_FILES times (descriptors
+ *             kept across an exec, taking the lowest free numbers: those
+ *             an agent's doorbell had), then execs itself in place, which
+ *             prints "open N" (N: its descriptors open on PATH) before
+ *             "ready" and reads on
  *   quit      exit 0 (so does end of file), after printing
  *             "checksum HEX": of the bytes written and read back
  */
 #include <sys/prctl.h>
+#include <sys/stat.h>
+
+#include <fcntl.h>
 
 #include <stdint.h>
 #include <stdio.h>
@@ -29,7 +37,8 @@
 #include "fixture.h"
 #include "inline-alloc.h"
 
-#define MAXKEEP 100000
+#define MAXKEEP	   100000
+#define EXEC_FILES 16
 
 static void *kept[MAXKEEP];
 static size_t nkept;
@@ -102,8 +111,42 @@ counts(const char *what, const struct ia_counts *c)
 	    (unsigned long long)c->bytes, (unsigned long long)c->free);
 }
 
+/* exec PATH: the files, then this program again, told of them. */
+static void
+exec_self(const char *path)
+{
+	char *av[4];
+	int i;
+
+	for (i = 0; i < EXEC_FILES; i++)
+		if (open(path, O_WRONLY | O_APPEND | O_CREAT, 0600) < 0)
+			exit(1);
+	av[0] = "inline-own";
+	av[1] = "after";
+	av[2] = (char *)path;
+	av[3] = NULL;
+	execv("/proc/self/exe", av);
+	exit(1);
+}
+
+/* The descriptors open on path's file. */
+static int
+open_on(const char *path)
+{
+	struct stat a, b;
+	int fd, n = 0;
+
+	if (stat(path, &a) != 0)
+		return -1;
+	for (fd = 3; fd < 1024; fd++)
+		if (fstat(fd, &b) == 0 && b.st_dev == a.st_dev &&
+		    b.st_ino == a.st_ino)
+			n++;
+	return n;
+}
+
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct ia_counts ia0 = ia_count;
 	char line[128];
@@ -111,6 +154,8 @@ main(void)
 
 	prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc == 3 && strcmp(argv[1], "after") == 0)
+		printf("open %d\n", open_on(argv[2]));
 	printf("ready\n");
 	while (read_line(line, sizeof(line)) > 0) {
 		if (strncmp(line, "alloc ", 6) == 0) {
@@ -128,6 +173,8 @@ main(void)
 			counts("counts", &ia_count);
 		else if (strcmp(line, "main") == 0)
 			counts("main", &ia0);
+		else if (strncmp(line, "exec ", 5) == 0)
+			exec_self(line + 5);
 		else if (strcmp(line, "quit") == 0)
 			break;
 	}
