@@ -22,6 +22,7 @@ static const char *const col_keys[HT_DIFF_NCOLS] = {
 	"alloc_objects",
 	"freed_bytes",
 	"samples",
+	"temporary_objects",
 };
 
 static void

@@ -173,6 +173,14 @@ text_summary(const struct ht_diff *d, const struct text *t)
 	putc('\n', t->fp);
 	text_total(t, d, "freed", HT_DIFF_FREED_BYTES, ROW_BYTES);
 	putc('\n', t->fp);
+	/* Short-lived allocations, where either profile counts them (a
+	 * report of either says nothing of them otherwise). */
+	if (!ht_diff_unknown(d, 0, HT_DIFF_TEMP_OBJECTS) ||
+	    !ht_diff_unknown(d, 1, HT_DIFF_TEMP_OBJECTS)) {
+		text_total(t, d, "short-lived", HT_DIFF_TEMP_OBJECTS,
+		    ROW_OBJECTS);
+		putc('\n', t->fp);
+	}
 	text_row(t, d, HT_DIFF_PEAK, "peak", ht_view_peak_bytes(&d->v[0]),
 	    ht_view_peak_bytes(&d->v[1]), ROW_BYTES);
 	putc('\n', t->fp);
@@ -226,6 +234,18 @@ text_change(const struct text *t, const char *what,
 	    s->s[1].v[co]);
 }
 
+/* "short-lived +1 (2 -> 3)" */
+static void
+text_count(const struct text *t, const char *what,
+    const struct ht_diff_site *s, int c)
+{
+	char a[32];
+
+	fprintf(t->fp, "%s %s (%" PRIu64 " -> %" PRIu64 ")", what,
+	    delta_str(t, ht_diff_change(s->s, c), 0, !t->exact, a, sizeof(a)),
+	    s->s[0].v[c], s->s[1].v[c]);
+}
+
 static int
 text_detail(struct ht_diff *d, const struct text *t)
 {
@@ -261,6 +281,14 @@ text_detail(struct ht_diff *d, const struct text *t)
 		else
 			text_change(t, "allocated", s, HT_DIFF_ALLOC_BYTES,
 			    HT_DIFF_ALLOC_OBJECTS);
+		/* Where either side has some, and both count them. */
+		if ((s->s[0].v[HT_DIFF_TEMP_OBJECTS] != 0 ||
+			s->s[1].v[HT_DIFF_TEMP_OBJECTS] != 0) &&
+		    !ht_diff_unknown(d, 0, HT_DIFF_TEMP_OBJECTS) &&
+		    !ht_diff_unknown(d, 1, HT_DIFF_TEMP_OBJECTS)) {
+			fputs("\n    ", t->fp);
+			text_count(t, "short-lived", s, HT_DIFF_TEMP_OBJECTS);
+		}
 		fprintf(t->fp, "\n    %" PRIu64 " -> %" PRIu64 " samples; ",
 		    s->s[0].v[HT_DIFF_SAMPLES], s->s[1].v[HT_DIFF_SAMPLES]);
 		if (d->exact)

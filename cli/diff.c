@@ -416,6 +416,8 @@ side_add_row(struct ht_diff_side *s, const struct ht_view_row *r)
 					      0);
 	s->v[HT_DIFF_SAMPLES] =
 	    ht_view_sat_add(s->v[HT_DIFF_SAMPLES], f->samples);
+	s->v[HT_DIFF_TEMP_OBJECTS] =
+	    ht_view_sat_add(s->v[HT_DIFF_TEMP_OBJECTS], f->temp_objects);
 	s->var += f->inuse_var;
 }
 
@@ -836,6 +838,8 @@ ht_diff_unknown(const struct ht_diff *d, int k, int c)
 		return (f & HT_META_ALLOC_UNKNOWN) != 0;
 	case HT_DIFF_PEAK:
 		return (f & HT_META_PEAK_UNKNOWN) != 0;
+	case HT_DIFF_TEMP_OBJECTS:
+		return !d->v[k].temp_known;
 	default:
 		return 0;
 	}

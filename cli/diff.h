@@ -60,6 +60,9 @@ enum ht_diff_col {
 	HT_DIFF_ALLOC_OBJECTS,
 	HT_DIFF_FREED_BYTES,
 	HT_DIFF_SAMPLES,
+	/* Short-lived allocations (view.h's temp_objects): unknown on a side
+	 * that does not count them (ht_diff_unknown). */
+	HT_DIFF_TEMP_OBJECTS,
 	HT_DIFF_NCOLS
 };
 /* The columns of the per-module sums, the first four of a site's (the
@@ -144,7 +147,9 @@ uint64_t ht_diff_magnitude(int64_t);
 /* Whether column c (HT_DIFF_*, or HT_DIFF_PEAK) of profile k (0 old, 1
  * new) is unknown: what was allocated and freed where jemalloc's sampling
  * kept no count of it (HT_META_ALLOC_UNKNOWN), the peak where it kept none
- * (HT_META_PEAK_UNKNOWN).  A delta with either side unknown is unknown. */
+ * (HT_META_PEAK_UNKNOWN), the short-lived allocations where the profile
+ * does not count them (before format 10, an allocator's own sampling).  A
+ * delta with either side unknown is unknown. */
 #define HT_DIFF_PEAK HT_DIFF_NCOLS
 int ht_diff_unknown(const struct ht_diff *, int k, int c);
 

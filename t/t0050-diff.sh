@@ -173,7 +173,13 @@ want site "$HT_TMP/d.json" shrink status=changed delta.inuse_bytes=-2000 \
 want site "$HT_TMP/d.json" steady status=same delta.inuse_bytes=0 \
     delta.alloc_bytes=0 old.inuse_objects=10 new.inuse_objects=10
 want site "$HT_TMP/d.json" churn status=same delta.alloc_bytes=0 \
-    delta.freed_bytes=0 old.alloc_objects=50 new.freed_bytes=3200
+    delta.freed_bytes=0 old.alloc_objects=50 new.freed_bytes=3200 \
+    old.temporary_objects=50 new.temporary_objects=50 \
+    delta.temporary_objects=0
+# Every block of churn is freed before its thread allocates again: it is
+# short-lived; the kept blocks of grow are not.
+want site "$HT_TMP/d.json" grow --index 0 old.temporary_objects=0 \
+    new.temporary_objects=0
 for n in 1 2 4; do
 	ht_ok d$n "diff --json --detail --top $n" \
 	    diff --json --detail --top $n "$old" "$new"
@@ -235,6 +241,10 @@ ok $(grep -q '^  in use  *13896 B  *18996 B  *+5100 B$' "$HT_TMP/t.out" &&
     grep -q '^#[0-9]* gone: in use -800 B (800 B -> 0 B), -4 objects' \
     "$HT_TMP/t.out"; echo $?) \
     "text: totals old, new and delta; a gone site all -"
+ok $(grep -q '^  short-lived  *50  *50  *0$' "$HT_TMP/t.out" &&
+    grep -A 3 '^#[0-9]* same: ' "$HT_TMP/t.out" |
+    grep -q '^    short-lived 0 (50 -> 50)$'; echo $?) \
+    "text: short-lived allocations in the totals and at the churn site"
 ht_ok t2 "diff --top 2 -o FILE" diff --detail --bytes --top 2 \
     -o "$HT_TMP/t2.txt" "$old" "$new"
 ok $([ ! -s "$HT_TMP/t2.out" ] &&

@@ -40,7 +40,7 @@ import shlex
 import sys
 
 SITE_COLS = ("inuse_bytes", "inuse_objects", "alloc_bytes", "alloc_objects",
-             "freed_bytes", "samples")
+             "freed_bytes", "samples", "temporary_objects")
 MOD_COLS = ("inuse_bytes", "inuse_objects", "alloc_bytes", "alloc_objects")
 MAIN_COLS = MOD_COLS
 
