@@ -236,8 +236,8 @@ text_change(const struct text *t, const char *what,
 
 /* "short-lived +1 (2 -> 3)" */
 static void
-text_count(const struct text *t, const char *what,
-    const struct ht_diff_site *s, int c)
+text_count(const struct text *t, const char *what, const struct ht_diff_site *s,
+    int c)
 {
 	char a[32];
 
