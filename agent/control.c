@@ -426,6 +426,7 @@ do_record(struct conn *c, const struct ht_request *r)
 	cfg.max_bytes = r->rec_max_bytes;
 	cfg.buffer = r->rec_buffer;
 	cfg.status_fd = -1;
+	cfg.owner = c->peer; /* heaptool record: gone, the recording ends */
 	rc = ht_agent_record(&cfg);
 	if (rc == 0)
 		ht_conn_reply_ok(c);

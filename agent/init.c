@@ -248,6 +248,8 @@ record_launch(void)
 	if (env_u64("HEAPTOOL_RECORD_BUFFER", &v) == 0 && v >= 1 &&
 	    v <= HT_PROTO_MAX_REC_BUFFER)
 		cfg.buffer = (uint32_t)v;
+	/* heaptool record, whose child this is: gone, the recording ends. */
+	cfg.owner = getppid();
 	if (ht_agent_record(&cfg) != 0) {
 		drop_inline_fd();
 		return;

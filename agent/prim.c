@@ -79,6 +79,39 @@ ht_prim_read_proc(const char *path, char *buf, size_t len)
 	buf[n > 0 ? n : 0] = '\0';
 }
 
+uint64_t
+ht_prim_proc_start(pid_t pid)
+{
+	char path[64], digits[24], buf[1024], *p;
+	uint64_t v = 0, n = (uint64_t)pid;
+	size_t k = 0, i;
+	int field;
+
+	if (pid <= 0)
+		return 0;
+	/* No stdio in the agent: "/proc/" PID "/stat" by hand. */
+	do
+		digits[k++] = (char)('0' + n % 10);
+	while ((n /= 10) != 0);
+	memcpy(path, "/proc/", 6);
+	for (i = 0; i < k; i++)
+		path[6 + i] = digits[k - 1 - i];
+	memcpy(path + 6 + k, "/stat", 6);
+	ht_prim_read_proc(path, buf, sizeof(buf));
+	/* "pid (comm) S ppid ...": the command may hold anything, ")"
+	 * included; the fields go on after its last ")". */
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ' || p[2] == 'Z' ||
+	    p[2] == 'X')
+		return 0;
+	/* The state is field 3, the start time field 22. */
+	for (field = 3, p += 2; *p != '\0' && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	return field == 22 ? v : 0;
+}
+
 void
 ht_prim_self_path(char *buf, size_t len, const char *name)
 {

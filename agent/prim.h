@@ -44,6 +44,11 @@ void ht_prim_read_proc(const char *path, char *buf, size_t len);
  * "/proc/self/NAME" before Linux 3.17, which has no thread-self.
  */
 void ht_prim_self_path(char *buf, size_t len, const char *name);
+/* The start time of process pid (/proc/PID/stat's starttime, in clock
+ * ticks since boot): with its pid, what names a process for good, since
+ * a pid is reused.  0 if the process is gone, a zombie, or /proc will not
+ * say. */
+uint64_t ht_prim_proc_start(pid_t pid);
 /* The process's command name (/proc/self/comm, without its newline) into
  * buf, as ht_prim_read_proc. */
 void ht_prim_command(char *buf, size_t len);

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <stddef.h>
@@ -45,6 +46,11 @@ static uint32_t nthreads; /* indexes handed out */
 static uint64_t waits, lost, mono0;
 static uint32_t lost_why;
 static uint32_t want;	 /* 0, or the state the drain is to stop with */
+/* The recorder's process and its start time (ht_prim_proc_start), 0 and 0
+ * when none is watched; when it was last looked at (ht_record_tick). */
+static pid_t owner;
+static uint64_t owner_start, owner_seen_ms;
+#define OWNER_CHECK_MS 500
 static uint32_t waiters; /* threads asleep until the drain makes room */
 static struct ht_recstat last;
 static struct ht_lock drain_lock, ctl_lock;
@@ -497,6 +503,13 @@ ht_record_start(const struct ht_record_cfg *cfg)
 		rc = EBUSY;
 		goto out;
 	}
+	/* Emptied only now that the recording is ours: a request refused
+	 * above leaves the file as it was (it may be the running one's). */
+	if (ftruncate(cfg->fd, 0) != 0 || lseek(cfg->fd, 0, SEEK_SET) != 0) {
+		rc = errno;
+		close(cfg->fd);
+		goto out;
+	}
 	(void)fcntl(cfg->fd, F_SETFD, cfg->across_exec ? 0 : FD_CLOEXEC);
 	if (status_fd >= 0)
 		close(status_fd);
@@ -519,6 +532,9 @@ ht_record_start(const struct ht_record_cfg *cfg)
 	lost_why = 0;
 	want = 0;
 	agent_peak = 0;
+	owner = cfg->owner;
+	owner_start = owner > 0 ? ht_prim_proc_start(owner) : 0;
+	owner_seen_ms = 0;
 	memset(&info, 0, sizeof(info));
 	info.pid = (uint32_t)getpid();
 	info.page_size = (uint32_t)ht_prim_page_size();
@@ -574,6 +590,25 @@ ht_record_stat(struct ht_recstat *st)
 	ht_lock_release(&ctl_lock);
 }
 
+/*
+ * Is the recorder (heaptool record) gone, looked at every OWNER_CHECK_MS?
+ * It ends the recording at --duration or at a signal; killed (SIGKILL, a
+ * closed terminal's SIGHUP) it cannot, and the recording would run on
+ * until the disk is full.  Its pid and start time name it (a pid is
+ * reused); a recorder whose start time /proc would not give is looked at
+ * by kill(pid, 0) alone.
+ */
+static int
+owner_gone(uint64_t now_ms)
+{
+	if (owner <= 0 || now_ms - owner_seen_ms < OWNER_CHECK_MS)
+		return 0;
+	owner_seen_ms = now_ms;
+	if (owner_start != 0)
+		return ht_prim_proc_start(owner) != owner_start;
+	return kill(owner, 0) != 0 && errno == ESRCH;
+}
+
 uint64_t
 ht_record_tick(uint64_t now_ms)
 {
@@ -586,7 +621,10 @@ ht_record_tick(uint64_t now_ms)
 	pass_locked();
 	(void)agent_bytes();
 	ht_lock_release(&drain_lock);
-	if ((w = __atomic_load_n(&want, __ATOMIC_ACQUIRE)) != 0) {
+	w = __atomic_load_n(&want, __ATOMIC_ACQUIRE);
+	if (w == 0 && owner_gone(now_ms))
+		w = HT_RECORD_DONE;
+	if (w != 0) {
 		ht_lock_acquire(&ctl_lock);
 		if (state == HT_RECORD_RUNNING)
 			stop_locked(w);

@@ -45,9 +45,14 @@ struct ht_record_cfg {
 	 * CMD: the program an exec makes of this process records on); else
 	 * they are closed at one. */
 	int across_exec;
+	/* The recorder's process (heaptool record), or 0: a recording whose
+	 * recorder is gone (killed, its terminal closed) stops by itself,
+	 * complete, rather than run on unbounded with no one to end it. */
+	pid_t owner;
 };
 
-/* Start recording into cfg->fd (closed by the recorder whatever happens).
+/* Start recording into cfg->fd (closed by the recorder whatever happens),
+ * emptied first: the recorder's from here on.
  * From the agent's thread or the constructor, guarded.  Returns 0, EBUSY
  * (a recording runs), or an errno value. */
 int ht_record_start(const struct ht_record_cfg *cfg);

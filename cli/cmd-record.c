@@ -114,24 +114,34 @@ struct rec {
 	FILE *line;	      /* where the line goes: stderr beside CMD */
 };
 
-/* The trace file, created or emptied: a regular file reached without a
- * symbolic link.  O_NONBLOCK, so a FIFO cannot hold the open up.  Returns
- * the descriptor or -1 after printing why. */
+/* The trace file: a regular file reached without a symbolic link,
+ * created if there is none (*created set), never emptied here: the agent
+ * empties it once it takes the recording, so that a request refused (a
+ * recording running, perhaps into this very file) leaves it as it was.
+ * O_NONBLOCK, so a FIFO cannot hold the open up.  Returns the descriptor
+ * or -1 after printing why. */
 static int
-open_trace(const char *path)
+open_trace(const char *path, int *created)
 {
 	const char *what;
 	struct stat st;
 	int fd;
 
+	*created = 0;
 	if ((what = ht_not_regular(path)) != NULL) {
 		ht_warn("record: -o %s: %s; give a regular file's path", path,
 		    what);
 		return -1;
 	}
 	fd = open(path,
-	    O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+	    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+		O_NOCTTY,
 	    0600);
+	if (fd >= 0)
+		*created = 1;
+	else if (errno == EEXIST)
+		fd = open(path,
+		    O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		ht_warn("record: -o %s: %s; choose a writable path", path,
 		    errno == ELOOP ? "a symbolic link" : strerror(errno));
@@ -144,7 +154,7 @@ open_trace(const char *path)
 		close(fd);
 		return -1;
 	}
-	if (ftruncate(fd, 0) != 0 || fcntl(fd, F_SETFL, 0) != 0) {
+	if (fcntl(fd, F_SETFL, 0) != 0) {
 		ht_warn("record: -o %s: %s; choose a writable path", path,
 		    strerror(errno));
 		close(fd);
@@ -356,7 +366,7 @@ record_pid(const char *popt, struct rec *r)
 	struct ht_ctl *c;
 	uint64_t end;
 	pid_t pid;
-	int rc, fd;
+	int rc, fd, created;
 
 	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
 		return rc;
@@ -380,7 +390,7 @@ record_pid(const char *popt, struct rec *r)
 			return rc;
 		}
 	}
-	if ((fd = open_trace(r->out)) < 0) {
+	if ((fd = open_trace(r->out, &created)) < 0) {
 		ht_ctl_free(c);
 		return HT_EXIT_FAIL;
 	}
@@ -391,6 +401,9 @@ record_pid(const char *popt, struct rec *r)
 	rc = ht_ctl_record(c, &req, fd);
 	close(fd);
 	if (rc != 0) {
+		/* Refused: the file is as it was, or gone if made here. */
+		if (created)
+			(void)unlink(r->out);
 		rc = ht_target_failed(c, pid);
 		ht_ctl_free(c);
 		return rc;
@@ -485,7 +498,7 @@ record_cmd(char **cmd, struct rec *r)
 	struct sigaction old_int, old_term;
 	char agent[PATH_MAX], exe[PATH_MAX];
 	int fd, sp[2], ep[2], bell[2] = { -1, -1 }, own, status, child_errno;
-	int done = 0, said = 0, rc;
+	int done = 0, said = 0, rc, created;
 	struct pollfd pf;
 	uint64_t end;
 	uint8_t v;
@@ -505,7 +518,7 @@ record_cmd(char **cmd, struct rec *r)
 	 * its agent waits before main on a socket (bell[1] in the child). */
 	own = ht_cmd_find(cmd[0], exe, sizeof(exe)) == 0 &&
 	    ht_inline_file_has_allocator(exe) == 1;
-	if ((fd = open_trace(r->out)) < 0)
+	if ((fd = open_trace(r->out, &created)) < 0)
 		return HT_EXIT_FAIL;
 	if (pipe2(sp, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0 ||
 	    (own &&
@@ -560,6 +573,8 @@ record_cmd(char **cmd, struct rec *r)
 		close(sp[0]);
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
+		if (created)
+			(void)unlink(r->out);
 		ht_warn("%s: %s; check the command's name and PATH", cmd[0],
 		    strerror(child_errno));
 		return child_errno == ENOENT ? 127 : 126;

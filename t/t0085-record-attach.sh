@@ -7,7 +7,10 @@
 #   predate the recording flagged so, every other ref naming a live block
 #   of the trace, no sequence number twice, each thread in order;
 # - a second record reuses the agent that is there; a recording while
-#   one runs is refused;
+#   one runs is refused, and leaves the running one's file whole (even
+#   given the same path) and no file of its own;
+# - a recorder killed by SIGKILL: the agent ends its recording by itself,
+#   the trace complete;
 # - heaptool detach while a recording runs ends it first (its trace
 #   complete, record exits 0), and every GOT slot holds its value from before the
 #   attach, the page protections are as they were (t/lib/htgotmap.py, as
@@ -28,7 +31,7 @@ unset HEAPTOOL_SEED
 ulimit -c 0 2>/dev/null
 T=60
 
-plan 22
+plan 26
 
 pid=
 stopfile=$HT_TMP/stop
@@ -92,6 +95,12 @@ timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/c.trace" \
 is 1 $? "a record while one runs: exit 1"
 grep -q "a recording is running" "$HT_TMP/c.err"
 ok $? "and says a recording is running" || diag "$(cat "$HT_TMP/c.err")"
+[ ! -e "$HT_TMP/c.trace" ]
+ok $? "the refused record leaves no file of its own"
+# Into the running one's file: refused, and that trace left whole (below).
+timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/b.trace" \
+    --duration 1s >"$HT_TMP/c2.out" 2>"$HT_TMP/c2.err"
+is 1 $? "a record into the running one's file: exit 1"
 wait "$bg"
 is 0 $? "the second record, by the agent already there"
 bg=
@@ -101,6 +110,35 @@ is 1 $? "it did not attach again"
 is "1 0 0 0" "$(get $HT_TMP/b.dump complete) $(get $HT_TMP/b.dump lost) \
 $(get $HT_TMP/b.dump bad_refs) $(get $HT_TMP/b.dump dup_seqs)" \
     "its trace is complete and whole"
+
+# A recorder killed (SIGKILL: no signal handler of its runs) while its
+# recording runs, for --duration 10m: the agent sees it gone and ends the
+# recording by itself, its trace complete, rather than run on unbounded.
+"$HEAPTOOL" record -p "$pid" -o "$HT_TMP/k.trace" --duration 10m \
+    >"$HT_TMP/k.out" 2>"$HT_TMP/k.err" &
+bg=$!
+i=0
+while [ "$( (wc -c <"$HT_TMP/k.trace") 2>/dev/null || echo 0)" -le 16 ] &&
+    [ $i -lt $((T * 20)) ]; do
+	i=$((i + 1))
+	sleep 0.05
+done
+kill -KILL "$bg"
+wait "$bg" 2>/dev/null
+bg=
+i=0
+while ! timeout $T "$HEAPTOOL" status -p "$pid" 2>&1 |
+    grep -q "^  recording  *done:" && [ $i -lt $((T * 10)) ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+timeout $T "$HEAPTOOL" status -p "$pid" >"$HT_TMP/k.status" 2>&1
+grep -q "^  recording  *done:" "$HT_TMP/k.status"
+ok $? "a recorder killed: its recording ends by itself" ||
+    diag "$(cat "$HT_TMP/k.status")"
+"$DUMP" "$HT_TMP/k.trace" >"$HT_TMP/k.dump" 2>&1
+is "1 0 0" "$(get $HT_TMP/k.dump complete) $(get $HT_TMP/k.dump lost) \
+$(get $HT_TMP/k.dump bad_refs)" "its trace is complete and whole"
 
 # Detach while a recording runs: it ends first, its trace complete.
 timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/d.trace" \
