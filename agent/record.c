@@ -45,7 +45,7 @@ static uint32_t inflight; /* threads inside the recorder */
 static uint32_t nthreads; /* indexes handed out */
 static uint64_t waits, lost, mono0;
 static uint32_t lost_why;
-static uint32_t want;	 /* 0, or the state the drain is to stop with */
+static uint32_t want; /* 0, or the state the drain is to stop with */
 /* The recorder's process and its start time (ht_prim_proc_start), 0 and 0
  * when none is watched; when it was last looked at (ht_record_tick). */
 static pid_t owner;
