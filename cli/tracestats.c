@@ -140,8 +140,10 @@ gone(struct ht_tstats *s, struct item *all, size_t n,
 			s->preexisting_frees++;
 		return;
 	}
-	if (ht_trace_op_frees(e->op) && (e->flags & HT_TREV_NULL)) {
-		s->null_frees++;
+	/* free(NULL), or realloc(NULL, n), which has no old block. */
+	if (e->flags & HT_TREV_NULL) {
+		if (ht_trace_op_frees(e->op))
+			s->null_frees++;
 		return;
 	}
 	b = find(all, n, e->ref);

@@ -191,8 +191,8 @@ rp_plan_build(const struct ht_trace *t, struct rp_plan *p, char *err,
 				s->skip = RP_SKIP_PREEXISTING;
 			continue;
 		}
-		if (frees && (e->flags & HT_TREV_NULL))
-			continue; /* free(NULL), played as such */
+		if (e->flags & HT_TREV_NULL)
+			continue; /* free(NULL) or realloc(NULL, n), as such */
 		r = find(all, n, e->ref);
 		/* Waiting is safe only for a block made before, in the
 		 * sequence; taking it only once. */

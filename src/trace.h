@@ -75,7 +75,7 @@ enum ht_trace_op {
 #define HT_TREV_FAILED	    0x02 /* the allocation failed (NULL) */
 #define HT_TREV_NOTHROW	    0x04 /* a nothrow operator new or delete */
 #define HT_TREV_ALIGNED	    0x08 /* align_log2 holds the alignment asked */
-#define HT_TREV_NULL	    0x10 /* a free of NULL (no block) */
+#define HT_TREV_NULL	    0x10 /* a free or realloc of NULL (no block) */
 
 /* usable_over when the usable size is not known. */
 #define HT_TRACE_USABLE_UNKNOWN UINT32_MAX

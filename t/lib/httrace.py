@@ -40,6 +40,9 @@ def stats_keys(d):
         "live_requested_end": m["live_requested_end"],
         "preexisting_frees": m["preexisting_frees"],
         "null_frees": m["null_frees"],
+        # tracegen makes none: any is trace-stats' (realloc(NULL, n) has
+        # no old block to match).
+        "unmatched_frees": m["unmatched_frees"],
         "sites": p["sites"],
         "heaptool_rate1_bytes": p["rate1"]["bytes"],
         "heaptool_default_bytes": p["default_rate"]["bytes"],

@@ -10,8 +10,8 @@
  *            [-m mix|malloc] [-L LOST] [-E] [-e]
  *
  * The process: one global sequence of n events, each made by a thread
- * drawn at random; an allocation (malloc, calloc, aligned, new, new[] in
- * mix, malloc alone in malloc mode) of a size drawn log-uniformly from
+ * drawn at random; an allocation (malloc, realloc of NULL, calloc,
+ * aligned, new, new[] in mix, malloc alone in malloc mode) of a size drawn log-uniformly from
  * MINSIZE to MAXSIZE (and 1% of malloc(0) in mix), or the free of a live
  * block drawn at random (by its kind's free: free or free_sized, delete or
  * its sized form, delete[] or its sized form) made by another thread than
@@ -200,10 +200,12 @@ allocate(uint32_t t, int mix, uint64_t lo, uint64_t hi)
 	double r = mix ? unif() : 0;
 	struct ht_trace_event *e;
 	struct block b = { .owner = t, .kind = K_MALLOC };
-	unsigned op = HT_TROP_MALLOC, al = 0;
+	unsigned op = HT_TROP_MALLOC, al = 0, flags = 0;
 
 	b.size = mix && rnd() % 100 == 0 ? 0 : draw_size(lo, hi);
-	if (r < 0.40)
+	if (mix && r < 0.02)
+		op = HT_TROP_REALLOC, flags = HT_TREV_NULL; /* realloc(NULL) */
+	else if (r < 0.40)
 		op = HT_TROP_MALLOC;
 	else if (r < 0.50)
 		op = HT_TROP_CALLOC;
@@ -214,7 +216,7 @@ allocate(uint32_t t, int mix, uint64_t lo, uint64_t hi)
 	else
 		op = HT_TROP_NEW_ARRAY, b.kind = K_NEWA;
 	b.usable = usable_of(b.size);
-	e = emit(t, op, 0, b.size, b.usable, al ? HT_TREV_ALIGNED : 0);
+	e = emit(t, op, 0, b.size, b.usable, al ? HT_TREV_ALIGNED : flags);
 	e->align_log2 = (uint8_t)al;
 	b.seq = e->seq;
 	made(t, e, b.size, b.usable);
