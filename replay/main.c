@@ -61,6 +61,29 @@ reset_hwm(void)
 	return done;
 }
 
+/* The run's RSS at its start (rp_rss_mark). */
+static uint64_t mark_base;
+static int mark_reset;
+
+/* Each page of the n bytes at p written: calloc's zero pages are mapped
+ * to nothing until written, and the steps write the plan's tables, which
+ * would then count as the allocator's growth. */
+static void
+touch(void *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i += 4096)
+		((volatile char *)p)[i] = 0;
+}
+
+void
+rp_rss_mark(void)
+{
+	mark_reset = reset_hwm();
+	mark_base = status_kb("VmRSS");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -97,13 +120,17 @@ main(int argc, char **argv)
 		fprintf(stderr, "heaptool-replay: %s: %s\n", path, err);
 		return 1;
 	}
-	reset = reset_hwm();
-	base = status_kb("VmRSS");
+	touch(p.ptr, (p.nslots + 1) * sizeof(*p.ptr));
+	touch(p.size, (p.nslots + 1) * sizeof(*p.size));
+	touch(p.kind, (p.nslots + 1) * sizeof(*p.kind));
+	touch(p.delta, (p.nevents + 1) * sizeof(*p.delta));
 	if (rp_play(&p, latency, &r, err, sizeof(err)) != 0) {
 		fprintf(stderr, "heaptool-replay: %s: %s\n", path, err);
 		return 1;
 	}
 	peak_rss = status_kb("VmHWM");
+	reset = mark_reset;
+	base = mark_base;
 	for (k = 0; k < p.nevents; k++) {
 		live += p.delta[k];
 		if (live > peak)

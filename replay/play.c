@@ -221,9 +221,11 @@ rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
 		w[i].tp = &p->threads[i];
 		w[i].latency = latency;
 		if (latency) {
+			/* Populated: its pages are the replayer's, not the
+			 * allocator's growth (rp_rss_mark). */
 			w[i].r.lat = mmap(NULL, LAT_BYTES,
-			    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			    -1, 0);
+			    PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 			if (w[i].r.lat == MAP_FAILED) {
 				w[i].r.lat = NULL;
 				snprintf(err, errlen, "mmap: %s",
@@ -246,6 +248,7 @@ rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
 		}
 	while (atomic_load(&ready) < p->nthreads)
 		relax(&spins);
+	rp_rss_mark();
 	t0 = now_ns();
 	atomic_store_explicit(&go, 1, memory_order_release);
 	for (i = 0; i < started; i++)

@@ -117,4 +117,9 @@ struct rp_result {
 int rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
     size_t errlen);
 
+/* Called by rp_play once everything of the replayer's own is in memory
+ * (the plan's tables, the threads and their stacks, the histograms) and
+ * before the first step: where the run's RSS is measured from (main.c). */
+void rp_rss_mark(void);
+
 #endif
