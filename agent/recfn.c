@@ -98,6 +98,23 @@ classify(void)
 	}
 }
 
+/* Is the code at fn a PLT stub ([endbr64] [bnd] jmp *disp32(%rip))?  A
+ * non-PIE executable that takes malloc's address defines malloc as its
+ * canonical PLT entry, the address the whole process must agree on, and
+ * dlsym finds that: no allocator is there, only a jump to one. */
+static int
+plt_stub(const void *fn)
+{
+	const uint8_t *b = fn;
+	size_t k = 0;
+
+	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
+		k = 4; /* endbr64 */
+	if (b[k] == 0xf2)
+		k++; /* bnd */
+	return b[k] == 0xff && b[k + 1] == 0x25;
+}
+
 /* The usable-size functions of the process, found with dlsym from the
  * agent's thread (never from a hook). */
 static void
@@ -120,6 +137,10 @@ resolve_usable(void)
 	if (usable1[0] != NULL) {
 		void *m = dlsym(RTLD_DEFAULT, "malloc");
 		Dl_info a, b;
+
+		/* A canonical PLT entry: the malloc is the next one. */
+		if (m != NULL && plt_stub(m))
+			m = dlsym(RTLD_NEXT, "malloc");
 
 		if (m == NULL || dladdr(m, &a) == 0 ||
 		    dladdr((void *)usable1[0], &b) == 0 ||
