@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -163,6 +164,31 @@ fail_refused(struct ht_ctl *h)
 	    "the agent refused the connection: "
 	    "it serves only the target's user and root; run heaptool as one "
 	    "of them");
+}
+
+/*
+ * The agent closed the connection unanswered.  A process on its way out
+ * closes its sockets before it is a zombie: given a moment (at most 200
+ * ms), it is gone.  Else the peer check refused us, unless we are root or
+ * the target's user, whom it never refuses: then the agent is stopping.
+ */
+static int
+fail_closed(struct ht_ctl *h)
+{
+	struct ht_proc p;
+	int i;
+
+	for (i = 0; i < 20; i++) {
+		if (gone(h))
+			return fail_gone(h);
+		poll(NULL, 0, 10);
+	}
+	if (ht_proc_read(h->pid, &p) == 0 &&
+	    (geteuid() == 0 || geteuid() == p.uid))
+		return fail(h, HT_CTL_EREFUSED,
+		    "the agent closed the connection unanswered (the process "
+		    "may be exiting, or its agent stopping); try again");
+	return fail_refused(h);
 }
 
 /*
@@ -383,7 +409,7 @@ send_all(struct ht_ctl *h, int fd, const uint8_t *buf, size_t len)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && (errno == EPIPE || errno == ECONNRESET))
-			return gone(h) ? fail_gone(h) : fail_refused(h);
+			return fail_closed(h);
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return fail(h, HT_CTL_ETIMEDOUT,
 			    "the agent did not "
@@ -431,7 +457,7 @@ send_fd(struct ht_ctl *h, int fd, const uint8_t *req, int pfd)
 	if (n == 1)
 		return 0;
 	if (n == -1 && (errno == EPIPE || errno == ECONNRESET))
-		return gone(h) ? fail_gone(h) : fail_refused(h);
+		return fail_closed(h);
 	return fail(h, HT_CTL_ESYS, "sendmsg: %s",
 	    n == -1 ? strerror(errno) : "nothing sent");
 }
@@ -636,10 +662,7 @@ exchange_once(struct ht_ctl *h, const struct ht_request *r)
 	if (n == 0) {
 		/* The agent closes a connection it will not serve without
 		 * a word: the peer check failed. */
-		if (gone(h))
-			fail_gone(h);
-		else
-			fail_refused(h);
+		(void)fail_closed(h);
 		goto out_close;
 	}
 	if ((size_t)n < sizeof(hdr)) {
