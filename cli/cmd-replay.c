@@ -220,6 +220,26 @@ out_status(int rc)
 	return ht_cmd_flush();
 }
 
+/* Whether the runs ended early at a signal (ht_replayer_stopped): then
+ * say so, and whether what is done (at least least of them) is shown. */
+static int
+stopped(uint64_t done, uint64_t want, const char *what, uint64_t least)
+{
+	int sig = ht_replayer_stopped();
+
+	if (sig == 0)
+		return 0;
+	if (done < least)
+		ht_warn("replay: stopped by signal %d (%s) after %" PRIu64
+			" of its %" PRIu64 " %s; too few to show",
+		    sig, strsignal(sig), done, want, what);
+	else
+		ht_warn("replay: stopped by signal %d (%s) after %" PRIu64
+			" of its %" PRIu64 " %s: what follows is of those",
+		    sig, strsignal(sig), done, want, what);
+	return 1;
+}
+
 static int
 replay(const struct opts *o, const struct ht_tstats *rec)
 {
@@ -245,18 +265,20 @@ replay(const struct opts *o, const struct ht_tstats *rec)
 		goto out;
 	for (i = 0; i < o->repeat; i++) {
 		if (ht_replayer_run(&r, o->trace, &su, 1, o->callgrind, run) !=
-		    0) {
-			ht_replayer_done(&r);
-			goto out;
-		}
+		    0)
+			break;
 		wall[i] = (double)run->wall_ns;
 		cpu[i] = (double)run->cpu_ns;
 		ir[i] = (double)run->instructions;
 	}
 	ht_replayer_done(&r);
+	if (i < o->repeat && !stopped(i, o->repeat, "runs", 1))
+		goto out;
+	if (i == 0)
+		goto out_stopped;
 	rep.trace = o->trace;
 	rep.setup = &su;
-	rep.runs = o->repeat;
+	rep.runs = i;
 	rep.wall_ns = wall;
 	rep.cpu_ns = cpu;
 	rep.instructions = o->callgrind ? ir : NULL;
@@ -264,6 +286,9 @@ replay(const struct opts *o, const struct ht_tstats *rec)
 	rep.rec = rec;
 	rc = out_status(o->json ? ht_replay_json(stdout, &rep) :
 				  ht_replay_text(stdout, &rep));
+out_stopped:
+	if (ht_replayer_stopped() != 0)
+		rc = 128 + ht_replayer_stopped();
 out:
 	free(run);
 	free(wall);
@@ -324,8 +349,10 @@ compare(const struct opts *o)
 	/* One run of each first, not counted: the trace and the libraries
 	 * come into the page cache, the CPU's clock up to speed. */
 	if (measure(&r, o, &sa, run, &warm) != 0 ||
-	    measure(&r, o, &sb, run, &warm) != 0)
+	    measure(&r, o, &sb, run, &warm) != 0) {
+		(void)stopped(0, o->rounds, "rounds", 2);
 		goto done;
+	}
 	/* Each round runs A and B in an order of its own: a drift of the
 	 * machine (another process, the clock) then falls on both alike,
 	 * and whichever runs second has no systematic edge. */
@@ -336,9 +363,11 @@ compare(const struct opts *o)
 			    measure(&r, o, &sa, run, &a[i]) != 0 :
 			      measure(&r, o, &sa, run, &a[i]) != 0 ||
 			    measure(&r, o, &sb, run, &b[i]) != 0)
-			goto done;
+			break;
 	}
-	ok = 1;
+	/* Stopped by a signal: the rounds done, if two or more, compared. */
+	ok = i == o->rounds ||
+	    (stopped(i, o->rounds, "rounds", 2) && i >= 2);
 done:
 	ht_replayer_done(&r);
 	if (!ok)
@@ -350,7 +379,7 @@ done:
 	    o->metric == METRIC_ALLOC ? "alloc_time" :
 	    o->metric == METRIC_WALL  ? "time" :
 					"cpu_time";
-	c.rounds = o->rounds;
+	c.rounds = i;
 	c.seed = o->seed;
 	c.alpha = o->alpha;
 	c.a = a;
@@ -362,6 +391,8 @@ done:
 	rc = out_status(o->json ? ht_compare_json(stdout, &c) :
 				  ht_compare_text(stdout, &c));
 out:
+	if (ht_replayer_stopped() != 0)
+		rc = 128 + ht_replayer_stopped();
 	free(run);
 	free(a);
 	free(b);

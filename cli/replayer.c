@@ -159,10 +159,32 @@ find_replayer(char *buf, size_t len)
 	return -1;
 }
 
+static const int stop_sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+static volatile sig_atomic_t stop_sig;
+static volatile pid_t running; /* the replayer now, or 0 */
+
+static void
+on_stop(int sig)
+{
+	pid_t pid = running;
+
+	stop_sig = sig;
+	if (pid > 0)
+		(void)kill(pid, SIGTERM);
+}
+
+int
+ht_replayer_stopped(void)
+{
+	return stop_sig;
+}
+
 int
 ht_replayer_init(struct ht_replayer *r, int agent)
 {
 	const char *tmp = getenv("TMPDIR");
+	struct sigaction sa;
+	int i;
 
 	memset(r, 0, sizeof(*r));
 	if (find_replayer(r->exe, sizeof(r->exe)) != 0)
@@ -183,6 +205,13 @@ ht_replayer_init(struct ht_replayer *r, int agent)
 		r->tmp[0] = '\0';
 		return -1;
 	}
+	/* No SA_RESTART: the wait for the replayer sees the signal. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	stop_sig = 0;
+	for (i = 0; i < 3; i++)
+		(void)sigaction(stop_sigs[i], &sa, &r->old[i]);
 	return 0;
 }
 
@@ -210,11 +239,15 @@ clean(const struct ht_replayer *r)
 void
 ht_replayer_done(struct ht_replayer *r)
 {
+	int i;
+
 	if (r->tmp[0] == '\0')
 		return;
 	clean(r);
 	rmdir(r->tmp);
 	r->tmp[0] = '\0';
+	for (i = 0; i < 3; i++)
+		(void)sigaction(stop_sigs[i], &r->old[i], NULL);
 }
 
 /* In the child: the setup's environment, stdout and stderr to our files,
@@ -395,6 +428,8 @@ ht_replayer_run(struct ht_replayer *r, const char *trace,
 
 	clean(r);
 	fflush(NULL);
+	if (stop_sig != 0)
+		return -1;
 	if ((pid = fork()) < 0) {
 		ht_warn("replay: fork: %s; the system is short of processes "
 			"or memory",
@@ -403,11 +438,18 @@ ht_replayer_run(struct ht_replayer *r, const char *trace,
 	}
 	if (pid == 0)
 		child(r, trace, su, latency, callgrind);
+	running = pid;
+	if (stop_sig != 0) /* came before running was set */
+		(void)kill(pid, SIGTERM);
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
+			running = 0;
 			ht_warn("replay: waitpid: %s", strerror(errno));
 			return -1;
 		}
+	running = 0;
+	if (stop_sig != 0)
+		return -1; /* the caller says so */
 	path_of(r, "err", p, sizeof(p));
 	first_line(p, msg, sizeof(msg));
 	if (WIFSIGNALED(status)) {

@@ -12,6 +12,7 @@
 #ifndef HT_REPLAYER_H
 #define HT_REPLAYER_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "trace.h"
@@ -51,13 +52,19 @@ struct ht_replayer {
 	char exe[4096];
 	char agent[4096];
 	char tmp[4096]; /* a directory of ours for a run's files */
+	struct sigaction old[3]; /* SIGINT, SIGTERM, SIGHUP before init */
 };
 
-/* Find the replayer (and, when agent, the agent), make the directory.
- * 0, or -1 after printing why. */
+/* Find the replayer (and, when agent, the agent), make the directory, and
+ * catch SIGINT, SIGTERM and SIGHUP: each ends the run going on (the
+ * replayer is sent SIGTERM) and every later one, so that the caller can
+ * report the runs done and remove the directory.  0, or -1 after printing
+ * why. */
 int ht_replayer_init(struct ht_replayer *r, int agent);
-/* Remove the directory. */
+/* Remove the directory; the signals' actions back as they were. */
 void ht_replayer_done(struct ht_replayer *r);
+/* The signal that stopped the runs, or 0. */
+int ht_replayer_stopped(void);
 
 /*
  * Run the replayer on trace in setup su; with latency, time each call;

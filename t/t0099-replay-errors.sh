@@ -14,7 +14,7 @@ GEN=$TARGETS/tracegen
 [ -x "$GEN" ] || bail "$GEN not built (make check builds it)"
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 
-plan 30
+plan 35
 
 # fails STATUS PATTERN DESCRIPTION COMMAND...: COMMAND exits STATUS with
 # one line on stderr matching PATTERN and the form of heaptool's errors.
@@ -79,4 +79,36 @@ fails 2 "not a probability" "--alpha 2" \
     "$HEAPTOOL" replay --compare plain plain --alpha 2 "$HT_TMP/good.trace"
 fails 2 "not a rate" "agent:0" \
     "$HEAPTOOL" replay --compare plain agent:0 "$HT_TMP/good.trace"
+
+# SIGTERM to heaptool replay --repeat: the replayer running is ended
+# (none is left), the run directory removed, the runs done shown (when one
+# ended first), and the exit status is 128 + 15.
+"$GEN" -o "$HT_TMP/long.trace" -s 9 -t 2 -n 300000 >/dev/null
+mkdir "$HT_TMP/tmp"
+TMPDIR=$HT_TMP/tmp "$HEAPTOOL" replay --repeat 1000 "$HT_TMP/long.trace" \
+    >"$HT_TMP/term.out" 2>"$HT_TMP/term.err" &
+bg=$!
+sleep 3
+kill -TERM "$bg"
+wait "$bg"
+is $? 143 "SIGTERM: replay exits 143"
+grep -q "^heaptool: replay: stopped by signal 15 (Terminated) after [0-9]* of its 1000 runs" \
+    "$HT_TMP/term.err"
+ok $? "SIGTERM: it says it was stopped, after how many runs" ||
+    diag "$(cat "$HT_TMP/term.err")"
+if grep -q "after 0 of" "$HT_TMP/term.err"; then
+	skip "no run ended within 3 s, none to show"
+else
+	grep -q "^replay of .*long.trace: 300000 events" "$HT_TMP/term.out"
+	ok $? "SIGTERM: the runs done are shown" ||
+	    diag "$(cat "$HT_TMP/term.out")"
+fi
+i=0
+while pgrep -f "heaptool-replay.*long.trace" >/dev/null && [ $i -lt 50 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+pgrep -f "heaptool-replay.*long.trace" >/dev/null
+ok $((! $?)) "SIGTERM: no replayer is left running"
+is "$(ls "$HT_TMP/tmp")" "" "SIGTERM: the run directory is removed"
 done_testing
