@@ -366,8 +366,7 @@ compare(const struct opts *o)
 			break;
 	}
 	/* Stopped by a signal: the rounds done, if two or more, compared. */
-	ok = i == o->rounds ||
-	    (stopped(i, o->rounds, "rounds", 2) && i >= 2);
+	ok = i == o->rounds || (stopped(i, o->rounds, "rounds", 2) && i >= 2);
 done:
 	ht_replayer_done(&r);
 	if (!ok)
