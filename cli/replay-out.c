@@ -184,6 +184,10 @@ ht_replay_text(FILE *fp, const struct ht_replay_report *r)
 	    " waits for other threads\n",
 	    x->skipped_preexisting, x->skipped_failed, x->skipped_unmatched,
 	    x->failed, x->substituted, x->waits);
+	fprintf(fp,
+	    "  played by %" PRIu64 " thread%s: a recorded thread that began "
+	    "after another ended is played by its thread\n",
+	    x->workers, x->workers == 1 ? "" : "s");
 	latency_text(fp, x);
 	return fflush(fp) != 0 || ferror(fp) ? -1 : 0;
 }
@@ -283,6 +287,7 @@ ht_replay_json(FILE *fp, const struct ht_replay_report *r)
 	ht_json_object_end(&j);
 	ht_json_uint(&j, "events", x->events);
 	ht_json_uint(&j, "threads", x->threads);
+	ht_json_uint(&j, "workers", x->workers);
 	ht_json_uint(&j, "runs", r->runs);
 	summary_json(&j, "time_ns", r->wall_ns, r->runs);
 	summary_json(&j, "cpu_ns", r->cpu_ns, r->runs);

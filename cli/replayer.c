@@ -352,6 +352,7 @@ parse_out(const char *path, struct ht_replay_run *o)
 		if (sscanf(line, "version %d", &version) == 1)
 			continue;
 		KEY("threads", threads)
+		KEY("workers", workers)
 		KEY("events", events)
 		KEY("wall_ns", wall_ns)
 		KEY("cpu_ns", cpu_ns)

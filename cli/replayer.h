@@ -36,6 +36,7 @@ int ht_setup_make(const char *cmd, const char *lib, uint64_t rate,
 
 struct ht_replay_run {
 	uint64_t wall_ns, cpu_ns, alloc_ns, timer_ns, threads, events;
+	uint64_t workers; /* the threads that played them (replay/play.c) */
 	uint64_t count[HT_TROP_MAX + 1], bytes[HT_TROP_MAX + 1];
 	uint64_t skipped_preexisting, skipped_failed, skipped_unmatched;
 	uint64_t failed, waits, substituted;

@@ -3,7 +3,8 @@
  * (replay.h).  heaptool replay runs it, with the allocator to time (and
  * the agent) preloaded; it is not meant to be run by hand, but can be.
  *
- * Output, one "key value..." a line: version 1, threads, events, wall_ns,
+ * Output, one "key value..." a line: version 1, threads, workers (the
+ * threads that played them), events, wall_ns,
  * cpu_ns (the CPU time of the replay's threads together), with -l
  * alloc_ns and timer_ns (the time inside the calls, less the clock's cost
  * timer_ns a call),
@@ -136,9 +137,9 @@ main(int argc, char **argv)
 		if (live > peak)
 			peak = live;
 	}
-	printf("version 1\nthreads %zu\nevents %zu\nwall_ns %llu\n"
-	       "cpu_ns %llu\nalloc_ns %llu\ntimer_ns %llu\n",
-	    p.nthreads, p.nevents, (unsigned long long)r.wall_ns,
+	printf("version 1\nthreads %zu\nworkers %zu\nevents %zu\n"
+	       "wall_ns %llu\ncpu_ns %llu\nalloc_ns %llu\ntimer_ns %llu\n",
+	    p.nthreads, r.workers, p.nevents, (unsigned long long)r.wall_ns,
 	    (unsigned long long)r.cpu_ns, (unsigned long long)r.alloc_ns,
 	    (unsigned long long)r.timer_ns);
 	for (o = 1; o <= HT_TROP_MAX; o++)

@@ -18,6 +18,18 @@
  * has a smaller number too, so it is played.  That step can go, and by
  * induction every step is played.
  *
+ * A recorded thread that began after another ended is played by that
+ * one's worker, after it (assign): a program that starts its threads one
+ * after another (a thread per connection, a pool renewed) recorded 12,000
+ * of them, which played at once on 2 cores took minutes of their waiting
+ * for each other, and 40,000 were more than the system would make.  The
+ * workers are as many as the recorded threads that were alive at once.
+ * This keeps the argument above: a worker's steps are still in sequence
+ * order (all of a recorded thread's come before the next one's), so the
+ * smallest step not played is next in its worker.  What it changes: the
+ * later thread finds the allocator's per-thread caches of the earlier
+ * one, where the program's had new ones.
+ *
  * The replayer's own memory for the run (histograms) comes from mmap, not
  * from the allocator it times.
  */
@@ -36,7 +48,9 @@
 
 struct worker {
 	struct rp_plan *p;
-	struct rp_thread_plan *tp;
+	struct rp_thread_plan *
+	    *tps; /* the recorded threads it plays, in turn */
+	size_t ntps;
 	int latency;
 	struct rp_result r;
 	uint64_t cpu_ns;
@@ -159,7 +173,7 @@ rp_thread_main(void *arg)
 	struct worker *w = arg;
 	unsigned spins = 0;
 	uint64_t cpu0;
-	size_t i;
+	size_t i, k;
 
 	atomic_fetch_add(&ready, 1);
 	while (!atomic_load_explicit(&go, memory_order_acquire))
@@ -167,11 +181,126 @@ rp_thread_main(void *arg)
 	if (atomic_load(&stop))
 		return NULL;
 	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	for (i = 0; i < w->tp->nsteps; i++)
-		if (!w->tp->steps[i].skip)
-			step(w, &w->tp->steps[i]);
+	for (k = 0; k < w->ntps; k++)
+		for (i = 0; i < w->tps[k]->nsteps; i++)
+			if (!w->tps[k]->steps[i].skip)
+				step(w, &w->tps[k]->steps[i]);
 	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	return NULL;
+}
+
+/* The sequence order of recorded thread t's first and last steps. */
+static uint32_t
+first_of(const struct rp_thread_plan *t)
+{
+	return t->steps[0].order;
+}
+
+static uint32_t
+last_of(const struct rp_thread_plan *t)
+{
+	return t->steps[t->nsteps - 1].order;
+}
+
+static int
+by_first(const void *a, const void *b)
+{
+	uint32_t x = first_of(*(struct rp_thread_plan *const *)a),
+		 y = first_of(*(struct rp_thread_plan *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+/* A min-heap of workers by the last step of the thread they play last. */
+struct heap {
+	uint32_t *w; /* worker indexes */
+	size_t n;
+	const uint32_t *last;
+};
+
+static void
+heap_down(struct heap *h, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		uint32_t t;
+
+		if (l < h->n && h->last[h->w[l]] < h->last[h->w[m]])
+			m = l;
+		if (l + 1 < h->n && h->last[h->w[l + 1]] < h->last[h->w[m]])
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h->w[i];
+		h->w[i] = h->w[m];
+		h->w[m] = t;
+		i = m;
+	}
+}
+
+static void
+heap_push(struct heap *h, uint32_t w)
+{
+	size_t i = h->n++;
+
+	h->w[i] = w;
+	while (i > 0 && h->last[h->w[(i - 1) / 2]] > h->last[h->w[i]]) {
+		uint32_t t = h->w[i];
+
+		h->w[i] = h->w[(i - 1) / 2];
+		h->w[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+/*
+ * Give each recorded thread with steps to a worker: in the order of their
+ * first steps, to the worker whose last thread ended first if it ended
+ * before this one began, else to a new worker.  order[] gets the threads
+ * grouped by worker, each worker's in turn, and w[k] its share of order.
+ * Returns the number of workers.  The memory is the caller's mmap: *tmp
+ * holds 3 * nthreads words.
+ */
+static size_t
+assign(struct rp_plan *p, struct worker *w, struct rp_thread_plan **order,
+    uint32_t *tmp)
+{
+	uint32_t *of = tmp, *last = tmp + p->nthreads, *count;
+	struct rp_thread_plan **by = order;
+	struct heap h = { tmp + 2 * p->nthreads, 0, last };
+	size_t n = 0, nw = 0, i, at;
+
+	for (i = 0; i < p->nthreads; i++)
+		if (p->threads[i].nsteps > 0)
+			by[n++] = &p->threads[i];
+	qsort(by, n, sizeof(*by), by_first);
+	for (i = 0; i < n; i++) {
+		uint32_t k;
+
+		if (h.n > 0 && last[h.w[0]] < first_of(by[i])) {
+			k = h.w[0];
+			h.w[0] = h.w[--h.n];
+			heap_down(&h, 0);
+		} else
+			k = (uint32_t)nw++;
+		of[i] = k;
+		last[k] = last_of(by[i]);
+		heap_push(&h, k);
+	}
+	/* Each worker's threads, in their order, as one run of pointers:
+	 * counted, then placed (count reuses last, done with). */
+	count = last;
+	memset(count, 0, nw * sizeof(*count));
+	for (i = 0; i < n; i++)
+		count[of[i]]++;
+	for (i = 0, at = 0; i < nw; i++) {
+		w[i].ntps = 0;
+		w[i].tps = order + p->nthreads + at;
+		at += count[i];
+	}
+	for (i = 0; i < n; i++)
+		w[of[i]].tps[w[of[i]].ntps++] = by[i];
+	return nw;
 }
 
 static int
@@ -204,21 +333,30 @@ rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
     size_t errlen)
 {
 	struct worker *w;
-	size_t i, started = 0;
+	struct rp_thread_plan **order;
+	size_t i, started = 0, nw, len;
 	unsigned spins = 0, o, c, b;
 	uint64_t t0, t1;
 	int rc = -1, e;
 
 	memset(r, 0, sizeof(*r));
-	w = mmap(NULL, (p->nthreads + 1) * sizeof(*w), PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* The workers, the threads' order (sorted, then by worker) and
+	 * assign's words, in one mapping. */
+	len = (p->nthreads + 1) * sizeof(*w) +
+	    (2 * p->nthreads + 1) * sizeof(*order) +
+	    (3 * p->nthreads + 1) * sizeof(uint32_t);
+	w = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
 	if (w == MAP_FAILED) {
 		snprintf(err, errlen, "mmap: %s", strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < p->nthreads; i++) {
+	order = (struct rp_thread_plan **)(void *)(w + p->nthreads + 1);
+	nw = assign(p, w, order,
+	    (uint32_t *)(void *)(order + 2 * p->nthreads + 1));
+	r->workers = nw;
+	for (i = 0; i < nw; i++) {
 		w[i].p = p;
-		w[i].tp = &p->threads[i];
 		w[i].latency = latency;
 		if (latency) {
 			/* Populated: its pages are the replayer's, not the
@@ -237,7 +375,7 @@ rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
 	atomic_store(&ready, 0);
 	atomic_store(&go, 0);
 	atomic_store(&stop, 0);
-	for (i = 0; i < p->nthreads; i++, started++)
+	for (i = 0; i < nw; i++, started++)
 		if ((e = pthread_create(&w[i].th, NULL, rp_thread_main,
 			 &w[i])) != 0) {
 			snprintf(err, errlen, "pthread_create: %s",
@@ -246,7 +384,7 @@ rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
 			atomic_store(&go, 1);
 			goto join;
 		}
-	while (atomic_load(&ready) < p->nthreads)
+	while (atomic_load(&ready) < nw)
 		relax(&spins);
 	rp_rss_mark();
 	t0 = now_ns();
@@ -261,11 +399,11 @@ rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
 
 		r->timer_ns = timer_cost();
 		for (o = 0; o <= HT_TROP_MAX; o++)
-			for (i = 0; i < p->nthreads; i++)
+			for (i = 0; i < nw; i++)
 				n += w[i].r.count[o];
 		less = n * r->timer_ns;
 		r->alloc_ns = 0;
-		for (i = 0; i < p->nthreads; i++)
+		for (i = 0; i < nw; i++)
 			r->alloc_ns += w[i].r.alloc_ns;
 		r->alloc_ns = r->alloc_ns > less ? r->alloc_ns - less : 0;
 	}
@@ -278,7 +416,7 @@ rp_play(struct rp_plan *p, int latency, struct rp_result *r, char *err,
 			goto out;
 		}
 	}
-	for (i = 0; i < p->nthreads; i++) {
+	for (i = 0; i < nw; i++) {
 		for (o = 0; o <= HT_TROP_MAX; o++) {
 			r->count[o] += w[i].r.count[o];
 			r->bytes[o] += w[i].r.bytes[o];
@@ -295,9 +433,9 @@ join:
 	for (i = 0; i < started; i++)
 		pthread_join(w[i].th, NULL);
 out:
-	for (i = 0; i < p->nthreads; i++)
+	for (i = 0; i < nw; i++)
 		if (w[i].r.lat != NULL)
 			munmap(w[i].r.lat, LAT_BYTES);
-	munmap(w, (p->nthreads + 1) * sizeof(*w));
+	munmap(w, len);
 	return rc;
 }

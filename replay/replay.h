@@ -108,6 +108,7 @@ struct rp_result {
 	uint64_t count[HT_TROP_MAX + 1], bytes[HT_TROP_MAX + 1];
 	uint64_t failed; /* allocations that failed in the replay */
 	uint64_t waits;	 /* steps that waited for another thread */
+	size_t workers;	 /* the threads that played them (play.c) */
 	uint32_t (*lat)[RP_CLASSES][RP_BUCKETS]; /* [op], or NULL */
 };
 

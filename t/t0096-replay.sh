@@ -22,7 +22,7 @@ LIB=$HT_SRCDIR/t/lib
 command -v python3 >/dev/null 2>&1 || skip_all "python3 not found"
 T=120
 
-plan 20
+plan 23
 
 # replay NAME OUT REPLAY-OPTIONS...: replay NAME's trace as JSON into OUT.
 replay() {
@@ -117,6 +117,23 @@ sys.exit(0 if d["rss_peak_reset"] and g < 2 << 20 else 1)' \
     "$HT_TMP/small.json" >"$HT_TMP/small.rss" 2>&1
 ok $? "the RSS growth is the allocator's, not the replayer's tables'" ||
     diag "$(cat "$HT_TMP/small.rss")"
+
+# 10,000 threads one after another (-q), each freeing its blocks or an
+# earlier thread's: played as recorded, by one thread, one after another.
+gen seq -s 6 -t 10000 -n 40000 -q
+replay seq seq
+check "threads one after another: every op played as recorded" \
+    python3 "$LIB/httrace.py" replay "$HT_TMP/seq.want" "$HT_TMP/seq.json"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print("threads %d, workers %d" % (d["threads"], d["workers"]))
+sys.exit(0 if d["threads"] == 10000 and d["workers"] == 1 else 1)' \
+    "$HT_TMP/seq.json" >"$HT_TMP/seq.w" 2>&1
+ok $? "... by one thread, not 10000" || diag "$(cat "$HT_TMP/seq.w")"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if d["workers"] == 4 else 1)' "$HT_TMP/plain.json"
+ok $? "4 threads at once: played by 4"
 
 timeout $T "$HEAPTOOL" replay "$HT_TMP/cross.trace" >"$HT_TMP/text" 2>&1
 grep -q "^  peak requested [0-9]* bytes (recorded [0-9]*, the same)" \

@@ -7,7 +7,7 @@
  *
  * usage: tracegen -o TRACE [-s SEED] [-t THREADS] [-n EVENTS]
  *            [-x CROSS%] [-P PREEXISTING] [-a MINSIZE] [-b MAXSIZE]
- *            [-m mix|malloc] [-L LOST] [-E] [-e]
+ *            [-m mix|malloc] [-L LOST] [-E] [-e] [-q]
  *
  * The process: one global sequence of n events, each made by a thread
  * drawn at random; an allocation (malloc, realloc of NULL, calloc,
@@ -21,7 +21,9 @@
  * event has a site (1 to 8), a tag (0 to 3) and a usable size (glibc's
  * rounding: 8 bytes of header, 16-byte chunks, 24 usable at least).  -E
  * leaves END out (a trace cut short); -L puts LOST in END's lost; -e prints
- * the expected statistics on stdout.  The blocks still live at the end are
+ * the expected statistics on stdout; -q makes the threads one after
+ * another (thread k makes the k-th stretch of the sequence, and frees
+ * there its blocks or an earlier thread's), as a thread per connection.  The blocks still live at the end are
  * left live (a recording ends before the process frees everything).
  */
 #include <errno.h>
@@ -440,11 +442,14 @@ main(int argc, char **argv)
 	uint64_t seed = 1, n = 1000, npre = 0, lo = 8, hi = 4096, lost = 0;
 	unsigned cross = 30, nthreads = 4;
 	const char *path = NULL;
-	int c, mix = 1, with_end = 1, print = 0;
+	int c, mix = 1, with_end = 1, print = 0, one_by_one = 0;
 	uint64_t k;
 
-	while ((c = getopt(argc, argv, "o:s:t:n:x:P:a:b:m:L:Ee")) != -1) {
+	while ((c = getopt(argc, argv, "o:s:t:n:x:P:a:b:m:L:Eeq")) != -1) {
 		switch (c) {
+		case 'q':
+			one_by_one = 1;
+			break;
 		case 'o':
 			path = optarg;
 			break;
@@ -486,7 +491,7 @@ main(int argc, char **argv)
 			    "usage: tracegen -o TRACE [-s SEED] "
 			    "[-t THREADS] [-n EVENTS] [-x CROSS%%] "
 			    "[-P N] [-a MIN] [-b MAX] [-m mix|malloc] "
-			    "[-L LOST] [-E] [-e]\n");
+			    "[-L LOST] [-E] [-e] [-q]\n");
 			return 2;
 		}
 	}
@@ -500,7 +505,8 @@ main(int argc, char **argv)
 	if ((thr = calloc(nthreads, sizeof(*thr))) == NULL)
 		die("calloc");
 	for (k = 0; k < n; k++) {
-		uint32_t t = (uint32_t)(rnd() % nthreads);
+		uint32_t t = one_by_one ? (uint32_t)(k * nthreads / n) :
+					  (uint32_t)(rnd() % nthreads);
 		double r = unif();
 
 		/* Spread the preexisting frees: each remaining step takes one
@@ -529,6 +535,10 @@ main(int argc, char **argv)
 				    nthreads;
 			else
 				t = live[i].owner;
+			/* One by one: the thread of this stretch frees
+			 * (its own block, or an earlier thread's). */
+			if (one_by_one)
+				t = (uint32_t)(k * nthreads / n);
 			if (mix && r < 0.10 && live[i].kind == K_MALLOC)
 				reallocate(t, i, lo, hi);
 			else
