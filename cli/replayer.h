@@ -52,7 +52,7 @@ struct ht_replay_run {
 struct ht_replayer {
 	char exe[4096];
 	char agent[4096];
-	char tmp[4096]; /* a directory of ours for a run's files */
+	char tmp[4096];		 /* a directory of ours for a run's files */
 	struct sigaction old[3]; /* SIGINT, SIGTERM, SIGHUP before init */
 };
 
