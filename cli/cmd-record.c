@@ -5,8 +5,8 @@
  * The file is this command's: created here with the user's permissions
  * (mode 0600, never through a symbolic link, never over what is not a
  * regular file) and handed to the agent open, which only writes into it.
- * A running process (-p PID, or the current target; attached first if it
- * has no agent) gets the descriptor with its RECORD request (SCM_RIGHTS);
+ * A running process (-p PID, or the current target; attached first, and
+ * detached at the end, if its agent is absent or idle) gets the descriptor with its RECORD request (SCM_RIGHTS);
  * a command (-- CMD) inherits it across its exec, with the agent
  * preloaded as heaptool run does (agent/init.c reads HEAPTOOL_RECORD_FD,
  * HEAPTOOL_RECORD_MAX and HEAPTOOL_RECORD_STATUS_FD, a pipe on which it
@@ -65,9 +65,11 @@ static const char record_usage[] =
     "\n"
     "Record every allocation and free of a process into TRACE: of the\n"
     "running process PID (default: the current target; attached first\n"
-    "if it has no agent), or of CMD from its start.  Ends at --duration,\n"
-    "at Ctrl-C, at --max-size, or when the process exits; then one line\n"
-    "says what the trace holds.  See heaptool-format(5) for the file.\n"
+    "if its agent is not hooked, and detached again at the end), or of\n"
+    "CMD from its start.  Ends at --duration, at Ctrl-C, at --max-size,\n"
+    "or when the process exits (by attach, also when this heaptool is\n"
+    "killed); then one line says what the trace holds.  See\n"
+    "heaptool-format(5) for the file.\n"
     "\n"
     "  -p, --pid PID        the process (default: the current target)\n"
     "  -o, --output TRACE   the trace file to create (mode 0600)\n"
@@ -355,7 +357,29 @@ ask_stop(pid_t pid, struct rec *r)
 	return 0;
 }
 
-/* -p PID: an agent there (attached first if none), recording. */
+/* heaptool attach PID, or detach -p PID (what: "attach" or "detach"). */
+static int
+run_cmd(const char *what, pid_t pid)
+{
+	char num[32], name[16], p[] = "-p", *av[4];
+
+	snprintf(num, sizeof(num), "%ld", (long)pid);
+	snprintf(name, sizeof(name), "%s", what);
+	av[0] = name;
+	if (strcmp(what, "attach") == 0) {
+		av[1] = num;
+		av[2] = NULL;
+		return ht_cmd_attach(2, av);
+	}
+	av[1] = p;
+	av[2] = num;
+	av[3] = NULL;
+	return ht_cmd_detach(3, av);
+}
+
+/* -p PID: an agent there (attached first if none, or hooked again if it
+ * was detached, and then detached at the end: the process is left as it
+ * was found), recording. */
 static int
 record_pid(const char *popt, struct rec *r)
 {
@@ -366,30 +390,26 @@ record_pid(const char *popt, struct rec *r)
 	struct ht_ctl *c;
 	uint64_t end;
 	pid_t pid;
-	int rc, fd, created;
+	int rc, fd, created, attached = 0;
 
 	if ((rc = ht_target_resolve(popt, &pid)) != HT_EXIT_OK)
 		return rc;
 	if ((c = ht_target_ctl(pid)) == NULL)
 		return HT_EXIT_FAIL;
 	if (ht_ctl_status(c, HT_MSG_HELLO, &hs) != 0) {
-		char num[32], name[] = "attach", *av[3];
-
 		if (ht_ctl_errcode(c) != HT_CTL_ENOAGENT) {
 			rc = ht_target_failed(c, pid);
 			ht_ctl_free(c);
 			return rc;
 		}
 		/* No agent: load it as heaptool attach does. */
-		snprintf(num, sizeof(num), "%ld", (long)pid);
-		av[0] = name;
-		av[1] = num;
-		av[2] = NULL;
-		if ((rc = ht_cmd_attach(2, av)) != HT_EXIT_OK) {
+		if ((rc = run_cmd("attach", pid)) != HT_EXIT_OK) {
 			ht_ctl_free(c);
 			return rc;
 		}
+		attached = 1;
 	}
+again:
 	if ((fd = open_trace(r->out, &created)) < 0) {
 		ht_ctl_free(c);
 		return HT_EXIT_FAIL;
@@ -404,8 +424,21 @@ record_pid(const char *popt, struct rec *r)
 		/* Refused: the file is as it was, or gone if made here. */
 		if (created)
 			(void)unlink(r->out);
+		/* An agent left idle by a detach: hooked again, as heaptool
+		 * attach does, and asked once more. */
+		if (!attached && ht_ctl_errcode(c) == HT_CTL_EAGENT &&
+		    ht_ctl_agent_err(c) == HT_ERR_DETACHED) {
+			if ((rc = run_cmd("attach", pid)) != HT_EXIT_OK) {
+				ht_ctl_free(c);
+				return rc;
+			}
+			attached = 1;
+			goto again;
+		}
 		rc = ht_target_failed(c, pid);
 		ht_ctl_free(c);
+		if (attached)
+			(void)run_cmd("detach", pid);
 		return rc;
 	}
 	catch_stops(&old_int, &old_term);
@@ -433,6 +466,10 @@ record_pid(const char *popt, struct rec *r)
 	sigaction(SIGTERM, &old_term, NULL);
 	ht_ctl_free(c);
 	if (summarize(r) != HT_EXIT_OK)
+		rc = HT_EXIT_FAIL;
+	/* Hooked for the recording only: put back as it was (unless it is
+	 * gone). */
+	if (attached && kill(pid, 0) == 0 && run_cmd("detach", pid) != 0)
 		rc = HT_EXIT_FAIL;
 	return rc;
 }

@@ -6,7 +6,8 @@
 #   has the 8 threads and more (main, the watcher), frees of blocks that
 #   predate the recording flagged so, every other ref naming a live block
 #   of the trace, no sequence number twice, each thread in order;
-# - a second record reuses the agent that is there; a recording while
+# - record, having attached, detaches at its end (every GOT slot as
+#   before); a second record hooks the agent left there again; a recording while
 #   one runs is refused, and leaves the running one's file whole (even
 #   given the same path) and no file of its own;
 # - a recorder killed by SIGKILL: the agent ends its recording by itself,
@@ -31,7 +32,7 @@ unset HEAPTOOL_SEED
 ulimit -c 0 2>/dev/null
 T=60
 
-plan 26
+plan 29
 
 pid=
 stopfile=$HT_TMP/stop
@@ -79,8 +80,15 @@ $(get $d threads) threads, [0-9]+ bytes, 0 lost, [0-9]+ waits\$" \
     "$HT_TMP/a.out"
 ok $? "record's line says what the trace holds" ||
     diag "$(cat "$HT_TMP/a.out")"
+grep -q "^heaptool: detached from $pid" "$HT_TMP/a.out"
+ok $? "record, having attached, detached at its end" ||
+    diag "$(cat "$HT_TMP/a.out")"
+hammer_snapshot recorded
+hammer_compare before recorded all
+ok $? "after it every GOT slot and page protection is as before" ||
+    diag "$(cat "$HT_TMP/cmp.out")"
 
-# Again, with the agent there; meanwhile another is refused.
+# Again, with the agent there (idle); meanwhile another is refused.
 timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/b.trace" \
     --duration 3s >"$HT_TMP/b.out" 2>"$HT_TMP/b.err" &
 bg=$!
@@ -104,8 +112,9 @@ is 1 $? "a record into the running one's file: exit 1"
 wait "$bg"
 is 0 $? "the second record, by the agent already there"
 bg=
-grep -q "attached" "$HT_TMP/b.out"
-is 1 $? "it did not attach again"
+grep -q "^heaptool: attached to $pid (agent already loaded)" "$HT_TMP/b.out"
+ok $? "it hooked the agent there again, loading none" ||
+    diag "$(cat "$HT_TMP/b.out")"
 "$DUMP" "$HT_TMP/b.trace" >"$HT_TMP/b.dump" 2>&1
 is "1 0 0 0" "$(get $HT_TMP/b.dump complete) $(get $HT_TMP/b.dump lost) \
 $(get $HT_TMP/b.dump bad_refs) $(get $HT_TMP/b.dump dup_seqs)" \
