@@ -237,12 +237,8 @@ record_launch(void)
 		drop_inline_fd();
 		return;
 	}
-	if (st.st_size != 0 &&
-	    (ftruncate(cfg.fd, 0) != 0 || lseek(cfg.fd, 0, SEEK_SET) != 0)) {
-		ht_agent_disable();
-		drop_inline_fd();
-		return;
-	}
+	/* What an image before an exec wrote is emptied by the recorder
+	 * (ht_record_start), as any trace it takes. */
 	if (env_u64("HEAPTOOL_RECORD_MAX", &v) == 0)
 		cfg.max_bytes = v;
 	if (env_u64("HEAPTOOL_RECORD_BUFFER", &v) == 0 && v >= 1 &&

@@ -43,6 +43,17 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# wait_trace FILE: until the recording has written past FILE's head (at
+# most T seconds).
+wait_trace() {
+	_i=0
+	while [ "$( (wc -c <"$1") 2>/dev/null || echo 0)" -le 16 ] &&
+	    [ $_i -lt $((T * 20)) ]; do
+		_i=$((_i + 1))
+		sleep 0.05
+	done
+}
+
 timeout $T "$FX" >"$HT_TMP/plain.out" 2>/dev/null
 ok $? "attach-hammer runs by itself"
 want_sum=$(grep '^attach-hammer: checksum' "$HT_TMP/plain.out")
@@ -92,12 +103,7 @@ ok $? "after it every GOT slot and page protection is as before" ||
 timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/b.trace" \
     --duration 3s >"$HT_TMP/b.out" 2>"$HT_TMP/b.err" &
 bg=$!
-i=0
-while [ "$( (wc -c <"$HT_TMP/b.trace") 2>/dev/null || echo 0)" -le 16 ] &&
-    [ $i -lt $((T * 20)) ]; do
-	i=$((i + 1))
-	sleep 0.05
-done
+wait_trace "$HT_TMP/b.trace"
 timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/c.trace" \
     --duration 1s >"$HT_TMP/c.out" 2>"$HT_TMP/c.err"
 is 1 $? "a record while one runs: exit 1"
@@ -126,12 +132,7 @@ $(get $HT_TMP/b.dump bad_refs) $(get $HT_TMP/b.dump dup_seqs)" \
 "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/k.trace" --duration 10m \
     >"$HT_TMP/k.out" 2>"$HT_TMP/k.err" &
 bg=$!
-i=0
-while [ "$( (wc -c <"$HT_TMP/k.trace") 2>/dev/null || echo 0)" -le 16 ] &&
-    [ $i -lt $((T * 20)) ]; do
-	i=$((i + 1))
-	sleep 0.05
-done
+wait_trace "$HT_TMP/k.trace"
 kill -KILL "$bg"
 wait "$bg" 2>/dev/null
 bg=
@@ -153,12 +154,7 @@ $(get $HT_TMP/k.dump bad_refs)" "its trace is complete and whole"
 timeout $T "$HEAPTOOL" record -p "$pid" -o "$HT_TMP/d.trace" \
     >"$HT_TMP/d.out" 2>"$HT_TMP/d.err" &
 bg=$!
-i=0
-while [ "$( (wc -c <"$HT_TMP/d.trace") 2>/dev/null || echo 0)" -le 16 ] &&
-    [ $i -lt $((T * 20)) ]; do
-	i=$((i + 1))
-	sleep 0.05
-done
+wait_trace "$HT_TMP/d.trace"
 timeout $T "$HEAPTOOL" detach -p "$pid" >"$HT_TMP/detach.out" 2>&1
 ok $? "detach while a recording runs" || diag "$(cat "$HT_TMP/detach.out")"
 wait "$bg"
